@@ -85,3 +85,16 @@ func SortFindings(fs []Finding) {
 		return a.Message < b.Message
 	})
 }
+
+// Rule describes one kind of finding: a stable id (family.name in lower
+// kebab case, e.g. "channel.multiple-heads"), its default severity, one line on
+// what it means, and how to fix it. Every package that emits findings exposes
+// its rules as a table so the rules reference is generated and cannot drift.
+type Rule struct {
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Summary  string   `json:"summary"`
+	Hint     string   `json:"hint"`
+	// Source says where the rule comes from (an opm check, a spec section, our own).
+	Source string `json:"source,omitempty"`
+}
