@@ -82,3 +82,129 @@ func (v *Value) Field(key string) *Field {
 	}
 	return nil
 }
+
+// Pos is where the value starts in file.
+func (v *Value) Pos(file string) Position {
+	if v == nil {
+		return Position{File: file}
+	}
+	return Position{File: file, Line: int(v.Line), Column: int(v.Col)}
+}
+
+// KeyPos is where the field's key starts in file.
+func (f *Field) KeyPos(file string) Position {
+	if f == nil {
+		return Position{File: file}
+	}
+	return Position{File: file, Line: int(f.KeyLine), Column: int(f.KeyCol)}
+}
+
+// Bool reports the value of a boolean (false for any other kind).
+func (v *Value) Bool() bool { return v != nil && v.Kind == KindBool && v.Str == "true" }
+
+// MarshalJSON writes the value as canonical compact JSON: fields in document
+// order, numbers as Go's encoding/json spells a float64, strings escaped as
+// encoding/json does without HTML escaping.
+func (v Value) MarshalJSON() ([]byte, error) {
+	return v.AppendJSON(nil), nil
+}
+
+// AppendJSON appends the canonical compact JSON of v to b.
+func (v *Value) AppendJSON(b []byte) []byte {
+	switch v.Kind {
+	case KindNull:
+		return append(b, "null"...)
+	case KindBool, KindNumber:
+		return append(b, v.Str...)
+	case KindString:
+		return appendJSONString(b, v.Str)
+	case KindArray:
+		b = append(b, '[')
+		for i := range v.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = v.Items[i].AppendJSON(b)
+		}
+		return append(b, ']')
+	case KindObject:
+		b = append(b, '{')
+		for i := range v.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v.Fields[i].Key)
+			b = append(b, ':')
+			b = v.Fields[i].Value.AppendJSON(b)
+		}
+		return append(b, '}')
+	}
+	return append(b, "null"...)
+}
+
+// String gives a short rendering of the value for messages: scalars as JSON,
+// objects and arrays abbreviated when long.
+func (v *Value) String() string {
+	if v == nil {
+		return "<missing>"
+	}
+	const max = 80
+	b := v.AppendJSON(nil)
+	if len(b) > max {
+		cut := max
+		for cut > 0 && b[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			cut--
+		}
+		return string(b[:cut]) + "…"
+	}
+	return string(b)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does with HTML escaping off.
+// Strings in a Value are always valid UTF-8 (the loader replaces bad bytes).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are escaped by encoding/json even without HTML escaping.
+		if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 3
+			start = i
+			continue
+		}
+		i++
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,366 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits bound every input the loader reads. A zero field means its default
+// (see DefaultLimits).
+type Limits struct {
+	// MaxFileSize is the largest file read, in bytes.
+	MaxFileSize int64
+	// MaxTotalSize bounds the bytes of all files of one tree.
+	MaxTotalSize int64
+	// MaxFiles bounds the files of one tree (directories not counted).
+	MaxFiles int
+	// MaxDocuments bounds the documents of one file.
+	MaxDocuments int
+	// MaxDepth bounds the nesting of objects and arrays.
+	MaxDepth int
+	// MaxAliasExpansion bounds the values YAML aliases may produce in one document.
+	MaxAliasExpansion int
+	// Concurrency is how many files ReadFS parses at once (default GOMAXPROCS).
+	Concurrency int
+}
+
+// DefaultLimits returns the limits used for zero fields. They are far above
+// real catalogs (the largest community package file is a few MB, the deepest
+// CRD schema a few dozen levels) and low enough that hostile input is refused
+// in milliseconds.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxFileSize:       256 << 20,
+		MaxTotalSize:      2 << 30,
+		MaxFiles:          100_000,
+		MaxDocuments:      1_000_000,
+		MaxDepth:          200,
+		MaxAliasExpansion: 100_000,
+		Concurrency:       runtime.GOMAXPROCS(0),
+	}
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxFileSize <= 0 {
+		l.MaxFileSize = d.MaxFileSize
+	}
+	if l.MaxTotalSize <= 0 {
+		l.MaxTotalSize = d.MaxTotalSize
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	if l.MaxDocuments <= 0 {
+		l.MaxDocuments = d.MaxDocuments
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxAliasExpansion <= 0 {
+		l.MaxAliasExpansion = d.MaxAliasExpansion
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = d.Concurrency
+	}
+	return l
+}
+
+// Doc is one object read from a catalog file.
+type Doc struct {
+	// Pos is the file (slash path relative to the root), line and column where the object starts.
+	Pos Position
+	// Value is the whole object (Kind == KindObject).
+	Value Value
+	// Schema, Package and Name are the top-level keys of those names, matched
+	// case-insensitively as opm does; empty when absent or not strings (the
+	// loader reports the latter).
+	Schema, Package, Name string
+}
+
+// ParseFile parses one file's bytes into documents, as opm v1.60.0 reads a
+// catalog file: a file whose first non-space byte (within 4096 bytes) is '{' is
+// a stream of JSON objects, any other is YAML split on '---' lines. name only
+// labels positions. Malformed content yields findings (never a panic); the
+// documents that parsed are still returned. Besides syntax, the loader reports
+// what opm's reading of a blob refuses: documents that are not objects, blank
+// or comment-only YAML documents, top-level keys equal under case folding,
+// non-string schema/package/name, and a missing or empty schema
+// (load.missing-schema), so the model need not report those again.
+func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	lim = lim.withDefaults()
+	p := newFileParser(name, string(data), lim)
+	if int64(len(data)) > lim.MaxFileSize {
+		p.addf(ruleLoadFileTooLarge, 1, 0, "", "file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize)
+		return nil, p.findings
+	}
+	p.parse()
+	return p.docs, p.findings
+}
+
+// fileParser holds the state of parsing one file.
+type fileParser struct {
+	name     string
+	src      string
+	lim      Limits
+	docs     []Doc
+	findings []Finding
+	cols     columnCache
+}
+
+func newFileParser(name, src string, lim Limits) *fileParser {
+	return &fileParser{name: name, src: src, lim: lim, cols: columnCache{src: src, col: 1}}
+}
+
+// parse sniffs the format the way opm's YAMLOrJSONDecoder does and reads the file.
+func (p *fileParser) parse() {
+	if len(p.src) == 0 {
+		return
+	}
+	if looksLikeJSON(p.src) {
+		p.parseJSONStream()
+		return
+	}
+	p.parseYAMLStream()
+}
+
+// looksLikeJSON reports whether the first non-space rune of the first 4096
+// bytes is '{' (a UTF-8 byte order mark is not a space, so it defeats the sniff).
+func looksLikeJSON(src string) bool {
+	head := src
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	trimmed := bytes.TrimLeftFunc([]byte(head), unicode.IsSpace)
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// ruleHints maps each loader rule id to its table entry (an immutable table).
+var ruleHints = func() map[string]Rule {
+	m := map[string]Rule{}
+	for _, r := range LoadRules() {
+		m[r.ID] = r
+	}
+	return m
+}()
+
+// addf records a finding. A zero line becomes 1 so every finding points into the file.
+func (p *fileParser) addf(rule string, line, col int, hint, format string, args ...any) {
+	r := ruleHints[rule]
+	if hint == "" {
+		hint = r.Hint
+	}
+	if line < 1 {
+		line, col = 1, 0
+	}
+	p.findings = append(p.findings, Finding{
+		Rule:     rule,
+		Severity: r.Severity,
+		Position: Position{File: p.name, Line: line, Column: col},
+		Message:  fmt.Sprintf(format, args...),
+		Hint:     hint,
+	})
+}
+
+// addDoc checks what opm checks of every blob (an object, unique folded
+// top-level keys, string schema/package/name, a schema) and records the document.
+func (p *fileParser) addDoc(v Value) {
+	if v.Kind != KindObject {
+		p.addf(ruleLoadNotObject, int(v.Line), int(v.Col), "",
+			"document is %s %s, not an object: opm refuses every document that is not a mapping", articleFor(v.Kind), v.String())
+		return
+	}
+	d := Doc{Pos: Position{File: p.name, Line: int(v.Line), Column: int(v.Col)}, Value: v}
+	p.checkFoldedKeys(&d.Value)
+	for i := range d.Value.Fields {
+		f := &d.Value.Fields[i]
+		var dst *string
+		switch {
+		case foldEqual(f.Key, "schema"):
+			dst = &d.Schema
+		case foldEqual(f.Key, "package"):
+			dst = &d.Package
+		case foldEqual(f.Key, "name"):
+			dst = &d.Name
+		default:
+			continue
+		}
+		if f.Value.Kind != KindString {
+			p.addf(ruleLoadMetaNotString, int(f.Value.Line), int(f.Value.Col), "",
+				"%q is %s %s, but opm requires a string", f.Key, articleFor(f.Value.Kind), f.Value.String())
+			continue
+		}
+		*dst = f.Value.Str
+	}
+	if d.Schema == "" {
+		if sf := findFolded(&d.Value, "schema"); sf == nil || sf.Value.Kind == KindString {
+			p.addf(ruleLoadMissingSchema, d.Pos.Line, d.Pos.Column, "",
+				"object has no schema: opm refuses it (\"missing root schema field\")")
+		}
+	}
+	p.docs = append(p.docs, d)
+}
+
+func findFolded(v *Value, key string) *Field {
+	for i := range v.Fields {
+		if foldEqual(v.Fields[i].Key, key) {
+			return &v.Fields[i]
+		}
+	}
+	return nil
+}
+
+// checkFoldedKeys reports top-level keys equal under case folding, which opm refuses.
+func (p *fileParser) checkFoldedKeys(v *Value) {
+	fields := v.Fields
+	if len(fields) < 2 {
+		return
+	}
+	if len(fields) <= 16 {
+		for i := 1; i < len(fields); i++ {
+			for j := 0; j < i; j++ {
+				if foldEqual(fields[i].Key, fields[j].Key) {
+					p.reportFolded(&fields[j], &fields[i])
+					break
+				}
+			}
+		}
+		return
+	}
+	seen := make(map[string]int, len(fields))
+	for i := range fields {
+		k := foldKey(fields[i].Key)
+		if j, ok := seen[k]; ok {
+			p.reportFolded(&fields[j], &fields[i])
+			continue
+		}
+		seen[k] = i
+	}
+}
+
+func (p *fileParser) reportFolded(first, second *Field) {
+	p.addf(ruleLoadFoldedKey, int(second.KeyLine), int(second.KeyCol), "",
+		"key %q differs only in letter case from %q at line %d: opm refuses objects with case-insensitively duplicate keys",
+		second.Key, first.Key, first.KeyLine)
+}
+
+// foldEqual compares under Unicode simple case folding. opm uses full case
+// folding (golang.org/x/text/cases); the two differ only for a few characters
+// such as ß and ligatures, never in real keys.
+func foldEqual(a, b string) bool { return strings.EqualFold(a, b) }
+
+// foldKey maps s to a representative of its simple case-folding class.
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		// The smallest rune of the folding orbit is a stable representative.
+		min := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f < min {
+				min = f
+			}
+		}
+		b.WriteRune(min)
+	}
+	return b.String()
+}
+
+func articleFor(k Kind) string {
+	switch k {
+	case KindArray:
+		return "an array"
+	case KindObject:
+		return "an object"
+	case KindNull:
+		return "null:"
+	}
+	return "a " + k.String()
+}
+
+// formatNumber spells f as encoding/json does. opm decodes every blob into
+// map[string]any and encodes it again, so every number of a catalog passes
+// through float64: 1.0 becomes 1, 1e3 becomes 1000. ok is false for NaN and
+// infinities, which JSON cannot hold.
+func formatNumber(f float64) (s string, ok bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", false
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(make([]byte, 0, 24), f, format, -1, 64)
+	if format == 'e' {
+		// e-09 becomes e-9, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return string(b), true
+}
+
+// shortInteger reports whether lit is a decimal integer that float64 holds
+// exactly and encoding/json spells the same way, so it can be kept as is.
+func shortInteger(lit string) bool {
+	s := lit
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 15 || (s[0] == '0' && (len(s) > 1 || len(lit) != len(s))) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// columnCache turns byte offsets into 1-based columns counted in characters,
+// as goyaml counts them, in time linear in the file even for one long line.
+type columnCache struct {
+	src       string
+	lineStart int // offset of the line of the last query
+	off       int // offset of the last query
+	col       int // its column
+}
+
+func (c *columnCache) column(lineStart, off int) int {
+	if lineStart != c.lineStart || off < c.off {
+		c.lineStart, c.off, c.col = lineStart, lineStart, 1
+	}
+	seg := c.src[c.off:off]
+	n := len(seg)
+	for i := 0; i < len(seg); i++ {
+		if seg[i] >= utf8.RuneSelf {
+			n = i + utf8.RuneCountInString(seg[i:])
+			break
+		}
+	}
+	c.col += n
+	c.off = off
+	return c.col
+}

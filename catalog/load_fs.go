@@ -1,0 +1,243 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// ReadFS reads every catalog file of fsys as opm v1.60.0 does: it walks the
+// tree in lexical order, skips .indexignore files and what their patterns
+// exclude, and parses every other regular file whatever its name. Files are
+// parsed concurrently (lim.Concurrency at once); the documents come back in
+// lexical file order, then document order. Symbolic links are never
+// followed: each is a load.symlink finding.
+//
+// The error is only for an I/O failure, a limit on the whole tree (too many
+// files or bytes) or ctx's end; everything wrong inside a file is a finding.
+func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, error) {
+	if fsys == nil {
+		return nil, nil, errors.New("read catalog: no file system given")
+	}
+	lim = lim.withDefaults()
+	tree, err := walkCatalog(ctx, fsys, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := tree.files
+	results := make([]fileResult, len(files))
+	var total atomic.Int64
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	next := atomic.Int64{}
+	workers := min(lim.Concurrency, len(files))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) || ctx.Err() != nil {
+					return
+				}
+				res, err := readCatalogFile(fsys, files[i], lim, &total)
+				if err != nil {
+					cancel(err)
+					return
+				}
+				results[i] = res
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, nil, err
+	}
+
+	findings := tree.findings
+	ndocs := 0
+	for i := range results {
+		ndocs += len(results[i].docs)
+	}
+	docs := make([]Doc, 0, ndocs)
+	for i := range results {
+		docs = append(docs, results[i].docs...)
+		findings = append(findings, results[i].findings...)
+	}
+	SortFindings(findings)
+	return docs, findings, nil
+}
+
+type fileResult struct {
+	docs     []Doc
+	findings []Finding
+}
+
+// catalogTree is what the walk found: the files to parse, in lexical order,
+// and findings about entries that are not parsed (links, devices).
+type catalogTree struct {
+	files    []catalogFile
+	findings []Finding
+}
+
+type catalogFile struct {
+	path string
+	size int64
+}
+
+type walkEntry struct {
+	path string
+	kind uint8 // entryFile, entrySymlink, entryIrregular
+	size int64
+}
+
+const (
+	entryFile uint8 = iota
+	entrySymlink
+	entryIrregular
+)
+
+func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, error) {
+	var entries []walkEntry
+	var patterns []gitignore.Pattern
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("read catalog: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			entries = append(entries, walkEntry{path: p, kind: entrySymlink})
+			return nil
+		case !t.IsRegular():
+			entries = append(entries, walkEntry{path: p, kind: entryIrregular})
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("read catalog: %w", err)
+		}
+		if d.Name() == indexIgnoreName {
+			data, err := readBounded(fsys, p, maxIndexIgnoreSize)
+			if err != nil {
+				return fmt.Errorf("read catalog: %s: %w", p, err)
+			}
+			patterns = append(patterns, parseIndexIgnore(p, data)...)
+			return nil
+		}
+		entries = append(entries, walkEntry{path: p, size: info.Size()})
+		if len(entries) > lim.MaxFiles {
+			return fmt.Errorf("read catalog: more than %d files (raise the limit if the catalog is genuine)", lim.MaxFiles)
+		}
+		return nil
+	})
+	if err != nil {
+		return catalogTree{}, err
+	}
+	matcher := newIgnoreMatcher(patterns)
+	var tree catalogTree
+	var total int64
+	for _, e := range entries {
+		if matcher.ignored(e.path) {
+			continue
+		}
+		switch e.kind {
+		case entrySymlink:
+			tree.findings = append(tree.findings, newLoadFinding(ruleLoadSymlink, e.path,
+				fmt.Sprintf("%s is a symbolic link; catalogbot never follows links, for safety (a git tree can point anywhere), so it was not read", e.path)))
+		case entryIrregular:
+			tree.findings = append(tree.findings, newLoadFinding(ruleLoadIrregular, e.path,
+				fmt.Sprintf("%s is neither a regular file nor a directory; it was not read", e.path)))
+		default:
+			total += e.size
+			if total > lim.MaxTotalSize {
+				return catalogTree{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+			}
+			tree.files = append(tree.files, catalogFile{path: e.path, size: e.size})
+		}
+	}
+	return tree, nil
+}
+
+func newLoadFinding(rule, file, msg string) Finding {
+	r := ruleHints[rule]
+	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
+}
+
+// readCatalogFile reads and parses one file. Its error is for I/O failure
+// and the tree's byte limit only.
+func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64) (fileResult, error) {
+	if f.size > lim.MaxFileSize {
+		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.size, lim.MaxFileSize))}}, nil
+	}
+	data, err := readBounded(fsys, f.path, lim.MaxFileSize)
+	if errors.Is(err, errTooLarge) {
+		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
+			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, nil
+	}
+	if err != nil {
+		return fileResult{}, fmt.Errorf("read catalog: %s: %w", f.path, err)
+	}
+	if total.Add(int64(len(data))) > lim.MaxTotalSize {
+		return fileResult{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+	}
+	if len(data) == 0 {
+		return fileResult{}, nil
+	}
+	// The buffer is ours and never written again, so the parser may slice
+	// strings out of it without copying.
+	src := unsafe.String(unsafe.SliceData(data), len(data))
+	p := newFileParser(f.path, src, lim)
+	p.parse()
+	return fileResult{docs: p.docs, findings: p.findings}, nil
+}
+
+var errTooLarge = errors.New("file too large")
+
+// readBounded reads a whole file, refusing more than max bytes.
+func readBounded(fsys fs.FS, name string, max int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(512)
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		if info.Size() > max {
+			return nil, errTooLarge
+		}
+		size = info.Size() + 1 // one more byte to see EOF without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}

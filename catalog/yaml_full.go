@@ -1,0 +1,333 @@
+package catalog
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
+)
+
+// yamlFull parses a chunk with goyaml.v3's node API and converts the tree to
+// a Value, resolving scalars as goyaml.v2 (YAML 1.1) does, since that is what
+// opm's sigs.k8s.io/yaml uses. It handles everything YAML allows; yamlFast
+// handles the common subset faster and defers here for the rest.
+func (p *fileParser) yamlFull(c yamlChunk) (Value, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(c.text), &doc); err != nil {
+		line, msg := yamlErrorLine(err.Error())
+		p.addf(ruleLoadYAMLSyntax, c.line+line-1, 0, "", "invalid YAML: %s", msg)
+		return Value{}, false
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		p.addf(ruleLoadEmptyDocument, c.line, 1, "", "%s", emptyChunkMessage(c.text))
+		return Value{}, false
+	}
+	conv := nodeConverter{p: p, lineBase: int32(c.line - 1)}
+	v := conv.value(doc.Content[0], 0)
+	if conv.failed {
+		return Value{}, false
+	}
+	return v, true
+}
+
+// yamlErrorLine takes "yaml: line N: msg" apart; line is 1 when absent.
+func yamlErrorLine(s string) (int, string) {
+	s = strings.TrimPrefix(s, "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		if i := strings.IndexByte(rest, ':'); i > 0 {
+			if n, err := strconv.Atoi(rest[:i]); err == nil && n >= 1 {
+				return n, strings.TrimSpace(rest[i+1:])
+			}
+		}
+	}
+	return 1, s
+}
+
+// nodeConverter turns one document's nodes into a Value.
+type nodeConverter struct {
+	p        *fileParser
+	lineBase int32
+	failed   bool
+	// aliasDepth > 0 while expanding an alias; aliasNodes counts the values
+	// produced that way and allNodes every value, to mirror goyaml.v2's
+	// "excessive aliasing" check and bound the work.
+	aliasDepth int
+	aliasNodes int
+	allNodes   int
+	expanding  map[*yaml.Node]bool
+}
+
+func (c *nodeConverter) fail(n *yaml.Node, rule, format string, args ...any) {
+	if c.failed {
+		return
+	}
+	c.failed = true
+	c.p.addf(rule, int(c.lineBase)+n.Line, n.Column, "", format, args...)
+}
+
+func (c *nodeConverter) count(n *yaml.Node) bool {
+	c.allNodes++
+	if c.aliasDepth > 0 {
+		c.aliasNodes++
+		if c.aliasNodes > c.p.lim.MaxAliasExpansion {
+			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in this document; it was not read", c.p.lim.MaxAliasExpansion)
+			return false
+		}
+		if c.aliasNodes > 100 && c.allNodes > 1000 && float64(c.aliasNodes)/float64(c.allNodes) > allowedAliasRatio(c.allNodes) {
+			c.fail(n, ruleLoadAliasExpansion, "document is mostly alias expansions (goyaml.v2, which opm uses, refuses it: \"document contains excessive aliasing\")")
+			return false
+		}
+	}
+	return true
+}
+
+// allowedAliasRatio is goyaml.v2's bound on the share of values produced by aliases.
+func allowedAliasRatio(decodeCount int) float64 {
+	const low, high = 400000, 4000000
+	switch {
+	case decodeCount <= low:
+		return 0.99
+	case decodeCount >= high:
+		return 0.10
+	}
+	return 0.99 - 0.89*(float64(decodeCount-low)/float64(high-low))
+}
+
+func (c *nodeConverter) pos(n *yaml.Node) (int32, int32) {
+	return c.lineBase + int32(n.Line), int32(n.Column)
+}
+
+func (c *nodeConverter) value(n *yaml.Node, depth int) Value {
+	if c.failed || !c.count(n) {
+		return Value{}
+	}
+	line, col := c.pos(n)
+	switch n.Kind {
+	case yaml.AliasNode:
+		return c.alias(n, depth)
+	case yaml.ScalarNode:
+		v := c.scalar(n)
+		v.Line, v.Col = line, col
+		return v
+	case yaml.SequenceNode:
+		if depth+1 > c.p.lim.MaxDepth {
+			c.fail(n, ruleLoadTooDeep, "values nest deeper than %d levels; the document was not read", c.p.lim.MaxDepth)
+			return Value{}
+		}
+		v := Value{Kind: KindArray, Line: line, Col: col, Items: make([]Value, 0, len(n.Content))}
+		for _, item := range n.Content {
+			v.Items = append(v.Items, c.value(item, depth+1))
+		}
+		return v
+	case yaml.MappingNode:
+		if depth+1 > c.p.lim.MaxDepth {
+			c.fail(n, ruleLoadTooDeep, "values nest deeper than %d levels; the document was not read", c.p.lim.MaxDepth)
+			return Value{}
+		}
+		v := Value{Kind: KindObject, Line: line, Col: col}
+		var keys keyIndex
+		c.mapping(&v, &keys, n, depth, false)
+		return v
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			return c.value(n.Content[0], depth)
+		}
+	}
+	return Value{Kind: KindNull, Line: line, Col: col}
+}
+
+func (c *nodeConverter) alias(n *yaml.Node, depth int) Value {
+	if n.Alias == nil {
+		c.fail(n, ruleLoadYAMLSyntax, "unknown anchor %q referenced (anchors only work inside one document)", n.Value)
+		return Value{}
+	}
+	if c.expanding[n.Alias] {
+		c.fail(n, ruleLoadYAMLSyntax, "anchor %q value contains itself", n.Value)
+		return Value{}
+	}
+	if c.expanding == nil {
+		c.expanding = map[*yaml.Node]bool{}
+	}
+	c.expanding[n.Alias] = true
+	c.aliasDepth++
+	v := c.value(n.Alias, depth)
+	c.aliasDepth--
+	delete(c.expanding, n.Alias)
+	return v
+}
+
+// mapping adds the pairs of n to v. merged is true for a mapping merged in by
+// "<<", whose keys override silently (as goyaml.v2 sets them into its map).
+func (c *nodeConverter) mapping(v *Value, keys *keyIndex, n *yaml.Node, depth int, merged bool) {
+	for i := 0; i+1 < len(n.Content) && !c.failed; i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if isMergeKey(kn) {
+			c.merge(v, keys, vn, depth)
+			continue
+		}
+		if !c.count(kn) {
+			return
+		}
+		key, ok := c.key(kn)
+		if !ok {
+			return
+		}
+		kl, kc := c.pos(kn)
+		val := c.value(vn, depth+1)
+		if c.failed {
+			return
+		}
+		f := Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}
+		if j := keys.find(v.Fields, key); j >= 0 {
+			if !merged {
+				c.p.addf(ruleLoadDuplicateKey, int(kl), int(kc), "", "key %q is given again (first at line %d); the last value wins", key, v.Fields[j].KeyLine)
+			}
+			v.Fields[j] = f
+			continue
+		}
+		v.Fields = append(v.Fields, f)
+		keys.add(v.Fields, key)
+	}
+}
+
+func isMergeKey(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Value == "<<" && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
+		(n.Style&yaml.TaggedStyle == 0 || n.Tag == "!!merge")
+}
+
+// merge applies a "<<" value: a mapping, an alias of one, or a sequence of
+// them, of which earlier ones win (goyaml.v2 applies them last to first).
+func (c *nodeConverter) merge(v *Value, keys *keyIndex, n *yaml.Node, depth int) {
+	target := n
+	if target.Kind == yaml.AliasNode {
+		if target.Alias == nil {
+			c.fail(n, ruleLoadYAMLSyntax, "unknown anchor %q referenced (anchors only work inside one document)", n.Value)
+			return
+		}
+		target = target.Alias
+	}
+	switch target.Kind {
+	case yaml.MappingNode:
+		c.mergeOne(v, keys, n, depth)
+	case yaml.SequenceNode:
+		for i := len(target.Content) - 1; i >= 0 && !c.failed; i-- {
+			item := target.Content[i]
+			t := item
+			if t.Kind == yaml.AliasNode && t.Alias != nil {
+				t = t.Alias
+			}
+			if t.Kind != yaml.MappingNode {
+				c.fail(item, ruleLoadYAMLSyntax, "map merge requires map or sequence of maps as the value")
+				return
+			}
+			c.mergeOne(v, keys, item, depth)
+		}
+	default:
+		c.fail(n, ruleLoadYAMLSyntax, "map merge requires map or sequence of maps as the value")
+	}
+}
+
+func (c *nodeConverter) mergeOne(v *Value, keys *keyIndex, n *yaml.Node, depth int) {
+	if n.Kind == yaml.AliasNode {
+		if c.expanding[n.Alias] {
+			c.fail(n, ruleLoadYAMLSyntax, "anchor %q value contains itself", n.Value)
+			return
+		}
+		if c.expanding == nil {
+			c.expanding = map[*yaml.Node]bool{}
+		}
+		c.expanding[n.Alias] = true
+		c.aliasDepth++
+		c.mapping(v, keys, n.Alias, depth, true)
+		c.aliasDepth--
+		delete(c.expanding, n.Alias)
+		return
+	}
+	c.mapping(v, keys, n, depth, true)
+}
+
+// key converts a mapping key as sigs.k8s.io/yaml does: strings stay, numbers
+// and booleans become their text, anything else is refused.
+func (c *nodeConverter) key(n *yaml.Node) (string, bool) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if n.Kind != yaml.ScalarNode {
+		c.fail(n, ruleLoadUnsupportedKey, "a mapping key is a %s, which JSON cannot hold", kindWord(n.Kind))
+		return "", false
+	}
+	if !plainScalar(n) {
+		v := c.scalar(n)
+		switch {
+		case c.failed:
+			return "", false
+		case v.Kind == KindNull:
+			c.fail(n, ruleLoadUnsupportedKey, "mapping key %q is null in YAML, which JSON cannot hold (opm refuses the file)", n.Value)
+			return "", false
+		}
+		return v.Str, true
+	}
+	s, problem := yamlKeyString(n.Value)
+	if problem != "" {
+		c.fail(n, ruleLoadUnsupportedKey, "mapping key %q %s, which opm's YAML-to-JSON conversion refuses", n.Value, problem)
+		return "", false
+	}
+	return s, true
+}
+
+func kindWord(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "sequence"
+	}
+	return "node"
+}
+
+func plainScalar(n *yaml.Node) bool {
+	return n.Style&(yaml.TaggedStyle|yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0
+}
+
+// scalar resolves a scalar node as goyaml.v2 does.
+func (c *nodeConverter) scalar(n *yaml.Node) Value {
+	if n.Style&yaml.TaggedStyle != 0 {
+		switch n.Tag {
+		case "!!str":
+			return Value{Kind: KindString, Str: n.Value}
+		case "!!binary":
+			data, err := base64.StdEncoding.DecodeString(n.Value)
+			if err != nil {
+				c.fail(n, ruleLoadYAMLSyntax, "!!binary value contains invalid base64 data")
+				return Value{}
+			}
+			return Value{Kind: KindString, Str: strings.ToValidUTF8(string(data), "\uFFFD")}
+		case "!!int", "!!float", "!!bool", "!!null", "!!timestamp":
+			v, rule, msg := resolvePlainScalar(n.Value)
+			if rule != "" {
+				c.fail(n, rule, "%s", msg)
+				return Value{}
+			}
+			want := map[string]Kind{"!!int": KindNumber, "!!float": KindNumber, "!!bool": KindBool, "!!null": KindNull, "!!timestamp": KindString}[n.Tag]
+			if v.Kind != want {
+				c.fail(n, ruleLoadYAMLSyntax, "cannot decode %q as a %s", n.Value, n.Tag)
+				return Value{}
+			}
+			return v
+		}
+		// Other tags are ignored: the text is kept as a string.
+		if n.Kind == yaml.ScalarNode {
+			return Value{Kind: KindString, Str: n.Value}
+		}
+	}
+	if !plainScalar(n) {
+		return Value{Kind: KindString, Str: n.Value}
+	}
+	v, rule, msg := resolvePlainScalar(n.Value)
+	if rule != "" {
+		c.fail(n, rule, "%s", msg)
+		return Value{}
+	}
+	return v
+}
