@@ -1,0 +1,167 @@
+package crd
+
+import "github.com/catalogbot/catalogbot/catalog"
+
+// CRD is one CustomResourceDefinition reduced to what upgrade safety needs.
+// v1beta1 input is converted to the v1 shape (one schema per version).
+type CRD struct {
+	// Name is metadata.name, e.g. "samples.test.example.com".
+	Name string
+	// Group, Kind, ListKind, Singular come from spec.group and spec.names.
+	Group, Kind, ListKind, Singular string
+	// Scope is "Namespaced" or "Cluster".
+	Scope string
+	// Conversion is spec.conversion.strategy; empty means None.
+	Conversion string
+	Versions   []Version
+	// Pos is where the document's metadata.name is (the start of the document
+	// when it has none).
+	Pos catalog.Position
+	// ScopeLine is the line of spec.scope, 0 when absent.
+	ScopeLine int32
+	// APIVersion is the apiVersion the document was written in.
+	APIVersion string
+}
+
+// Version is one entry of spec.versions.
+type Version struct {
+	Name    string
+	Served  bool
+	Storage bool
+	// Schema is openAPIV3Schema; never nil for a CRD that Parse returned
+	// without an error finding.
+	Schema *Schema
+	// Subresources is the canonical JSON of the version's subresources ("" when none).
+	Subresources string
+	// Line is where the version's name is; ServedLine where served is (0: absent).
+	Line, ServedLine int32
+}
+
+// Version returns the version named name, or nil.
+func (c *CRD) Version(name string) *Version {
+	for i := range c.Versions {
+		if c.Versions[i].Name == name {
+			return &c.Versions[i]
+		}
+	}
+	return nil
+}
+
+// Schema is one node of an OpenAPI v3 schema as Kubernetes restricts it.
+// Attributes with a rule of their own are typed; every other attribute is
+// kept in Extra as canonical JSON so that any change to it is still seen.
+type Schema struct {
+	// Line is where the schema starts: the line of its key (a property name,
+	// "items", …) in the file.
+	Line int32
+	Type string
+	// Nullable is the nullable flag.
+	Nullable bool
+	// Pattern is set when HasPattern.
+	Pattern    string
+	HasPattern bool
+	// Default is the canonical JSON of the default, "" when there is none.
+	Default string
+	// Enum is the canonical JSON of each allowed value; HasEnum tells an
+	// empty list from no list.
+	Enum    []string
+	HasEnum bool
+	// Bounds are minimum, maximum, minLength, …, indexed by bound.
+	Bounds [numBounds]Bound
+	// Required lists the names in required, in file order.
+	Required []Name
+	// Properties in file order.
+	Properties []Property
+	Items      *Schema
+	// AdditionalProperties is the schema form; AdditionalBool the boolean
+	// form, "" when additionalProperties is absent, else "true"/"false"/"schema".
+	AdditionalProperties *Schema
+	AdditionalKind       string
+	AllOf, AnyOf, OneOf  []*Schema
+	Not                  *Schema
+	// Extra holds every other attribute (format, x-kubernetes-*, …) sorted by key.
+	Extra []Attr
+	// lines of the typed attributes, for positions in findings.
+	lines [numAttrs]int32
+}
+
+// Bound is one numeric constraint.
+type Bound struct {
+	Set  bool
+	Text string // as written (canonical JSON number)
+	Num  float64
+}
+
+// Name is a string with the line it is on.
+type Name struct {
+	Name string
+	Line int32
+}
+
+// Property is one entry of properties.
+type Property struct {
+	Name   string
+	Schema *Schema
+}
+
+// Attr is an attribute without a rule of its own, as canonical JSON.
+type Attr struct {
+	Key  string
+	JSON string
+	Line int32
+}
+
+// Property returns the property named name, or nil.
+func (s *Schema) Property(name string) *Schema {
+	for i := range s.Properties {
+		if s.Properties[i].Name == name {
+			return s.Properties[i].Schema
+		}
+	}
+	return nil
+}
+
+type bound int
+
+const (
+	boundMinimum bound = iota
+	boundMinLength
+	boundMinItems
+	boundMinProperties
+	boundMaximum
+	boundMaxLength
+	boundMaxItems
+	boundMaxProperties
+	numBounds
+)
+
+var boundKeys = [numBounds]string{"minimum", "minLength", "minItems", "minProperties", "maximum", "maxLength", "maxItems", "maxProperties"}
+
+func (b bound) isMin() bool { return b < boundMaximum }
+
+// attr indexes the typed attributes whose line is kept.
+type attr int
+
+const (
+	attrType attr = iota
+	attrNullable
+	attrPattern
+	attrDefault
+	attrEnum
+	attrRequired
+	attrItems
+	attrAdditional
+	attrAllOf
+	attrAnyOf
+	attrOneOf
+	attrNot
+	attrBoundsStart
+	numAttrs = attrBoundsStart + attr(numBounds)
+)
+
+func (s *Schema) line(a attr) int32 {
+	if l := s.lines[a]; l > 0 {
+		return l
+	}
+	return s.Line
+}

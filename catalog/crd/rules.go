@@ -1,0 +1,118 @@
+package crd
+
+import "github.com/catalogbot/catalogbot/catalog"
+
+// Rule ids. Each is stable: repository policies name them in overrides.
+const (
+	RuleRequiredFieldAdded        = "crd.required-field-added"
+	RuleFieldRemoved              = "crd.field-removed"
+	RuleTypeChanged               = "crd.type-changed"
+	RuleDefaultAdded              = "crd.default-added"
+	RuleDefaultChanged            = "crd.default-changed"
+	RuleDefaultRemoved            = "crd.default-removed"
+	RuleEnumAdded                 = "crd.enum-added"
+	RuleEnumValueRemoved          = "crd.enum-value-removed"
+	RuleMinimumTightened          = "crd.minimum-tightened"
+	RuleMaximumTightened          = "crd.maximum-tightened"
+	RulePatternAdded              = "crd.pattern-added"
+	RulePatternChanged            = "crd.pattern-changed"
+	RuleNullableRemoved           = "crd.nullable-removed"
+	RuleScopeChanged              = "crd.scope-changed"
+	RuleStoredVersionRemoved      = "crd.stored-version-removed"
+	RuleServedVersionRemoved      = "crd.served-version-removed"
+	RuleVersionUnserved           = "crd.version-unserved"
+	RuleServedVersionIncompatible = "crd.served-version-incompatible"
+	RuleCRDRemoved                = "crd.crd-removed"
+	RuleUnknownChange             = "crd.unknown-change"
+
+	RuleInvalidDocument = "crd.invalid-document"
+	RuleNotACRD         = "crd.not-a-crd"
+	RuleInvalidCRD      = "crd.invalid-crd"
+	RuleMissingSchema   = "crd.missing-schema"
+	RuleSchemaTooLarge  = "crd.schema-too-large"
+	RuleDuplicateCRD    = "crd.duplicate-crd"
+	RuleInvalidOverride = "crd.invalid-override"
+)
+
+const (
+	srcSeed    = "seed 002 §5.3.1"
+	srcCatalog = "catalogbot"
+)
+
+// ruleTable is every rule this package emits, in the order the rules
+// reference lists them. It is immutable.
+var ruleTable = []catalog.Rule{
+	mkRule(RuleRequiredFieldAdded, catalog.SeverityError, "a field became required in an existing version",
+		"existing objects without the field stop validating; make it optional or add it in a new version", srcSeed+"; crdify: required"),
+	mkRule(RuleFieldRemoved, catalog.SeverityError, "a field was removed from an existing version",
+		"clients and stored objects still use it; keep the field (mark it deprecated in its description) or remove it in a new version", srcSeed+"; crdify: existingFieldRemoval"),
+	mkRule(RuleTypeChanged, catalog.SeverityError, "the type of a field changed",
+		"stored values of the old type stop validating; add a new field with the new type instead", srcSeed+"; crdify: type"),
+	mkRule(RuleDefaultAdded, catalog.SeverityError, "a default was added to a field that had none",
+		"objects read back change silently; keep the field without a default or default it in the controller", srcSeed+"; crdify: default"),
+	mkRule(RuleDefaultChanged, catalog.SeverityError, "the default of a field changed",
+		"objects that relied on the old default change meaning; keep the old default", srcSeed+"; crdify: default"),
+	mkRule(RuleDefaultRemoved, catalog.SeverityError, "the default of a field was removed",
+		"objects that relied on the default change meaning; keep the default", srcSeed+"; crdify: default"),
+	mkRule(RuleEnumAdded, catalog.SeverityError, "an enum was added to a field that allowed any value",
+		"stored values outside the list stop validating; validate in the controller or in a new version", srcSeed+"; crdify: enum"),
+	mkRule(RuleEnumValueRemoved, catalog.SeverityError, "values were removed from a field's enum",
+		"stored objects using them stop validating; keep the values (document them as deprecated)", srcSeed+"; crdify: enum"),
+	mkRule(RuleMinimumTightened, catalog.SeverityError, "a minimum, minLength, minItems or minProperties was added or raised",
+		"stored values below the new bound stop validating; keep the old bound", srcSeed+"; crdify: minimum, minLength, minItems, minProperties"),
+	mkRule(RuleMaximumTightened, catalog.SeverityError, "a maximum, maxLength, maxItems or maxProperties was added or lowered",
+		"stored values above the new bound stop validating; keep the old bound", srcSeed+"; crdify: maximum, maxLength, maxItems, maxProperties"),
+	mkRule(RulePatternAdded, catalog.SeverityError, "a pattern was added to a string field",
+		"stored values that do not match stop validating; validate in the controller or in a new version", "crdify: pattern"),
+	mkRule(RulePatternChanged, catalog.SeverityError, "the pattern of a string field changed",
+		"stored values may no longer match; only widen a pattern when you can show every old value still matches, then override this rule", "crdify: pattern"),
+	mkRule(RuleNullableRemoved, catalog.SeverityError, "a field no longer accepts null",
+		"stored nulls stop validating; keep nullable: true", "crdify: nullable"),
+	mkRule(RuleScopeChanged, catalog.SeverityError, "the CRD's scope changed between Namespaced and Cluster",
+		"the API server refuses it; ship a new CRD (new group or kind) instead", srcSeed+"; crdify: scope"),
+	mkRule(RuleStoredVersionRemoved, catalog.SeverityError, "a version that was the storage version was removed from spec.versions",
+		"objects are stored in it; make another version the storage version, migrate the objects, and remove it in a later release", srcSeed+"; crdify: storedVersionRemoval (judged from spec, which bundles carry, not status)"),
+	mkRule(RuleServedVersionRemoved, catalog.SeverityError, "a served version was removed from spec.versions",
+		"clients still use it; set served: false in one release and remove the version in a later one", "seed 003 (deprecating a CRD version)"),
+	mkRule(RuleVersionUnserved, catalog.SeverityWarning, "a version stopped being served",
+		"the documented deprecation path; make sure clients have moved to another version", "seed 003 (deprecating a CRD version)"),
+	mkRule(RuleServedVersionIncompatible, catalog.SeverityError, "a newly served version's schema is incompatible with an older served version and conversion is None",
+		"with conversion None objects are shared as-is between versions; make the schemas compatible or add a conversion webhook", "crdify: served version validator"),
+	mkRule(RuleCRDRemoved, catalog.SeverityError, "a CRD the old bundle shipped is missing from the new one",
+		"OLM leaves the CRD and its objects behind without an owner; keep shipping the CRD", srcCatalog),
+	mkRule(RuleUnknownChange, catalog.SeverityError, "a change no rule can judge safe",
+		"review the listed attributes; if the change is safe, override this rule for the release", srcSeed+" (unknown change); crdify: unhandled"),
+
+	mkRule(RuleInvalidDocument, catalog.SeverityError, "a document does not parse as YAML or JSON",
+		"fix the syntax at the given line", srcCatalog),
+	mkRule(RuleNotACRD, catalog.SeverityError, "a document is not an apiextensions.k8s.io CustomResourceDefinition",
+		"pass files that hold only CRDs", srcCatalog),
+	mkRule(RuleInvalidCRD, catalog.SeverityError, "a CRD is missing a required part or has one of the wrong shape",
+		"fix the CRD as the message says; kubectl apply --dry-run=server shows the same", srcCatalog),
+	mkRule(RuleMissingSchema, catalog.SeverityError, "a CRD version has no openAPIV3Schema",
+		"add spec.versions[].schema.openAPIV3Schema; without it nothing can be compared", srcCatalog),
+	mkRule(RuleSchemaTooLarge, catalog.SeverityError, "a schema nests too deep or has too many nodes",
+		"real CRDs stay far below the limit; check the file was generated correctly", srcCatalog),
+	mkRule(RuleDuplicateCRD, catalog.SeverityError, "the same CRD name appears twice in one set",
+		"keep one document per CRD", srcCatalog),
+	mkRule(RuleInvalidOverride, catalog.SeverityError, "a severity override names an unknown rule or severity",
+		"use a rule id from the rules reference and one of error, warning, ignore", srcCatalog),
+}
+
+func mkRule(id string, sev catalog.Severity, summary, hint, source string) catalog.Rule {
+	return catalog.Rule{ID: id, Severity: sev, Summary: summary, Hint: hint, Source: source}
+}
+
+// Rules returns every rule this package can emit.
+func Rules() []catalog.Rule {
+	return append([]catalog.Rule(nil), ruleTable...)
+}
+
+func ruleByID(id string) (catalog.Rule, bool) {
+	for _, r := range ruleTable {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return catalog.Rule{}, false
+}

@@ -1,0 +1,334 @@
+package crd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// crdDoc wraps an openAPIV3Schema (YAML, indented from column 0) into a
+// one-version v1 CRD named samples.test.example.com.
+func crdDoc(scope, schema string) string {
+	return crdVersions(scope, "", versionDoc("v1alpha1", true, true, schema))
+}
+
+func versionDoc(name string, served, storage bool, schema string) string {
+	return fmt.Sprintf("  - name: %s\n    served: %t\n    storage: %t\n    schema:\n      openAPIV3Schema:\n%s",
+		name, served, storage, indent(schema, "        "))
+}
+
+func crdVersions(scope, conversion string, versions ...string) string {
+	if scope == "" {
+		scope = "Namespaced"
+	}
+	conv := ""
+	if conversion != "" {
+		conv = "  conversion:\n    strategy: " + conversion + "\n"
+	}
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: samples.test.example.com
+spec:
+  group: test.example.com
+  names:
+    kind: Sample
+    listKind: SampleList
+    plural: samples
+    singular: sample
+  scope: ` + scope + "\n" + conv + "  versions:\n" + strings.Join(versions, "")
+}
+
+func indent(s, pre string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(pre + l + "\n")
+	}
+	return b.String()
+}
+
+// spec builds an object schema whose spec has the given properties (YAML at column 0).
+func spec(props string, extra ...string) string {
+	s := "type: object\nproperties:\n  spec:\n    type: object\n"
+	for _, e := range extra {
+		s += indent(e, "    ")
+	}
+	if props != "" {
+		s += "    properties:\n" + indent(props, "      ")
+	}
+	return s
+}
+
+func mustParse(t testing.TB, name, data string) []*CRD {
+	t.Helper()
+	crds, fs, err := Parse(name, []byte(data))
+	if err != nil {
+		t.Fatalf("Parse(%s) error %v; findings %v\n%s", name, err, fs, data)
+	}
+	return crds
+}
+
+func ruleIDs(cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Rule)
+	}
+	return out
+}
+
+// TestRules checks each rule both ways: the unsafe change and its safe counterpart.
+func TestRules(t *testing.T) {
+	str := "type: string"
+	tests := []struct {
+		name     string
+		old, new string
+		want     []string // rule ids, sorted as Diff sorts (by path, then rule)
+	}{
+		{"required added", spec("a:\n  type: string"), spec("a:\n  type: string", "required: [a]"), []string{RuleRequiredFieldAdded}},
+		{"required made optional", spec("a:\n  type: string", "required: [a]"), spec("a:\n  type: string"), nil},
+		{"new optional field", spec("a:\n  type: string"), spec("a:\n  type: string\nb:\n  type: string"), nil},
+		{"field removed", spec("a:\n  type: string\nb:\n  type: object\n  properties:\n    c:\n      type: string"), spec("a:\n  type: string"), []string{RuleFieldRemoved}},
+		{"type changed", spec("a:\n  type: string"), spec("a:\n  type: integer"), []string{RuleTypeChanged}},
+		{"type changed with children, one finding", spec("a:\n  type: object\n  properties:\n    x:\n      type: string"), spec("a:\n  type: string\n  default: x"), []string{RuleTypeChanged}},
+		{"default added", spec("a:\n  type: string"), spec("a:\n  type: string\n  default: x"), []string{RuleDefaultAdded}},
+		{"default changed", spec("a:\n  type: string\n  default: x"), spec("a:\n  type: string\n  default: y"), []string{RuleDefaultChanged}},
+		{"default removed", spec("a:\n  type: string\n  default: x"), spec("a:\n  type: string"), []string{RuleDefaultRemoved}},
+		{"default same value other spelling", spec("a:\n  type: number\n  default: 1"), spec("a:\n  type: number\n  default: 1.0"), nil},
+		{"default object key order", spec("a:\n  type: object\n  default: {x: 1, y: 2}"), spec("a:\n  type: object\n  default: {y: 2, x: 1}"), nil},
+		{"enum added", spec("a:\n  type: string"), spec("a:\n  type: string\n  enum: [x, y]"), []string{RuleEnumAdded}},
+		{"enum dropped entirely", spec("a:\n  type: string\n  enum: [x, y]"), spec("a:\n  type: string"), nil},
+		{"enum value removed", spec("a:\n  type: string\n  enum: [x, y]"), spec("a:\n  type: string\n  enum: [x]"), []string{RuleEnumValueRemoved}},
+		{"enum value added", spec("a:\n  type: string\n  enum: [x]"), spec("a:\n  type: string\n  enum: [x, y, z]"), nil},
+		{"minimum added", spec("a:\n  type: integer"), spec("a:\n  type: integer\n  minimum: 1"), []string{RuleMinimumTightened}},
+		{"minimum increased", spec("a:\n  type: integer\n  minimum: 1"), spec("a:\n  type: integer\n  minimum: 2"), []string{RuleMinimumTightened}},
+		{"minimum lowered", spec("a:\n  type: integer\n  minimum: 2"), spec("a:\n  type: integer\n  minimum: 1.5"), nil},
+		{"minLength added", spec("a:\n  " + str), spec("a:\n  " + str + "\n  minLength: 1"), []string{RuleMinimumTightened}},
+		{"minLength removed", spec("a:\n  " + str + "\n  minLength: 1"), spec("a:\n  " + str), nil},
+		{"minItems increased", spec("a:\n  type: array\n  minItems: 1\n  items:\n    type: string"), spec("a:\n  type: array\n  minItems: 3\n  items:\n    type: string"), []string{RuleMinimumTightened}},
+		{"minProperties added", spec("a:\n  type: object"), spec("a:\n  type: object\n  minProperties: 1"), []string{RuleMinimumTightened}},
+		{"maximum added", spec("a:\n  type: integer"), spec("a:\n  type: integer\n  maximum: 10"), []string{RuleMaximumTightened}},
+		{"maximum decreased", spec("a:\n  type: integer\n  maximum: 10"), spec("a:\n  type: integer\n  maximum: 9"), []string{RuleMaximumTightened}},
+		{"maximum raised", spec("a:\n  type: integer\n  maximum: 10"), spec("a:\n  type: integer\n  maximum: 11"), nil},
+		{"maxLength decreased", spec("a:\n  " + str + "\n  maxLength: 10"), spec("a:\n  " + str + "\n  maxLength: 5"), []string{RuleMaximumTightened}},
+		{"maxItems raised", spec("a:\n  type: array\n  maxItems: 1\n  items:\n    type: string"), spec("a:\n  type: array\n  maxItems: 3\n  items:\n    type: string"), nil},
+		{"maxProperties added", spec("a:\n  type: object"), spec("a:\n  type: object\n  maxProperties: 3"), []string{RuleMaximumTightened}},
+		{"pattern added", spec("a:\n  " + str), spec("a:\n  " + str + "\n  pattern: '^a'"), []string{RulePatternAdded}},
+		{"pattern changed", spec("a:\n  " + str + "\n  pattern: '^a'"), spec("a:\n  " + str + "\n  pattern: '^b'"), []string{RulePatternChanged}},
+		{"pattern removed", spec("a:\n  " + str + "\n  pattern: '^a'"), spec("a:\n  " + str), nil},
+		{"nullable removed", spec("a:\n  " + str + "\n  nullable: true"), spec("a:\n  " + str), []string{RuleNullableRemoved}},
+		{"nullable added", spec("a:\n  " + str), spec("a:\n  " + str + "\n  nullable: true"), nil},
+		{"description only", spec("a:\n  " + str + "\n  description: old words"), spec("a:\n  " + str + "\n  description: new words\n  title: T"), nil},
+		{"format changed is unknown", spec("a:\n  " + str), spec("a:\n  " + str + "\n  format: date-time"), []string{RuleUnknownChange}},
+		{"format unchanged", spec("a:\n  " + str + "\n  format: date-time"), spec("a:\n  " + str + "\n  format: date-time"), nil},
+		{"x-kubernetes extension changed is unknown", spec("a:\n  type: object\n  x-kubernetes-preserve-unknown-fields: true"), spec("a:\n  type: object"), []string{RuleUnknownChange}},
+		{"CEL rule added is unknown", spec("a:\n  " + str), spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 1"), []string{RuleUnknownChange}},
+		{"nested items field removed", spec("a:\n  type: array\n  items:\n    type: object\n    properties:\n      x:\n        type: string\n      y:\n        type: string"),
+			spec("a:\n  type: array\n  items:\n    type: object\n    properties:\n      x:\n        type: string"), []string{RuleFieldRemoved}},
+		{"additionalProperties schema tightened", spec("a:\n  type: object\n  additionalProperties:\n    type: string"),
+			spec("a:\n  type: object\n  additionalProperties:\n    type: string\n    maxLength: 3"), []string{RuleMaximumTightened}},
+		{"additionalProperties kind changed", spec("a:\n  type: object\n  additionalProperties:\n    type: string"), spec("a:\n  type: object"), []string{RuleUnknownChange}},
+		{"anyOf branch tightened", spec("a:\n  anyOf:\n  - type: integer\n  - type: string"), spec("a:\n  anyOf:\n  - type: integer\n  - type: string\n    pattern: x"), []string{RulePatternAdded}},
+		{"anyOf branch added is unknown", spec("a:\n  anyOf:\n  - type: integer"), spec("a:\n  anyOf:\n  - type: integer\n  - type: string"), []string{RuleUnknownChange}},
+		{"not changed", spec("a:\n  type: string\n  not:\n    enum: [x]"), spec("a:\n  type: string\n  not:\n    enum: [x]"), nil},
+		{"several causes, several findings", spec("a:\n  type: string\nb:\n  type: integer"), spec("a:\n  type: integer", "required: [a]"),
+			[]string{RuleRequiredFieldAdded, RuleTypeChanged, RuleFieldRemoved}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old := mustParse(t, "old.yaml", crdDoc("", tc.old))
+			new := mustParse(t, "new.yaml", crdDoc("", tc.new))
+			got := Diff(old, new, Options{})
+			if ids := ruleIDs(got); !slices.Equal(ids, tc.want) {
+				t.Errorf("Diff rules = %v, want %v\n%s", ids, tc.want, dump(got))
+			}
+			if self := Diff(new, new, Options{}); len(self) != 0 {
+				t.Errorf("Diff(new, new) = %s, want nothing", dump(self))
+			}
+		})
+	}
+}
+
+func dump(cs []Change) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "  %s [%s %s %s] old=%q new=%q\n    %s\n", c.Finding, c.CRD, c.Version, c.Path, c.Old, c.New, c.OLMMessage())
+	}
+	return b.String()
+}
+
+func TestCRDLevelRules(t *testing.T) {
+	s := spec("a:\n  type: string")
+	v := func(name string, served, storage bool) string { return versionDoc(name, served, storage, s) }
+	tests := []struct {
+		name     string
+		old, new string
+		want     []string
+	}{
+		{"scope changed", crdVersions("Namespaced", "", v("v1", true, true)), crdVersions("Cluster", "", v("v1", true, true)), []string{RuleScopeChanged}},
+		{"scope kept", crdVersions("Cluster", "", v("v1", true, true)), crdVersions("Cluster", "", v("v1", true, true)), nil},
+		{"storage version removed", crdVersions("", "", v("v1alpha1", true, true)), crdVersions("", "", v("v1alpha2", true, true)), []string{RuleStoredVersionRemoved}},
+		{"served version removed", crdVersions("", "", v("v1alpha1", true, false), v("v1", true, true)), crdVersions("", "", v("v1", true, true)), []string{RuleServedVersionRemoved}},
+		{"unserved version removed", crdVersions("", "", v("v1alpha1", false, false), v("v1", true, true)), crdVersions("", "", v("v1", true, true)), nil},
+		{"version unserved", crdVersions("", "", v("v1alpha1", true, false), v("v1", true, true)), crdVersions("", "", v("v1alpha1", false, false), v("v1", true, true)), []string{RuleVersionUnserved}},
+		{"storage moved to another version", crdVersions("", "", v("v1alpha1", true, true), v("v1", true, false)), crdVersions("", "", v("v1alpha1", true, false), v("v1", true, true)), nil},
+		{"new version added, compatible", crdVersions("", "", v("v1alpha1", true, true)), crdVersions("", "", v("v1alpha1", true, true), v("v1beta1", true, false)), nil},
+		{"new served version incompatible, conversion None", crdVersions("", "", v("v1alpha1", true, true)),
+			crdVersions("", "None", v("v1alpha1", true, true), versionDoc("v1beta1", true, false, spec("a:\n  type: integer"))), []string{RuleServedVersionIncompatible}},
+		{"new served version incompatible, conversion Webhook", crdVersions("", "", v("v1alpha1", true, true)),
+			crdVersions("", "Webhook", v("v1alpha1", true, true), versionDoc("v1beta1", true, false, spec("a:\n  type: integer"))), nil},
+		{"new unserved version incompatible", crdVersions("", "", v("v1alpha1", true, true)),
+			crdVersions("", "", v("v1alpha1", true, true), versionDoc("v1beta1", false, false, spec("b:\n  type: integer"))), nil},
+		{"subresources changed", crdVersions("", "", v("v1", true, true)),
+			crdVersions("", "", v("v1", true, true)+"    subresources:\n      status: {}\n"), []string{RuleUnknownChange}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			old := mustParse(t, "old.yaml", tc.old)
+			new := mustParse(t, "new.yaml", tc.new)
+			got := Diff(old, new, Options{})
+			if ids := ruleIDs(got); !slices.Equal(ids, tc.want) {
+				t.Errorf("Diff rules = %v, want %v\n%s", ids, tc.want, dump(got))
+			}
+			if self := Diff(new, new, Options{}); len(self) != 0 {
+				t.Errorf("Diff(new, new) = %s, want nothing", dump(self))
+			}
+		})
+	}
+}
+
+func TestCRDRemoved(t *testing.T) {
+	a := crdDoc("", spec(""))
+	b := strings.ReplaceAll(a, "samples.test.example.com", "others.test.example.com")
+	old := mustParse(t, "old.yaml", a+"---\n"+b)
+	new := mustParse(t, "new.yaml", b)
+	got := Diff(old, new, Options{})
+	if ids := ruleIDs(got); !slices.Equal(ids, []string{RuleCRDRemoved}) {
+		t.Fatalf("Diff rules = %v, want [%s]", ids, RuleCRDRemoved)
+	}
+	if got[0].CRD != "samples.test.example.com" || got[0].File != "old.yaml" || got[0].Line != 4 {
+		t.Errorf("got %s at %s, want samples.test.example.com at old.yaml:4", got[0].CRD, got[0].Position)
+	}
+	// The other way round a CRD is added: safe.
+	if got := Diff(new, old, Options{}); len(got) != 0 {
+		t.Errorf("adding a CRD: got %s, want nothing", dump(got))
+	}
+}
+
+// TestSeedExamples checks the examples of seed 002 §5.3.4 and their OLM messages.
+func TestSeedExamples(t *testing.T) {
+	base := "type: object\nproperties:\n  apiVersion:\n    type: string\n  kind:\n    type: string\n  metadata:\n    type: object\n  spec:\n    type: object\n  status:\n    type: object\n  pollInterval:\n    type: string\n"
+	noPoll := strings.Replace(base, "  pollInterval:\n    type: string\n", "", 1)
+	const pre = `validating upgrade for CRD "samples.test.example.com" failed: CustomResourceDefinition samples.test.example.com failed upgrade safety validation. `
+	tests := []struct {
+		name, new string
+		want      string
+	}{
+		{"scope", crdVersions("Cluster", "", versionDoc("v1alpha1", true, true, base)), pre + `"NoScopeChange" validation failed: scope changed from "Namespaced" to "Cluster"`},
+		{"stored version", crdVersions("", "", versionDoc("v1alpha2", true, true, base)), pre + `"NoStoredVersionRemoved" validation failed: stored version "v1alpha1" removed`},
+		{"field removed", crdVersions("", "", versionDoc("v1alpha1", true, true, noPoll)),
+			pre + `"NoExistingFieldRemoved" validation failed: crd/samples.test.example.com version/v1alpha1 field/^.pollInterval may not be removed`},
+		{"required", crdVersions("", "", versionDoc("v1alpha1", true, true, base+"required:\n- pollInterval\n")),
+			pre + `"ChangeValidator" validation failed: version "v1alpha1", field "^": new required fields added: [pollInterval]`},
+	}
+	old := mustParse(t, "old.yaml", crdVersions("", "", versionDoc("v1alpha1", true, true, base)))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Diff(old, mustParse(t, "new.yaml", tc.new), Options{})
+			if len(got) != 1 {
+				t.Fatalf("got %d changes, want 1:\n%s", len(got), dump(got))
+			}
+			if m := got[0].OLMMessage(); m != tc.want {
+				t.Errorf("OLMMessage() =\n  %s\nwant\n  %s", m, tc.want)
+			}
+		})
+	}
+}
+
+func TestPositions(t *testing.T) {
+	old := mustParse(t, "old.yaml", crdDoc("", spec("a:\n  type: string\nb:\n  type: string")))
+	newDoc := crdDoc("", spec("a:\n  type: string\n  default: x"))
+	new := mustParse(t, "new.yaml", newDoc)
+	got := Diff(old, new, Options{})
+	want := []struct {
+		rule, path, pos string
+	}{
+		{RuleDefaultAdded, "^.spec.a", "new.yaml:" + lineNo(newDoc, "default: x")},
+		{RuleFieldRemoved, "^.spec.b", "old.yaml:" + lineNo(crdDoc("", spec("a:\n  type: string\nb:\n  type: string")), "b:")},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d changes, want %d:\n%s", len(got), len(want), dump(got))
+	}
+	for i, w := range want {
+		if got[i].Rule != w.rule || got[i].Path != w.path || got[i].Position.String() != w.pos {
+			t.Errorf("change %d = %s %s at %s, want %s %s at %s", i, got[i].Rule, got[i].Path, got[i].Position, w.rule, w.path, w.pos)
+		}
+	}
+}
+
+func lineNo(doc, sub string) string {
+	for i, l := range strings.Split(doc, "\n") {
+		if strings.TrimSpace(l) == sub {
+			return fmt.Sprint(i + 1)
+		}
+	}
+	return "?"
+}
+
+func TestOverrides(t *testing.T) {
+	old := mustParse(t, "old.yaml", crdDoc("", spec("a:\n  type: string")))
+	new := mustParse(t, "new.yaml", crdDoc("", spec("a:\n  type: string\n  pattern: x\n  format: y")))
+	tests := []struct {
+		name string
+		ov   Overrides
+		want []string
+		sevs []catalog.Severity
+	}{
+		{"defaults", nil, []string{RulePatternAdded, RuleUnknownChange}, []catalog.Severity{catalog.SeverityError, catalog.SeverityError}},
+		{"warning", Overrides{RulePatternAdded: catalog.SeverityWarning}, []string{RulePatternAdded, RuleUnknownChange}, []catalog.Severity{catalog.SeverityWarning, catalog.SeverityError}},
+		{"ignore", Overrides{RuleUnknownChange: catalog.SeverityIgnore}, []string{RulePatternAdded}, []catalog.Severity{catalog.SeverityError}},
+		{"unknown rule", Overrides{"crd.nope": catalog.SeverityIgnore}, []string{RuleInvalidOverride, RulePatternAdded, RuleUnknownChange}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Diff(old, new, Options{Overrides: tc.ov})
+			if ids := ruleIDs(got); !slices.Equal(ids, tc.want) {
+				t.Fatalf("rules = %v, want %v", ids, tc.want)
+			}
+			for i, s := range tc.sevs {
+				if got[i].Severity != s {
+					t.Errorf("%s severity = %s, want %s", got[i].Rule, got[i].Severity, s)
+				}
+			}
+			if err := tc.ov.Validate(); (err != nil) != (tc.name == "unknown rule") {
+				t.Errorf("Validate() = %v", err)
+			}
+		})
+	}
+	for _, s := range []string{"crd.nope=error", "crd.field-removed=fatal", "crd.field-removed", "=error"} {
+		if _, _, err := ParseOverride(s); err == nil {
+			t.Errorf("ParseOverride(%q) succeeded, want an error", s)
+		}
+	}
+	if r, s, err := ParseOverride("crd.field-removed=warning"); err != nil || r != RuleFieldRemoved || s != catalog.SeverityWarning {
+		t.Errorf("ParseOverride = %s %s %v, want %s warning", r, s, err, RuleFieldRemoved)
+	}
+}
+
+func TestRulesTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Rules() {
+		if seen[r.ID] {
+			t.Errorf("rule %s listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		if !strings.HasPrefix(r.ID, "crd.") || r.Summary == "" || r.Hint == "" || r.Source == "" {
+			t.Errorf("rule %+v: want a crd. id, summary, hint and source", r)
+		}
+		if _, err := catalog.ParseSeverity(string(r.Severity)); err != nil || r.Severity == catalog.SeverityIgnore {
+			t.Errorf("rule %s: default severity %q", r.ID, r.Severity)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package crd
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// Limits bound the size of the schemas Parse accepts, so that a hostile or
+// broken file cannot make the diff run for long or use much memory.
+type Limits struct {
+	// MaxDepth is the deepest nesting of schema nodes in one version.
+	MaxDepth int
+	// MaxNodes is the most schema nodes in one CRD (all versions together).
+	MaxNodes int
+}
+
+// DefaultLimits are far above any real CRD: the largest CRDs in the
+// community catalogs have a few thousand nodes and nest about 30 deep.
+var DefaultLimits = Limits{MaxDepth: 100, MaxNodes: 500_000}
+
+// docKeys are attributes that only document a field; changing them never
+// changes which objects validate.
+func docKey(k string) bool {
+	switch k {
+	case "description", "title", "example", "externalDocs":
+		return true
+	}
+	return false
+}
+
+// schemaBuilder turns positioned values into Schema nodes, counting nodes.
+type schemaBuilder struct {
+	lim   Limits
+	nodes int
+	// err is the first limit or shape problem met, with its line.
+	err     string
+	errLine int32
+	errRule string
+}
+
+// fail records a schema of the wrong shape; tooLarge a limit reached.
+func (b *schemaBuilder) fail(line int32, format string, args ...any) {
+	b.failRule(RuleInvalidCRD, line, format, args...)
+}
+
+func (b *schemaBuilder) tooLarge(line int32, format string, args ...any) {
+	b.failRule(RuleSchemaTooLarge, line, format, args...)
+}
+
+func (b *schemaBuilder) failRule(rule string, line int32, format string, args ...any) {
+	if b.err == "" {
+		b.err = fmt.Sprintf(format, args...)
+		b.errLine, b.errRule = line, rule
+	}
+}
+
+// build converts v (a schema object) found at keyLine. depth counts schema levels.
+func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path string) *Schema {
+	if b.err != "" {
+		return nil
+	}
+	if v.Kind != catalog.KindObject {
+		b.fail(v.Line, "schema at %s is a %s, want an object", path, v.Kind)
+		return nil
+	}
+	if depth > b.lim.MaxDepth {
+		b.tooLarge(v.Line, "schema nests deeper than %d levels at %s", b.lim.MaxDepth, path)
+		return nil
+	}
+	b.nodes++
+	if b.nodes > b.lim.MaxNodes {
+		b.tooLarge(v.Line, "schema has more than %d nodes", b.lim.MaxNodes)
+		return nil
+	}
+	s := &Schema{Line: keyLine}
+	if s.Line == 0 {
+		s.Line = v.Line
+	}
+	for i := range v.Fields {
+		f := &v.Fields[i]
+		fv := &f.Value
+		switch f.Key {
+		case "type":
+			s.Type = scalarText(fv)
+			s.lines[attrType] = f.KeyLine
+		case "nullable":
+			s.Nullable = fv.Kind == catalog.KindBool && fv.Str == "true"
+			s.lines[attrNullable] = f.KeyLine
+		case "pattern":
+			s.Pattern, s.HasPattern = scalarText(fv), true
+			s.lines[attrPattern] = f.KeyLine
+		case "default":
+			s.Default = canonicalJSON(fv)
+			s.lines[attrDefault] = f.KeyLine
+		case "enum":
+			s.HasEnum = true
+			s.lines[attrEnum] = f.KeyLine
+			for j := range fv.Items {
+				s.Enum = append(s.Enum, canonicalJSON(&fv.Items[j]))
+			}
+			if fv.Kind != catalog.KindArray {
+				s.Enum = append(s.Enum, canonicalJSON(fv))
+			}
+		case "required":
+			s.lines[attrRequired] = f.KeyLine
+			for j := range fv.Items {
+				s.Required = append(s.Required, Name{Name: scalarText(&fv.Items[j]), Line: fv.Items[j].Line})
+			}
+		case "properties":
+			if fv.Kind != catalog.KindObject {
+				b.fail(fv.Line, "properties at %s is a %s, want an object", path, fv.Kind)
+				return nil
+			}
+			s.Properties = make([]Property, 0, len(fv.Fields))
+			for j := range fv.Fields {
+				pf := &fv.Fields[j]
+				c := b.build(&pf.Value, pf.KeyLine, depth+1, path+"."+pf.Key)
+				if c == nil {
+					return nil
+				}
+				s.Properties = append(s.Properties, Property{Name: pf.Key, Schema: c})
+			}
+		case "items":
+			s.lines[attrItems] = f.KeyLine
+			if fv.Kind == catalog.KindArray {
+				// A tuple of schemas: Kubernetes rejects it; keep it comparable.
+				s.Extra = append(s.Extra, Attr{Key: f.Key, JSON: canonicalJSON(fv), Line: f.KeyLine})
+				continue
+			}
+			if s.Items = b.build(fv, f.KeyLine, depth+1, path+".items"); s.Items == nil {
+				return nil
+			}
+		case "additionalProperties":
+			s.lines[attrAdditional] = f.KeyLine
+			if fv.Kind == catalog.KindBool {
+				s.AdditionalKind = fv.Str
+				continue
+			}
+			s.AdditionalKind = "schema"
+			if s.AdditionalProperties = b.build(fv, f.KeyLine, depth+1, path+".additionalProperties"); s.AdditionalProperties == nil {
+				return nil
+			}
+		case "allOf", "anyOf", "oneOf":
+			if fv.Kind != catalog.KindArray {
+				b.fail(fv.Line, "%s at %s is a %s, want a list", f.Key, path, fv.Kind)
+				return nil
+			}
+			list := make([]*Schema, 0, len(fv.Items))
+			for j := range fv.Items {
+				c := b.build(&fv.Items[j], fv.Items[j].Line, depth+1, fmt.Sprintf("%s.%s[%d]", path, f.Key, j))
+				if c == nil {
+					return nil
+				}
+				list = append(list, c)
+			}
+			switch f.Key {
+			case "allOf":
+				s.AllOf, s.lines[attrAllOf] = list, f.KeyLine
+			case "anyOf":
+				s.AnyOf, s.lines[attrAnyOf] = list, f.KeyLine
+			default:
+				s.OneOf, s.lines[attrOneOf] = list, f.KeyLine
+			}
+		case "not":
+			s.lines[attrNot] = f.KeyLine
+			if s.Not = b.build(fv, f.KeyLine, depth+1, path+".not"); s.Not == nil {
+				return nil
+			}
+		default:
+			if bi := boundIndex(f.Key); bi >= 0 {
+				s.lines[attrBoundsStart+attr(bi)] = f.KeyLine
+				s.Bounds[bi] = Bound{Set: true, Text: canonicalJSON(fv), Num: number(fv)}
+				continue
+			}
+			if docKey(f.Key) {
+				continue
+			}
+			s.Extra = append(s.Extra, Attr{Key: f.Key, JSON: canonicalJSON(fv), Line: f.KeyLine})
+		}
+	}
+	if len(s.Extra) > 1 {
+		sort.Slice(s.Extra, func(i, j int) bool { return s.Extra[i].Key < s.Extra[j].Key })
+	}
+	return s
+}
+
+func boundIndex(k string) int {
+	for i, b := range boundKeys {
+		if b == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// scalarText is the text of a scalar, or its canonical JSON when it is not a string.
+func scalarText(v *catalog.Value) string {
+	if v.Kind == catalog.KindString {
+		return v.Str
+	}
+	return canonicalJSON(v)
+}
+
+// number reads a numeric constraint; a non-number compares as NaN, which the
+// rules treat as a change they cannot classify.
+func number(v *catalog.Value) float64 {
+	if v.Kind != catalog.KindNumber {
+		return math.NaN()
+	}
+	f, err := strconv.ParseFloat(v.Str, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
+// canonicalJSON renders v as JSON with object keys sorted and numbers in
+// their shortest form, so that equal values have equal text.
+func canonicalJSON(v *catalog.Value) string {
+	switch v.Kind {
+	case catalog.KindNull:
+		return "null"
+	case catalog.KindBool:
+		return v.Str
+	case catalog.KindNumber:
+		return canonicalNumber(v.Str)
+	case catalog.KindString:
+		return strconv.Quote(v.Str)
+	}
+	var sb strings.Builder
+	writeCanonical(&sb, v)
+	return sb.String()
+}
+
+func canonicalNumber(s string) string {
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return s
+	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func writeCanonical(sb *strings.Builder, v *catalog.Value) {
+	switch v.Kind {
+	case catalog.KindObject:
+		idx := make([]int, len(v.Fields))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return v.Fields[idx[a]].Key < v.Fields[idx[b]].Key })
+		sb.WriteByte('{')
+		for n, i := range idx {
+			if n > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Quote(v.Fields[i].Key))
+			sb.WriteByte(':')
+			writeCanonical(sb, &v.Fields[i].Value)
+		}
+		sb.WriteByte('}')
+	case catalog.KindArray:
+		sb.WriteByte('[')
+		for i := range v.Items {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			writeCanonical(sb, &v.Items[i])
+		}
+		sb.WriteByte(']')
+	default:
+		sb.WriteString(canonicalJSON(v))
+	}
+}
