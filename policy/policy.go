@@ -1,0 +1,282 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// FileName is where the policy lives, at the repository root of the base revision.
+const FileName = ".catalogbot.yaml"
+
+// Version is the only schema version this package reads.
+const Version = 1
+
+// Policy is a parsed .catalogbot.yaml. Build one with Parse or Default; the
+// zero value is not useful.
+type Policy struct {
+	// File is the name the policy was parsed from, "" for Default.
+	File    string
+	Version int
+	// Catalogs are the file-based catalog roots of the repository, cleaned,
+	// relative and without "..". Empty only in Default.
+	Catalogs []Catalog
+	// Maintainers may change anything, add packages and change protected paths.
+	Maintainers []Principal
+	// Packages maps a package name to its owners.
+	Packages       map[string]Package
+	NewPackages    NewPackageRule
+	ProtectedPaths []string
+	Images         Images
+	CRDSafety      CRDSafety
+	Automerge      Automerge
+}
+
+// Position is a place in the policy file, counting from 1.
+type Position struct {
+	Line, Column int
+}
+
+// Catalog is one file-based catalog root of the repository.
+type Catalog struct {
+	// Path is slash-separated, relative to the repository root, cleaned; "." is the root.
+	Path string
+	// Image is where the rebuilt catalog image is pushed; "" means not rebuilt.
+	Image string
+	// BaseImage is the opm image the catalog image is built on, pinned by
+	// digest; "" means the builder's default.
+	BaseImage string
+	Pos       Position
+}
+
+// Package holds what the policy says about one package.
+type Package struct {
+	Owners []Principal
+	Pos    Position
+}
+
+// NewPackageRule says who may add a package the base revision does not have.
+type NewPackageRule string
+
+const (
+	// NewPackagesMaintainers lets only maintainers add packages (the default).
+	NewPackagesMaintainers NewPackageRule = "maintainers"
+	// NewPackagesAnyone lets any author add a package; they do not become its owner.
+	NewPackagesAnyone NewPackageRule = "anyone"
+)
+
+// Images holds the rules for image references in the catalog.
+type Images struct {
+	// AllowedRegistries are prefixes ("quay.io/acme/", "registry.example.com")
+	// an image reference must start with. Empty allows every registry.
+	AllowedRegistries []string
+	// RequireDigest demands references by digest (@sha256:...), not by tag.
+	RequireDigest bool
+}
+
+// CRDSafety holds the CRD upgrade safety settings.
+type CRDSafety struct {
+	// Overrides change the severity of CRD safety rules, in file order. Rule
+	// ids are not checked here: the caller knows them and reports unknown ones
+	// at Override.Pos.
+	Overrides []Override
+}
+
+// Override sets the severity of one rule.
+type Override struct {
+	Rule string
+	// Severity is "error", "warning" or "ignore".
+	Severity string
+	Pos      Position
+}
+
+// MergeMethod is how an automatic merge is made, as GitHub's merge API names it.
+type MergeMethod string
+
+const (
+	MergeMethodMerge  MergeMethod = "merge"
+	MergeMethodSquash MergeMethod = "squash"
+	MergeMethodRebase MergeMethod = "rebase"
+)
+
+// Automerge says whether and how catalogbot merges pull requests that pass.
+type Automerge struct {
+	Enabled bool
+	Method  MergeMethod
+	// HoldLabels stop an automatic merge while any of them is on the pull request.
+	HoldLabels []string
+	// RequireOwnerApproval demands an approving review from an owner of every
+	// touched package (or a maintainer) even when the author is an owner.
+	RequireOwnerApproval bool
+}
+
+// DefaultHoldLabels apply when automerge.holdLabels is not set.
+var defaultHoldLabels = []string{"do-not-merge/hold"}
+
+// Default is the policy of a repository whose base revision has no
+// .catalogbot.yaml. It fails closed: no catalogs are declared (the caller
+// must be told where they are, as the CLI is with flags), nobody is a
+// maintainer or an owner, so no author passes the ownership check and a person
+// merges; new packages need a maintainer; .catalogbot.yaml is protected; any
+// registry is allowed and tags are accepted; CRD rules keep their severities;
+// automerge is off.
+func Default() *Policy {
+	return &Policy{
+		Version:        Version,
+		Packages:       map[string]Package{},
+		NewPackages:    NewPackagesMaintainers,
+		ProtectedPaths: []string{FileName},
+		Automerge: Automerge{
+			Method:     MergeMethodMerge,
+			HoldLabels: append([]string(nil), defaultHoldLabels...),
+		},
+	}
+}
+
+// Protected reports whether the repository path name (slash-separated,
+// relative to the root) may be changed by maintainers only. FileName is
+// always protected.
+func (p *Policy) Protected(name string) bool {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	if name == FileName {
+		return true
+	}
+	for _, pat := range p.ProtectedPaths {
+		if matchPath(pat, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// CatalogOf returns the declared catalog whose root holds the repository path
+// name, if any.
+func (p *Policy) CatalogOf(name string) (Catalog, bool) {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	for _, c := range p.Catalogs {
+		if c.Path == "." || name == c.Path || strings.HasPrefix(name, c.Path+"/") {
+			return c, true
+		}
+	}
+	return Catalog{}, false
+}
+
+// RegistryAllowed reports whether the image reference ref starts with one of
+// Images.AllowedRegistries, on a path boundary: "quay.io/acme" allows
+// "quay.io/acme/x:1" and "quay.io/acme:1" but not "quay.io/acmecorp/x".
+// Hosts compare case-insensitively and docker.io equals index.docker.io.
+// Pass references fully qualified (as go-containerregistry's Name prints them).
+// An empty list allows everything.
+func (im Images) RegistryAllowed(ref string) bool {
+	if len(im.AllowedRegistries) == 0 {
+		return true
+	}
+	ref = normaliseRegistry(ref)
+	for _, allowed := range im.AllowedRegistries {
+		a := strings.TrimSuffix(normaliseRegistry(allowed), "/")
+		if ref == a || strings.HasPrefix(ref, a+"/") || strings.HasPrefix(ref, a+":") || strings.HasPrefix(ref, a+"@") {
+			return true
+		}
+	}
+	return false
+}
+
+func normaliseRegistry(s string) string {
+	s = strings.ToLower(s)
+	if rest, ok := strings.CutPrefix(s, "index.docker.io"); ok && (rest == "" || rest[0] == '/') {
+		return "docker.io" + rest
+	}
+	return s
+}
+
+// Decision is the answer to "may this person do it?".
+type Decision int
+
+const (
+	// No: the person is not in the list (and every team in it was resolved).
+	No Decision = iota
+	// Yes: the person is in the list, directly or through a resolved team.
+	Yes
+	// Unresolved: the person is not listed directly and at least one team
+	// could not be resolved. Report "cannot verify", never a pass.
+	Unresolved
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Yes:
+		return "yes"
+	case No:
+		return "no"
+	case Unresolved:
+		return "unresolved"
+	}
+	return fmt.Sprintf("Decision(%d)", int(d))
+}
+
+// TeamResolver lists the members of a GitHub team. The App implements it with
+// GitHub's API, the CLI with a TeamsFile. An error means the team could not
+// be resolved (not that it is empty).
+type TeamResolver interface {
+	TeamMembers(ctx context.Context, org, team string) ([]string, error)
+}
+
+// IsMaintainer tells whether login is a maintainer. The error is non-nil
+// exactly when the decision is Unresolved and says which teams could not be
+// resolved; teams may be nil, which leaves every team unresolved.
+func (p *Policy) IsMaintainer(ctx context.Context, login string, teams TeamResolver) (Decision, error) {
+	return member(ctx, p.Maintainers, login, teams)
+}
+
+// IsOwner tells whether login owns pkg. A package the policy does not list
+// has no owners (No); maintainers are not owners, ask IsMaintainer too. The
+// error is non-nil exactly when the decision is Unresolved.
+func (p *Policy) IsOwner(ctx context.Context, pkg, login string, teams TeamResolver) (Decision, error) {
+	return member(ctx, p.Packages[pkg].Owners, login, teams)
+}
+
+// Owners returns the owners of pkg and whether the policy lists the package.
+func (p *Policy) Owners(pkg string) ([]Principal, bool) {
+	pk, ok := p.Packages[pkg]
+	return pk.Owners, ok
+}
+
+func member(ctx context.Context, list []Principal, login string, teams TeamResolver) (Decision, error) {
+	if !ValidLogin(login) {
+		return No, nil
+	}
+	for _, pr := range list {
+		if !pr.IsTeam() && SameLogin(pr.Login, login) {
+			return Yes, nil
+		}
+	}
+	var unresolved []error
+	for _, pr := range list {
+		if !pr.IsTeam() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return Unresolved, fmt.Errorf("cannot verify membership of %s: %w", pr, err)
+		}
+		if teams == nil {
+			unresolved = append(unresolved, fmt.Errorf("%s: no team resolver configured", pr))
+			continue
+		}
+		members, err := teams.TeamMembers(ctx, pr.Org, pr.Team)
+		if err != nil {
+			unresolved = append(unresolved, fmt.Errorf("%s: %w", pr, err))
+			continue
+		}
+		for _, m := range members {
+			if SameLogin(m, login) {
+				return Yes, nil
+			}
+		}
+	}
+	if len(unresolved) > 0 {
+		return Unresolved, fmt.Errorf("cannot verify whether %s is a member: %w", login, errors.Join(unresolved...))
+	}
+	return No, nil
+}
