@@ -1,0 +1,79 @@
+package checks
+
+import (
+	"context"
+	"time"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// Conclusion is a check's verdict, named as GitHub names check-run conclusions.
+type Conclusion string
+
+const (
+	// Success: nothing blocks the pull request.
+	Success Conclusion = "success"
+	// Failure: the pull request must not be merged as it is.
+	Failure Conclusion = "failure"
+	// Neutral: the check could not reach a verdict (a registry did not answer,
+	// a team could not be resolved). It is never a pass.
+	Neutral Conclusion = "neutral"
+)
+
+// rank orders conclusions from best to worst, for combining them.
+func (c Conclusion) rank() int {
+	switch c {
+	case Success:
+		return 0
+	case Neutral:
+		return 1
+	}
+	return 2
+}
+
+// Worst returns the worse of two conclusions: failure over neutral over success.
+func Worst(a, b Conclusion) Conclusion {
+	if b.rank() > a.rank() {
+		return b
+	}
+	return a
+}
+
+// Result is what one check says about a pull request.
+type Result struct {
+	// Check is the name of the check that produced the result.
+	Check      string     `json:"check"`
+	Conclusion Conclusion `json:"conclusion"`
+	// Title is one line for a check run's title or a CLI headline.
+	Title string `json:"title"`
+	// Summary is markdown, for the check run's summary and the Actions step summary.
+	Summary string `json:"summary"`
+	// Findings are positioned in the head revision (file paths relative to the repository root).
+	Findings []catalog.Finding `json:"findings"`
+	// Err is set when the check could not run to the end; Conclusion is then Neutral.
+	Err      string        `json:"error,omitempty"`
+	Duration time.Duration `json:"durationNanos"`
+}
+
+// Check is one check of a pull request. Checks are independent of each other
+// and of the front end that shows their results: they return data, never text
+// formatted for the CLI or for GitHub.
+type Check interface {
+	// Name is a short stable identifier (ownership, validation, ...), used as the
+	// check run's name and in the CLI output.
+	Name() string
+	// Run judges the pull request. It returns an error only when it could not
+	// reach a verdict at all; findings are not errors.
+	Run(ctx context.Context, pr *PullRequest) (Result, error)
+}
+
+// conclude derives a conclusion from findings: any error finding fails the
+// check, otherwise it passes (warnings never change the verdict).
+func conclude(fs []catalog.Finding) Conclusion {
+	for _, f := range fs {
+		if f.Severity == catalog.SeverityError {
+			return Failure
+		}
+	}
+	return Success
+}

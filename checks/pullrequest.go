@@ -1,0 +1,52 @@
+package checks
+
+import (
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// Revision is one side of a pull request: the tree of a commit. FS must not
+// follow symbolic links (gitfs's trees do not).
+type Revision struct {
+	SHA string
+	FS  fs.FS
+}
+
+// FileStatus says how a path changed between base and head.
+type FileStatus string
+
+const (
+	FileAdded    FileStatus = "added"
+	FileModified FileStatus = "modified"
+	FileDeleted  FileStatus = "deleted"
+	FileRenamed  FileStatus = "renamed"
+)
+
+// FileChange is one path that differs between base and head. For a rename,
+// OldPath is the path in base.
+type FileChange struct {
+	Path    string     `json:"path"`
+	OldPath string     `json:"oldPath,omitempty"`
+	Status  FileStatus `json:"status"`
+}
+
+// PullRequest is what every check judges: two revisions, the files that differ
+// between them, the author, and the policy read from the base revision.
+type PullRequest struct {
+	// Repo names the repository (owner/name) for messages; it may be empty.
+	Repo   string
+	Number int
+	Author string
+	Base   Revision
+	Head   Revision
+	// Files changed between Base and Head.
+	Files []FileChange
+	// Policy is read from Base, never from Head: a pull request cannot grant itself anything.
+	Policy *policy.Policy
+	// Teams resolves @org/team principals of the policy; nil leaves them unresolved.
+	Teams policy.TeamResolver
+	// Limits bounds what is read from either revision.
+	Limits catalog.Limits
+}

@@ -1,0 +1,104 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// Runner runs checks concurrently, each under its own timeout.
+type Runner struct {
+	checks  []Check
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// RunnerOption configures a Runner.
+type RunnerOption func(*Runner)
+
+// WithTimeout bounds each check's run (default 2 minutes).
+func WithTimeout(d time.Duration) RunnerOption { return func(r *Runner) { r.timeout = d } }
+
+// WithLogger sets the logger (default: slog.Default()).
+func WithLogger(l *slog.Logger) RunnerOption { return func(r *Runner) { r.log = l } }
+
+// NewRunner returns a runner for the given checks.
+func NewRunner(checks []Check, opts ...RunnerOption) *Runner {
+	r := &Runner{checks: checks, timeout: 2 * time.Minute, log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Run runs every check and returns their results in the order the checks were
+// given. A check that errors, times out or panics yields a Neutral result that
+// says so; it never takes the other checks down with it.
+func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
+	results := make([]Result, len(r.checks))
+	var wg sync.WaitGroup
+	for i, c := range r.checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = r.runOne(ctx, c, pr)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func (r *Runner) runOne(ctx context.Context, c Check, pr *PullRequest) (res Result) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	start := time.Now()
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("check panicked", "check", c.Name(), "panic", p, "stack", string(debug.Stack()))
+			res = couldNotRun(c.Name(), fmt.Errorf("internal error: %v", p))
+		}
+		res.Check = c.Name()
+		res.Duration = time.Since(start)
+		catalog.SortFindings(res.Findings)
+	}()
+	res, err := c.Run(ctx, pr)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			err = fmt.Errorf("timed out after %s: %w", r.timeout, err)
+		}
+		r.log.Warn("check could not run", "check", c.Name(), "err", err)
+		return couldNotRun(c.Name(), err)
+	}
+	return res
+}
+
+func couldNotRun(name string, err error) Result {
+	return Result{
+		Check:      name,
+		Conclusion: Neutral,
+		Title:      "Could not run",
+		Summary:    fmt.Sprintf("The %s check could not reach a verdict: %s", name, err),
+		Err:        err.Error(),
+	}
+}
+
+// Overall combines results: the worst conclusion wins.
+func Overall(results []Result) Conclusion {
+	c := Success
+	for _, r := range results {
+		c = Worst(c, r.Conclusion)
+	}
+	return c
+}
+
+// SortResults orders results by check name.
+func SortResults(rs []Result) {
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Check < rs[j].Check })
+}
