@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/crd"
+)
+
+// overrideFlags collects repeatable --override rule=severity flags.
+type overrideFlags struct{ ov crd.Overrides }
+
+func (o *overrideFlags) String() string { return "" }
+
+func (o *overrideFlags) Set(s string) error {
+	rule, sev, err := crd.ParseOverride(s)
+	if err != nil {
+		return err
+	}
+	if o.ov == nil {
+		o.ov = crd.Overrides{}
+	}
+	o.ov[rule] = sev
+	return nil
+}
+
+// crdDiffReport is the JSON shape of `catalog-check crd-diff --output json`.
+type crdDiffReport struct {
+	// Verdict is "safe", "unsafe" or "error" (could not evaluate).
+	Verdict  string            `json:"verdict"`
+	Changes  []crdDiffChange   `json:"changes"`
+	Findings []catalog.Finding `json:"findings,omitempty"`
+}
+
+type crdDiffChange struct {
+	catalog.Finding
+	CRD        string `json:"crd"`
+	Version    string `json:"version,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Old        string `json:"old,omitempty"`
+	New        string `json:"new,omitempty"`
+	OLMMessage string `json:"olmMessage"`
+}
+
+// runCRDDiff compares two CRD files: exit 0 safe, 1 unsafe, 2 could not evaluate.
+func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crd-diff", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	output := fs.String("output", "text", "output format: text or json")
+	listRules := fs.Bool("rules", false, "list the rules with their default severity and exit")
+	var ov overrideFlags
+	fs.Var(&ov, "override", "set a rule's severity, as rule=error|warning|ignore (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: catalog-check crd-diff [--output text|json] [--override rule=severity]... OLD NEW")
+		fmt.Fprintln(stderr, "\nCompares the CRDs in file OLD (the release users run) with those in NEW (the next")
+		fmt.Fprintln(stderr, "release) and reports changes that are unsafe for objects already stored in a cluster.")
+		fmt.Fprintln(stderr, "Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	// Flags may come before, between or after the two files.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitPass
+			}
+			return exitCannotRun
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if *listRules {
+		for _, r := range crd.Rules() {
+			fmt.Fprintf(stdout, "%-34s %-7s %s (%s)\n", r.ID, r.Severity, r.Summary, r.Source)
+		}
+		return exitPass
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(stderr, "crd-diff: --output %q: want text or json\n", *output)
+		return exitCannotRun
+	}
+	if len(files) != 2 {
+		fmt.Fprintf(stderr, "crd-diff: want two files, OLD and NEW; got %d\n", len(files))
+		fs.Usage()
+		return exitCannotRun
+	}
+
+	var findings []catalog.Finding
+	sets := make([][]*crd.CRD, 2)
+	for i, name := range files {
+		if err := ctx.Err(); err != nil {
+			fmt.Fprintf(stderr, "crd-diff: %v\n", err)
+			return exitCannotRun
+		}
+		data, err := readBounded(name, crd.MaxFileSize)
+		if err != nil {
+			findings = append(findings, catalog.Finding{Rule: crd.RuleInvalidDocument, Severity: catalog.SeverityError,
+				Position: catalog.Position{File: name}, Message: err.Error()})
+			continue
+		}
+		crds, fsub, _ := crd.Parse(name, data)
+		findings = append(findings, fsub...)
+		if len(crds) == 0 && len(fsub) == 0 {
+			findings = append(findings, catalog.Finding{Rule: crd.RuleNotACRD, Severity: catalog.SeverityError,
+				Position: catalog.Position{File: name, Line: 1}, Message: "file holds no CustomResourceDefinition",
+				Hint: "pass files that hold the CRDs of a bundle"})
+		}
+		sets[i] = crds
+	}
+	broken := false
+	for _, f := range findings {
+		broken = broken || f.Severity == catalog.SeverityError
+	}
+	rep := crdDiffReport{Verdict: "error", Changes: []crdDiffChange{}, Findings: findings}
+	code := exitCannotRun
+	if !broken {
+		changes := crd.Diff(sets[0], sets[1], crd.Options{Overrides: ov.ov})
+		for _, c := range changes {
+			rep.Changes = append(rep.Changes, crdDiffChange{Finding: c.Finding, CRD: c.CRD, Version: c.Version,
+				Path: c.Path, Old: c.Old, New: c.New, OLMMessage: c.OLMMessage()})
+		}
+		rep.Verdict, code = "safe", exitPass
+		if crd.Unsafe(changes) {
+			rep.Verdict, code = "unsafe", exitFail
+		}
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(stderr, "crd-diff: %v\n", err)
+			return exitCannotRun
+		}
+		return code
+	}
+	for _, f := range findings {
+		fmt.Fprintf(stderr, "%s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
+		if f.Hint != "" {
+			fmt.Fprintf(stderr, "    hint: %s\n", f.Hint)
+		}
+	}
+	if broken {
+		fmt.Fprintln(stderr, "crd-diff: could not evaluate the upgrade")
+		return code
+	}
+	var nErr, nWarn int
+	for _, c := range rep.Changes {
+		fmt.Fprintf(stdout, "%s: %s: %s: %s\n", c.Position, c.Severity, c.Rule, c.Message)
+		fmt.Fprintf(stdout, "    olm: %s\n", c.OLMMessage)
+		if c.Hint != "" {
+			fmt.Fprintf(stdout, "    hint: %s\n", c.Hint)
+		}
+		if c.Severity == catalog.SeverityError {
+			nErr++
+		} else {
+			nWarn++
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %s, %s\n", rep.Verdict, plural(nErr, "error"), plural(nWarn, "warning"))
+	return code
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// readBounded reads a regular file of at most max bytes.
+func readBounded(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, fmt.Errorf("%s is empty", name)
+	}
+	return data, nil
+}
