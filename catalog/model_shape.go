@@ -1,0 +1,306 @@
+package catalog
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// This file checks a Value against the Go type opm decodes it into, with
+// encoding/json's rules: object keys match struct fields case-insensitively
+// (when several keys match one field, opm's re-encoded blob has them in byte
+// order and the last one wins), unknown keys are ignored, null is accepted for
+// every type, every number has gone through float64, and []byte fields hold
+// standard base64 (or a list of byte values).
+
+// shapeKind is the Go type a value is decoded into.
+type shapeKind uint8
+
+const (
+	shapeAny    shapeKind = iota // json.RawMessage: any JSON value
+	shapeString                  // string
+	shapeBool                    // bool
+	shapeInt                     // int (64-bit)
+	shapeInt32                   // int32
+	shapeBytes                   // []byte: base64 string
+	shapeObject                  // a struct
+	shapeArray                   // a slice
+	shapeMap                     // map[string]T
+)
+
+// shape describes a Go type for checking; fields for objects, elem for arrays and maps.
+type shape struct {
+	kind   shapeKind
+	fields []shapeField
+	elem   *shape
+}
+
+type shapeField struct {
+	name  string
+	shape *shape
+}
+
+// The immutable shape tables of the types opm decodes catalog blobs and
+// properties into (declcfg and property packages of operator-registry v1.60.0).
+var (
+	shString    = &shape{kind: shapeString}
+	shBool      = &shape{kind: shapeBool}
+	shInt       = &shape{kind: shapeInt}
+	shInt32     = &shape{kind: shapeInt32}
+	shAnyJSON   = &shape{kind: shapeAny}
+	shBytes     = &shape{kind: shapeBytes}
+	shStrings   = &shape{kind: shapeArray, elem: shString}
+	shStringMap = &shape{kind: shapeMap, elem: shString}
+
+	shProperty  = obj("type", shString, "value", shAnyJSON)
+	shPropertys = &shape{kind: shapeArray, elem: shProperty}
+
+	shPackageBlob = obj(
+		"defaultChannel", shString,
+		"icon", obj("base64data", shBytes, "mediatype", shString),
+		"description", shString,
+		"properties", shPropertys,
+	)
+	shChannelBlob = obj(
+		"entries", &shape{kind: shapeArray, elem: obj(
+			"name", shString,
+			"replaces", shString,
+			"skips", shStrings,
+			"skipRange", shString,
+		)},
+		"properties", shPropertys,
+	)
+	shBundleBlob = obj(
+		"image", shString,
+		"properties", shPropertys,
+		"relatedImages", &shape{kind: shapeArray, elem: obj("name", shString, "image", shString)},
+	)
+	shDeprecationBlob = obj(
+		"entries", &shape{kind: shapeArray, elem: obj(
+			"reference", obj("schema", shString, "name", shString),
+			"message", shString,
+		)},
+	)
+
+	shPackageProp         = obj("packageName", shString, "version", shString)
+	shPackageRequiredProp = obj("packageName", shString, "versionRange", shString)
+	shGVKProp             = obj("group", shString, "kind", shString, "version", shString)
+	shBundleObjectProp    = obj("data", shBytes)
+	shChannelProp         = obj("channelName", shString, "priority", shInt)
+
+	shAPIResourceRefs = &shape{kind: shapeArray, elem: obj("name", shString, "kind", shString, "version", shString)}
+	shDescriptors     = &shape{kind: shapeArray, elem: obj(
+		"path", shString, "displayName", shString, "description", shString,
+		"x-descriptors", shStrings, "value", shAnyJSON)}
+	shCRDDescriptions = &shape{kind: shapeArray, elem: obj(
+		"name", shString, "version", shString, "kind", shString,
+		"displayName", shString, "description", shString,
+		"resources", shAPIResourceRefs,
+		"statusDescriptors", shDescriptors, "specDescriptors", shDescriptors, "actionDescriptors", shDescriptors)}
+	shAPIServiceDescriptions = &shape{kind: shapeArray, elem: obj(
+		"name", shString, "group", shString, "version", shString, "kind", shString,
+		"deploymentName", shString, "containerPort", shInt32,
+		"displayName", shString, "description", shString,
+		"resources", shAPIResourceRefs,
+		"statusDescriptors", shDescriptors, "specDescriptors", shDescriptors, "actionDescriptors", shDescriptors)}
+	shAppLink         = obj("name", shString, "url", shString)
+	shCSVMetadataProp = obj(
+		"annotations", shStringMap,
+		"apiServiceDefinitions", obj("owned", shAPIServiceDescriptions, "required", shAPIServiceDescriptions),
+		"crdDescriptions", obj("owned", shCRDDescriptions, "required", shCRDDescriptions),
+		"description", shString,
+		"displayName", shString,
+		"installModes", &shape{kind: shapeArray, elem: obj("type", shString, "supported", shBool)},
+		"keywords", shStrings,
+		"labels", shStringMap,
+		"links", &shape{kind: shapeArray, elem: shAppLink},
+		"maintainers", &shape{kind: shapeArray, elem: obj("name", shString, "email", shString)},
+		"maturity", shString,
+		"minKubeVersion", shString,
+		"nativeAPIs", &shape{kind: shapeArray, elem: obj("group", shString, "version", shString, "kind", shString)},
+		"provider", shAppLink,
+	)
+)
+
+// obj builds an object shape from name, shape pairs.
+func obj(pairs ...any) *shape {
+	s := &shape{kind: shapeObject}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		s.fields = append(s.fields, shapeField{name: pairs[i].(string), shape: pairs[i+1].(*shape)})
+	}
+	return s
+}
+
+// shapeError is one value that does not fit its Go type.
+type shapeError struct {
+	path string // e.g. entries[2].skips[0]
+	at   *Value
+	want string
+}
+
+func (e shapeError) message() string {
+	return fmt.Sprintf("%s is %s, but opm expects %s", e.path, describeValue(e.at), e.want)
+}
+
+// maxShapeErrors bounds the errors kept for one blob.
+const maxShapeErrors = 20
+
+// checkShape appends the values of v that opm could not decode into s.
+func checkShape(v *Value, s *shape, path string, errs []shapeError) []shapeError {
+	if v == nil || v.Kind == KindNull || len(errs) >= maxShapeErrors {
+		return errs
+	}
+	bad := func(want string) []shapeError { return append(errs, shapeError{path: path, at: v, want: want}) }
+	switch s.kind {
+	case shapeAny:
+		return errs
+	case shapeString:
+		if v.Kind != KindString {
+			return bad("a string")
+		}
+	case shapeBool:
+		if v.Kind != KindBool {
+			return bad("true or false")
+		}
+	case shapeInt, shapeInt32:
+		bits := 64
+		if s.kind == shapeInt32 {
+			bits = 32
+		}
+		if v.Kind != KindNumber || !fitsInt(v.Str, bits) {
+			return bad(fmt.Sprintf("an integer (%d-bit)", bits))
+		}
+	case shapeBytes:
+		switch v.Kind {
+		case KindString:
+			if _, err := decodeStdBase64(v.Str); err != nil {
+				return bad("standard base64 text (" + err.Error() + ")")
+			}
+		case KindArray:
+			for i := range v.Items {
+				it := &v.Items[i]
+				if it.Kind != KindNull && (it.Kind != KindNumber || !fitsByte(it.Str)) {
+					errs = append(errs, shapeError{path: fmt.Sprintf("%s[%d]", path, i), at: it, want: "a byte value 0 to 255"})
+					if len(errs) >= maxShapeErrors {
+						return errs
+					}
+				}
+			}
+		default:
+			return bad("a base64 string")
+		}
+	case shapeArray:
+		if v.Kind != KindArray {
+			return bad("a list")
+		}
+		for i := range v.Items {
+			errs = checkShape(&v.Items[i], s.elem, fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+	case shapeMap:
+		if v.Kind != KindObject {
+			return bad("an object")
+		}
+		for i := range v.Fields {
+			errs = checkShape(&v.Fields[i].Value, s.elem, joinPath(path, v.Fields[i].Key), errs)
+		}
+	case shapeObject:
+		if v.Kind != KindObject {
+			return bad("an object")
+		}
+		for i := range v.Fields {
+			f := &v.Fields[i]
+			for j := range s.fields {
+				if strings.EqualFold(f.Key, s.fields[j].name) {
+					errs = checkShape(&f.Value, s.fields[j].shape, joinPath(path, f.Key), errs)
+					break
+				}
+			}
+		}
+	}
+	return errs
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// fitsInt reports whether a JSON number decodes into a Go integer of bits
+// bits after opm's float64 round trip: integral and in range.
+func fitsInt(lit string, bits int) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1e21 {
+		return false
+	}
+	limit := math.Ldexp(1, bits-1)
+	return f >= -limit && f < limit
+}
+
+func fitsByte(lit string) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	return err == nil && f == math.Trunc(f) && f >= 0 && f <= 255
+}
+
+// decodeStdBase64 decodes as encoding/json does for []byte: standard
+// alphabet, padding required, CR and LF ignored.
+func decodeStdBase64(s string) ([]byte, error) {
+	buf := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Decode(buf, []byte(s))
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// fieldFold returns the field of obj that encoding/json would decode into a
+// struct field named key: among the keys equal to key under case folding, the
+// greatest in byte order (opm re-encodes blobs with sorted keys; the last wins).
+func fieldFold(obj *Value, key string) *Field {
+	if obj == nil || obj.Kind != KindObject {
+		return nil
+	}
+	var best *Field
+	for i := range obj.Fields {
+		f := &obj.Fields[i]
+		if strings.EqualFold(f.Key, key) && (best == nil || f.Key > best.Key) {
+			best = f
+		}
+	}
+	return best
+}
+
+// getFold is fieldFold's value, or nil.
+func getFold(obj *Value, key string) *Value {
+	if f := fieldFold(obj, key); f != nil {
+		return &f.Value
+	}
+	return nil
+}
+
+// strFold returns the string at key, "" when absent, null or not a string.
+func strFold(obj *Value, key string) string {
+	if v := getFold(obj, key); v != nil && v.Kind == KindString {
+		return v.Str
+	}
+	return ""
+}
+
+// describeValue names a value's kind and shows it briefly, for messages.
+func describeValue(v *Value) string {
+	if v == nil {
+		return "missing"
+	}
+	switch v.Kind {
+	case KindNull:
+		return "null"
+	case KindArray:
+		return "a list " + v.String()
+	case KindObject:
+		return "an object " + v.String()
+	}
+	return "a " + v.Kind.String() + " " + v.String()
+}
