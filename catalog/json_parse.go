@@ -163,14 +163,7 @@ func (j *jsonParser) object(v *Value) {
 		if j.err {
 			return
 		}
-		f := Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}
-		if i := keys.find(v.Fields, key); i >= 0 {
-			j.p.addf(ruleLoadDuplicateKey, kl, kc, "", "key %q is given again (first at line %d); the last value wins", key, v.Fields[i].KeyLine)
-			v.Fields[i] = f
-		} else {
-			v.Fields = append(v.Fields, f)
-			keys.add(v.Fields, key)
-		}
+		j.p.setField(v, &keys, Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}, true)
 		j.skipSpace()
 		if j.pos >= len(j.src) {
 			j.fail("unexpected end of file in an object")

@@ -364,3 +364,17 @@ func (c *columnCache) column(lineStart, off int) int {
 	c.off = off
 	return c.col
 }
+
+// setField adds f to the object v, or replaces the field of the same key
+// (the last value wins, as in opm), reporting the duplicate when warn is set.
+func (p *fileParser) setField(v *Value, keys *keyIndex, f Field, warn bool) {
+	if i := keys.find(v.Fields, f.Key); i >= 0 {
+		if warn {
+			p.addf(ruleLoadDuplicateKey, int(f.KeyLine), int(f.KeyCol), "", "key %q is given again (first at line %d); the last value wins", f.Key, v.Fields[i].KeyLine)
+		}
+		v.Fields[i] = f
+		return
+	}
+	v.Fields = append(v.Fields, f)
+	keys.add(v.Fields, f.Key)
+}

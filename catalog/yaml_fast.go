@@ -1,8 +1,799 @@
 package catalog
 
-// yamlFast parses the block-style subset of YAML that real catalogs use.
-// ok is false when the chunk holds anything it does not fully handle; the
-// caller then uses yamlFull, which must give the same Value.
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// yamlFast parses the block-style YAML that real catalogs are made of —
+// block mappings and sequences, plain, quoted and literal scalars, empty flow
+// collections — straight into a Value, with the positions goyaml.v3 gives.
+// ok is false as soon as the chunk holds anything outside that subset or
+// anything invalid; the caller then uses yamlFull, which reports errors and
+// must give the same Value (FuzzYAMLFastMatchesFull checks it). Scalars that
+// fit on one line are substrings of the file, never copied.
 func (p *fileParser) yamlFast(c yamlChunk) (Value, bool) {
-	return Value{}, false
+	end := c.off + len(c.text)
+	if !fastYAMLChars(c.text) {
+		return Value{}, false
+	}
+	f := fastYAML{p: p, src: p.src, end: end, line: c.line}
+	f.setLine(c.off)
+	v := f.document()
+	if f.bail {
+		return Value{}, false
+	}
+	return v, true
+}
+
+// fastYAMLChars reports whether text holds only what the fast path handles:
+// printable ASCII, tabs, newlines and valid UTF-8 that YAML allows and reads
+// as no line break; and no document end marker.
+func fastYAMLChars(text string) bool {
+	ascii := true
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 0x20 && c < 0x7F || c == '\n' || c == '\t' {
+			continue
+		}
+		if c < 0x80 {
+			return false // control character or CR: let the full parser decide
+		}
+		ascii = false
+	}
+	if !ascii {
+		for _, r := range text {
+			switch {
+			case r == utf8.RuneError, r < 0xA0 && r >= 0x80, r == 0x2028, r == 0x2029, r == 0xFEFF,
+				r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
+				return false
+			}
+		}
+	}
+	return !strings.HasPrefix(text, "...") && !strings.Contains(text, "\n...")
+}
+
+// fastYAML is the cursor of the fast parser: the current line of the chunk.
+type fastYAML struct {
+	p     *fileParser
+	src   string // the whole file
+	end   int    // end of the chunk in src
+	ls    int    // start of the current line
+	le    int    // end of the current line (its '\n' or end)
+	line  int    // file line number of the current line
+	depth int
+	bail  bool
+}
+
+func (f *fastYAML) setLine(start int) {
+	f.ls = start
+	if start >= f.end {
+		f.le = f.end
+		return
+	}
+	if i := strings.IndexByte(f.src[start:f.end], '\n'); i >= 0 {
+		f.le = start + i
+	} else {
+		f.le = f.end
+	}
+}
+
+func (f *fastYAML) eof() bool { return f.ls >= f.end }
+
+func (f *fastYAML) advance() {
+	f.line++
+	f.setLine(f.le + 1)
+}
+
+// indent counts the leading spaces of the current line. A tab right after
+// them makes the line one the fast path does not handle.
+func (f *fastYAML) indent() int {
+	i := f.ls
+	for i < f.le && f.src[i] == ' ' {
+		i++
+	}
+	if i < f.le && f.src[i] == '\t' {
+		f.bail = true
+	}
+	return i - f.ls
+}
+
+// skipBlank moves to the next line holding content (not blank, not a comment).
+func (f *fastYAML) skipBlank() {
+	for !f.eof() && !f.bail {
+		i := f.ls + f.indent()
+		if i < f.le && f.src[i] != '#' {
+			return
+		}
+		f.advance()
+	}
+}
+
+func (f *fastYAML) pos(off int) (int32, int32) {
+	return int32(f.line), int32(f.p.cols.column(f.ls, off))
+}
+
+// document parses the chunk: an optional "---" line, then one block mapping.
+func (f *fastYAML) document() Value {
+	f.skipBlank()
+	if !f.eof() && strings.HasPrefix(f.src[f.ls:f.le], "---") {
+		f.advance()
+		f.skipBlank()
+	}
+	if f.eof() || f.bail {
+		f.bail = true
+		return Value{}
+	}
+	ind := f.indent()
+	if ind == 0 && f.src[f.ls] == '%' {
+		f.bail = true
+		return Value{}
+	}
+	off := f.ls + ind
+	if _, _, ok := f.keyAt(off); !ok {
+		f.bail = true
+		return Value{}
+	}
+	v := f.mapping(ind, off)
+	f.skipBlank()
+	if !f.eof() {
+		f.bail = true
+	}
+	return v
+}
+
+// isBlank reports a space or a tab.
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+// keyAt reads a mapping key starting at off on the current line: a plain
+// key up to ": " (or ':' at the end of the line), or a quoted key directly
+// followed by ':'. It returns the key, the offset after the ':' and ok.
+// Anything else — including keys the fast path does not handle — is !ok.
+func (f *fastYAML) keyAt(off int) (key string, after int, ok bool) {
+	s := f.src
+	if off >= f.le {
+		return "", 0, false
+	}
+	switch c := s[off]; c {
+	case '\'', '"':
+		return f.quotedKey(off)
+	case '-', '?', ':':
+		if off+1 >= f.le || isBlank(s[off+1]) {
+			return "", 0, false
+		}
+		if c != '-' {
+			return "", 0, false
+		}
+	case ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`':
+		return "", 0, false
+	}
+	i := off
+	for i < f.le {
+		c := s[i]
+		if c == ':' && (i+1 == f.le || s[i+1] == ' ') {
+			break
+		}
+		if c == ':' && s[i+1] == '\t' {
+			return "", 0, false
+		}
+		if c == '#' && isBlank(s[i-1]) {
+			return "", 0, false
+		}
+		i++
+	}
+	if i >= f.le || i-off > 1000 || isBlank(s[i-1]) {
+		return "", 0, false
+	}
+	raw := s[off:i]
+	if raw == "<<" {
+		return "", 0, false
+	}
+	key, problem := yamlKeyString(raw)
+	if problem != "" {
+		return "", 0, false
+	}
+	return key, i + 1, true
+}
+
+// quotedKey reads a single-line quoted key followed by ':'.
+func (f *fastYAML) quotedKey(off int) (string, int, bool) {
+	str, next, ok := f.quotedLine(off)
+	if !ok || next >= f.le || f.src[next] != ':' || (next+1 < f.le && f.src[next+1] != ' ') {
+		return "", 0, false
+	}
+	return str, next + 1, true
+}
+
+// node parses the value that starts on the current line, which is indented
+// more than parent.
+func (f *fastYAML) node(parent int) Value {
+	ind := f.indent()
+	off := f.ls + ind
+	s := f.src
+	if s[off] == '-' && (off+1 == f.le || s[off+1] == ' ') {
+		return f.sequence(ind)
+	}
+	if _, _, ok := f.keyAt(off); ok {
+		return f.mapping(ind, off)
+	}
+	return f.scalarAfter(off, parent, false)
+}
+
+func (f *fastYAML) enter() bool {
+	f.depth++
+	if f.depth > f.p.lim.MaxDepth {
+		f.bail = true // the full parser reports it
+		return false
+	}
+	return true
+}
+
+// mapping parses a block mapping whose keys are at column m; the first key
+// starts at off on the current line (which may follow a "- ").
+func (f *fastYAML) mapping(m, off int) Value {
+	line, col := f.pos(off)
+	v := Value{Kind: KindObject, Line: line, Col: col}
+	if !f.enter() {
+		return v
+	}
+	defer func() { f.depth-- }()
+	var keys keyIndex
+	for !f.bail {
+		key, after, ok := f.keyAt(off)
+		if !ok {
+			f.bail = true
+			return v
+		}
+		kl, kc := f.pos(off)
+		val := f.valueAfter(after, m, true)
+		if f.bail {
+			return v
+		}
+		f.p.setField(&v, &keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, true)
+		f.skipBlank()
+		if f.eof() || f.bail {
+			return v
+		}
+		ind := f.indent()
+		if ind < m {
+			return v
+		}
+		if ind > m {
+			f.bail = true
+			return v
+		}
+		off = f.ls + ind
+	}
+	return v
+}
+
+// sequence parses a block sequence whose dashes are at column s.
+func (f *fastYAML) sequence(s int) Value {
+	line, col := f.pos(f.ls + s)
+	v := Value{Kind: KindArray, Line: line, Col: col}
+	if !f.enter() {
+		return v
+	}
+	defer func() { f.depth-- }()
+	src := f.src
+	for !f.bail {
+		off := f.ls + s + 1
+		for off < f.le && src[off] == ' ' {
+			off++
+		}
+		if off < f.le && src[off] == '\t' {
+			f.bail = true
+			return v
+		}
+		var item Value
+		switch {
+		case off == f.le || src[off] == '#':
+			item = f.valueAfter(off, s, false)
+		case src[off] == '-' && (off+1 == f.le || src[off+1] == ' '):
+			f.bail = true // "- - x": a compact nested sequence
+			return v
+		default:
+			if _, _, ok := f.keyAt(off); ok {
+				item = f.mapping(off-f.ls, off)
+			} else {
+				item = f.scalarAfter(off, s, false)
+			}
+		}
+		if f.bail {
+			return v
+		}
+		v.Items = append(v.Items, item)
+		f.skipBlank()
+		if f.eof() || f.bail {
+			return v
+		}
+		ind := f.indent()
+		if ind < s {
+			return v
+		}
+		if ind > s {
+			f.bail = true
+			return v
+		}
+		if o := f.ls + s; src[o] != '-' || (o+1 < f.le && src[o+1] != ' ') {
+			return v // the parent mapping goes on (indentless sequence)
+		}
+	}
+	return v
+}
+
+// valueAfter parses the value that follows "key:" or "- " at off (spaces
+// skipped) in a collection at column parent. mapValue allows a sequence at
+// the key's own column on the next line.
+func (f *fastYAML) valueAfter(off, parent int, mapValue bool) Value {
+	s := f.src
+	for off < f.le && s[off] == ' ' {
+		off++
+	}
+	if off < f.le && s[off] == '\t' {
+		f.bail = true
+		return Value{}
+	}
+	if off < f.le && s[off] != '#' {
+		return f.scalarAfter(off, parent, true)
+	}
+	if off < f.le && !isBlank(s[off-1]) {
+		f.bail = true
+		return Value{}
+	}
+	// The value starts on a later line.
+	f.advance()
+	f.skipBlank()
+	if f.eof() || f.bail {
+		f.bail = true // an empty value: null, left to the full parser
+		return Value{}
+	}
+	ind := f.indent()
+	if ind > parent {
+		return f.node(parent)
+	}
+	if mapValue && ind == parent {
+		if o := f.ls + ind; s[o] == '-' && (o+1 == f.le || s[o+1] == ' ') {
+			return f.sequence(ind)
+		}
+	}
+	f.bail = true
+	return Value{}
+}
+
+// scalarAfter parses a scalar (or an empty flow collection) starting at off.
+// sameLine is true when it follows "key:" or "- " on the same line.
+func (f *fastYAML) scalarAfter(off, parent int, sameLine bool) Value {
+	s := f.src
+	line, col := f.pos(off)
+	var v Value
+	switch s[off] {
+	case '|':
+		v = f.literal(off, parent)
+	case '\'', '"':
+		v = f.quoted(off, parent)
+	case '[', '{':
+		close := byte(']')
+		kind := KindArray
+		if s[off] == '{' {
+			close, kind = '}', KindObject
+		}
+		if off+1 >= f.le || s[off+1] != close || !f.restIsComment(off+2) {
+			f.bail = true
+			return Value{}
+		}
+		if !f.enter() {
+			return Value{}
+		}
+		f.depth--
+		v = Value{Kind: kind}
+		f.advance()
+	case '>', '&', '*', '!', '%', '@', '`', '?', ':', ',', ']', '}', '#':
+		f.bail = true
+		return Value{}
+	case '-':
+		if off+1 == f.le || isBlank(s[off+1]) {
+			f.bail = true
+			return Value{}
+		}
+		v = f.plain(off, parent)
+	default:
+		v = f.plain(off, parent)
+	}
+	v.Line, v.Col = line, col
+	return v
+}
+
+// restIsComment reports whether the current line holds only blanks and an
+// optional comment from i on.
+func (f *fastYAML) restIsComment(i int) bool {
+	s := f.src
+	start := i
+	for i < f.le && isBlank(s[i]) {
+		i++
+	}
+	return i == f.le || (s[i] == '#' && i > start)
+}
+
+// plain parses a plain scalar starting at off, folding continuation lines
+// (indented more than parent) as YAML does, and resolves it as YAML 1.1.
+func (f *fastYAML) plain(off, parent int) Value {
+	s := f.src
+	end, ok := f.plainLineEnd(off)
+	if !ok {
+		f.bail = true
+		return Value{}
+	}
+	text := s[off:end]
+	commented := end < f.le
+	f.advance()
+	if !commented {
+		// Continuation lines, if any.
+		var b []byte
+		breaks := 0
+		for !f.eof() {
+			ind := f.indent()
+			if f.bail {
+				return Value{}
+			}
+			o := f.ls + ind
+			if o == f.le { // an empty line
+				breaks++
+				f.advance()
+				continue
+			}
+			if ind <= parent || s[o] == '#' {
+				break
+			}
+			switch s[o] {
+			case '-', '?', ':', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+				f.bail = true
+				return Value{}
+			}
+			e, ok := f.plainLineEnd(o)
+			if !ok || e < f.le {
+				f.bail = true
+				return Value{}
+			}
+			if b == nil {
+				b = append(make([]byte, 0, len(text)+e-o+16), text...)
+			}
+			if breaks == 0 {
+				b = append(b, ' ')
+			}
+			for ; breaks > 0; breaks-- {
+				b = append(b, '\n')
+			}
+			b = append(b, s[o:e]...)
+			f.advance()
+		}
+		if b != nil {
+			text = string(b)
+		}
+	}
+	v, rule, _ := resolvePlainScalar(text)
+	if rule != "" {
+		f.bail = true
+	}
+	return v
+}
+
+// plainLineEnd finds where a plain scalar's text ends on the current line
+// (before trailing blanks and a comment). ok is false when the line holds
+// ": " or ends with ':' (a mapping where a scalar is expected).
+func (f *fastYAML) plainLineEnd(off int) (int, bool) {
+	s := f.src
+	i := off
+	for i < f.le {
+		c := s[i]
+		if c == ':' && (i+1 == f.le || isBlank(s[i+1])) {
+			return 0, false
+		}
+		if c == '#' && i > off && isBlank(s[i-1]) {
+			break
+		}
+		i++
+	}
+	e := i
+	for e > off && isBlank(s[e-1]) {
+		e--
+	}
+	return e, true
+}
+
+// quotedLine reads a quoted scalar that closes on the current line. next is
+// the offset after the closing quote.
+func (f *fastYAML) quotedLine(off int) (str string, next int, ok bool) {
+	s := f.src
+	q := s[off]
+	i := off + 1
+	for i < f.le {
+		c := s[i]
+		if c == q {
+			if q == '\'' && i+1 < f.le && s[i+1] == '\'' {
+				break // an escaped quote: the slow loop handles it
+			}
+			return s[off+1 : i], i + 1, true
+		}
+		if c == '\\' && q == '"' {
+			break
+		}
+		i++
+	}
+	if i >= f.le {
+		return "", 0, false
+	}
+	var b []byte
+	b = append(b, s[off+1:i]...)
+	for i < f.le {
+		c := s[i]
+		switch {
+		case c == q && q == '\'':
+			if i+1 < f.le && s[i+1] == '\'' {
+				b = append(b, '\'')
+				i += 2
+				continue
+			}
+			return string(b), i + 1, true
+		case c == q:
+			return string(b), i + 1, true
+		case c == '\\' && q == '"':
+			var ok bool
+			b, i, ok = f.escape(b, i)
+			if !ok {
+				return "", 0, false
+			}
+		default:
+			b = append(b, c)
+			i++
+		}
+	}
+	return "", 0, false
+}
+
+// escape decodes the double-quoted escape at s[i] ('\\').
+func (f *fastYAML) escape(b []byte, i int) ([]byte, int, bool) {
+	s := f.src
+	if i+1 >= f.le {
+		return nil, 0, false // an escaped line break
+	}
+	c := s[i+1]
+	var r byte
+	switch c {
+	case '0':
+		r = 0
+	case 'a':
+		r = '\a'
+	case 'b':
+		r = '\b'
+	case 't', '\t':
+		r = '\t'
+	case 'n':
+		r = '\n'
+	case 'v':
+		r = '\v'
+	case 'f':
+		r = '\f'
+	case 'r':
+		r = '\r'
+	case 'e':
+		r = 0x1b
+	case ' ', '"', '/', '\\':
+		r = c
+	case 'x', 'u', 'U':
+		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		if i+2+n > f.le {
+			return nil, 0, false
+		}
+		var cp rune
+		for _, h := range []byte(s[i+2 : i+2+n]) {
+			switch {
+			case '0' <= h && h <= '9':
+				h -= '0'
+			case 'a' <= h && h <= 'f':
+				h = h - 'a' + 10
+			case 'A' <= h && h <= 'F':
+				h = h - 'A' + 10
+			default:
+				return nil, 0, false
+			}
+			cp = cp<<4 | rune(h)
+		}
+		if (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF {
+			return nil, 0, false
+		}
+		return utf8.AppendRune(b, cp), i + 2 + n, true
+	default:
+		return nil, 0, false // \N, \_, \L, \P and invalid escapes
+	}
+	return append(b, r), i + 2, true
+}
+
+// quoted parses a single- or double-quoted scalar starting at off, over
+// several lines if need be (folded as YAML does), and moves past it.
+func (f *fastYAML) quoted(off, parent int) Value {
+	if str, next, ok := f.quotedLine(off); ok {
+		if !f.restIsComment(next) {
+			f.bail = true
+			return Value{}
+		}
+		f.advance()
+		return Value{Kind: KindString, Str: str}
+	}
+	// A quoted scalar over several lines.
+	s := f.src
+	q := s[off]
+	var b []byte
+	i := off + 1
+	for {
+		// The text of this line up to a quote or the end of the line.
+		start := len(b)
+		closed := false
+		for i < f.le {
+			c := s[i]
+			if c == q {
+				if q == '\'' && i+1 < f.le && s[i+1] == '\'' {
+					b = append(b, '\'')
+					i += 2
+					continue
+				}
+				closed = true
+				break
+			}
+			if c == '\\' && q == '"' {
+				if i+1 == f.le { // escaped line break: no space is added
+					f.bail = true
+					return Value{}
+				}
+				var ok bool
+				b, i, ok = f.escape(b, i)
+				if !ok {
+					f.bail = true
+					return Value{}
+				}
+				start = len(b) // escaped characters are not trimmed
+				continue
+			}
+			b = append(b, c)
+			i++
+		}
+		if closed {
+			if !f.restIsComment(i + 1) {
+				f.bail = true
+				return Value{}
+			}
+			f.advance()
+			return Value{Kind: KindString, Str: string(b)}
+		}
+		// Trailing blanks of the line are dropped.
+		for len(b) > start && isBlank(b[len(b)-1]) {
+			b = b[:len(b)-1]
+		}
+		// Following lines: empty ones become line breaks, then one line break
+		// becomes a space.
+		breaks := 0
+		for {
+			f.advance()
+			if f.eof() {
+				f.bail = true
+				return Value{}
+			}
+			j := f.ls
+			for j < f.le && s[j] == ' ' {
+				j++
+			}
+			if j < f.le && s[j] == '\t' {
+				f.bail = true // tabs around indentation: leave them to the full parser
+				return Value{}
+			}
+			if j-f.ls <= parent && j < f.le {
+				f.bail = true // continuation not indented: leave it to the full parser
+				return Value{}
+			}
+			if j < f.le {
+				i = j
+				break
+			}
+			breaks++
+		}
+		if breaks == 0 {
+			b = append(b, ' ')
+		}
+		for ; breaks > 0; breaks-- {
+			b = append(b, '\n')
+		}
+	}
+}
+
+// literal parses a literal block scalar ("|", "|-", "|+") whose indicator is
+// at off, with content indented more than parent.
+func (f *fastYAML) literal(off, parent int) Value {
+	s := f.src
+	i := off + 1
+	chomp := byte(0)
+	if i < f.le && (s[i] == '-' || s[i] == '+') {
+		chomp = s[i]
+		i++
+	}
+	if !f.restIsComment(i) {
+		f.bail = true // an indentation indicator, or junk
+		return Value{}
+	}
+	f.advance()
+	// Leading empty lines, then the first content line sets the indentation.
+	type span struct{ a, b int }
+	var lines []span
+	maxLead := 0
+	contentIndent := -1
+	for !f.eof() {
+		j := f.ls
+		for j < f.le && s[j] == ' ' {
+			j++
+		}
+		if j < f.le {
+			if s[j] == '\t' {
+				f.bail = true
+				return Value{}
+			}
+			contentIndent = j - f.ls
+			break
+		}
+		maxLead = max(maxLead, j-f.ls)
+		lines = append(lines, span{})
+		f.advance()
+	}
+	if contentIndent <= parent || maxLead > contentIndent {
+		f.bail = true // empty scalar or odd leading lines
+		return Value{}
+	}
+	for !f.eof() {
+		j := f.ls
+		for j < f.le && j-f.ls < contentIndent && s[j] == ' ' {
+			j++
+		}
+		if j-f.ls == contentIndent {
+			lines = append(lines, span{j, f.le})
+		} else if j == f.le {
+			lines = append(lines, span{}) // an empty line, less indented
+		} else {
+			if s[j] == '\t' {
+				f.bail = true
+				return Value{}
+			}
+			break
+		}
+		f.advance()
+	}
+	// Trailing empty lines are kept only with "+".
+	last := len(lines) - 1
+	for last >= 0 && lines[last].a == lines[last].b {
+		last--
+	}
+	trailing := len(lines) - 1 - last
+	body := lines[:last+1]
+	if len(body) == 1 && chomp == 0 && body[0].b < f.end && trailing == 0 {
+		// One line with its line break: a substring of the file.
+		return Value{Kind: KindString, Str: s[body[0].a : body[0].b+1]}
+	}
+	n := 0
+	for _, l := range body {
+		n += l.b - l.a + 1
+	}
+	b := make([]byte, 0, n+trailing)
+	for k, l := range body {
+		if k > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, s[l.a:l.b]...)
+	}
+	switch chomp {
+	case 0:
+		b = append(b, '\n')
+	case '+':
+		b = append(b, '\n')
+		for ; trailing > 0; trailing-- {
+			b = append(b, '\n')
+		}
+	}
+	return Value{Kind: KindString, Str: string(b)}
 }

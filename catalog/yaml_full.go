@@ -13,8 +13,13 @@ import (
 // opm's sigs.k8s.io/yaml uses. It handles everything YAML allows; yamlFast
 // handles the common subset faster and defers here for the rest.
 func (p *fileParser) yamlFull(c yamlChunk) (Value, bool) {
+	// opm's line reader ends every line with '\n', the last one included.
+	text := []byte(c.text)
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		text = append(text, '\n')
+	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(c.text), &doc); err != nil {
+	if err := yaml.Unmarshal(text, &doc); err != nil {
 		line, msg := yamlErrorLine(err.Error())
 		p.addf(ruleLoadYAMLSyntax, c.line+line-1, 0, "", "invalid YAML: %s", msg)
 		return Value{}, false
@@ -178,16 +183,7 @@ func (c *nodeConverter) mapping(v *Value, keys *keyIndex, n *yaml.Node, depth in
 		if c.failed {
 			return
 		}
-		f := Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}
-		if j := keys.find(v.Fields, key); j >= 0 {
-			if !merged {
-				c.p.addf(ruleLoadDuplicateKey, int(kl), int(kc), "", "key %q is given again (first at line %d); the last value wins", key, v.Fields[j].KeyLine)
-			}
-			v.Fields[j] = f
-			continue
-		}
-		v.Fields = append(v.Fields, f)
-		keys.add(v.Fields, key)
+		c.p.setField(v, keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, !merged)
 	}
 }
 

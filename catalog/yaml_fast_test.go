@@ -1,0 +1,207 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// yamlChunks cuts src as parseYAMLStream does, without parsing.
+func yamlChunks(p *fileParser) []yamlChunk {
+	var chunks []yamlChunk
+	src := p.src
+	chunkStart, chunkLine, line := 0, 1, 1
+	for off := 0; off < len(src); {
+		end := strings.IndexByte(src[off:], '\n')
+		next := len(src)
+		if end >= 0 {
+			end += off
+			next = end + 1
+		} else {
+			end = len(src)
+		}
+		if strings.HasPrefix(src[off:end], "---") {
+			if rest := strings.TrimSpace(src[off+3 : end]); rest != "" && rest[0] != '#' {
+				return chunks
+			}
+			if off > chunkStart {
+				chunks = append(chunks, yamlChunk{text: src[chunkStart:off], off: chunkStart, line: chunkLine})
+				chunkStart, chunkLine = next, line+1
+			}
+		}
+		off = next
+		line++
+	}
+	if chunkStart < len(src) {
+		chunks = append(chunks, yamlChunk{text: src[chunkStart:], off: chunkStart, line: chunkLine})
+	}
+	return chunks
+}
+
+// compareFastFull parses every chunk of src both ways and fails on any
+// difference when the fast path did not bail. It returns how many chunks
+// the fast path took and how many there were.
+func compareFastFull(t testing.TB, name string, src string) (fast, total int) {
+	lim := DefaultLimits()
+	for _, c := range yamlChunks(newFileParser(name, src, lim)) {
+		if blankYAML(c.text) {
+			continue
+		}
+		total++
+		pf := newFileParser(name, src, lim)
+		fv, ok := pf.yamlFast(c)
+		if !ok {
+			continue
+		}
+		fast++
+		pl := newFileParser(name, src, lim)
+		lv, ok := pl.yamlFull(c)
+		if !ok {
+			t.Fatalf("%s:%d: fast path accepted a document the full parser refuses: %v\n%s", name, c.line, pl.findings, clip(c.text, 400))
+		}
+		if !reflect.DeepEqual(fv, lv) {
+			t.Fatalf("%s:%d: fast and full parsers differ:\n%s\nfast: %s\nfull: %s", name, c.line, clip(c.text, 400), describeDiff(fv, lv, ""), describeDiff(lv, fv, ""))
+		}
+		if !reflect.DeepEqual(pf.findings, pl.findings) {
+			t.Fatalf("%s:%d: findings differ: fast %v, full %v", name, c.line, pf.findings, pl.findings)
+		}
+	}
+	return fast, total
+}
+
+// describeDiff renders the first place where a differs from b.
+func describeDiff(a, b Value, path string) string {
+	if a.Kind != b.Kind || a.Str != b.Str || a.Line != b.Line || a.Col != b.Col || len(a.Fields) != len(b.Fields) || len(a.Items) != len(b.Items) {
+		return fmt.Sprintf("at %q: kind %v str %q at %d:%d (%d fields, %d items)", path, a.Kind, clip(a.Str, 60), a.Line, a.Col, len(a.Fields), len(a.Items))
+	}
+	for i := range a.Fields {
+		fa, fb := a.Fields[i], b.Fields[i]
+		if fa.Key != fb.Key || fa.KeyLine != fb.KeyLine || fa.KeyCol != fb.KeyCol {
+			return fmt.Sprintf("at %q: key %q at %d:%d", path, fa.Key, fa.KeyLine, fa.KeyCol)
+		}
+		if d := describeDiff(fa.Value, fb.Value, path+"."+fa.Key); d != "" {
+			return d
+		}
+	}
+	for i := range a.Items {
+		if d := describeDiff(a.Items[i], b.Items[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+func TestYAMLFastMatchesFullOnRealCatalogs(t *testing.T) {
+	for _, name := range []string{"community-operators-prod-v4.21", "community-operators-prod-v4.16"} {
+		dir := sharedCatalog(t, name)
+		fast, total := 0, 0
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if looksLikeJSON(string(data)) {
+				return nil
+			}
+			f, n := compareFastFull(t, path, string(data))
+			fast += f
+			total += n
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: fast path took %d of %d documents", name, fast, total)
+		if fast < total*9/10 {
+			t.Errorf("%s: fast path took only %d of %d documents", name, fast, total)
+		}
+	}
+}
+
+// loadCorpus returns the files under testdata/load, for tests and fuzz seeds.
+func loadCorpus(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(filepath.Join("testdata", "load"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[path] = data
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return files
+}
+
+// FuzzParseFile checks, for any input: no panic; every finding has a rule,
+// the file and a line; the fast YAML path agrees with the full one; and a
+// document that parses without findings equals what sigs.k8s.io/yaml (what
+// opm uses) makes of it.
+func FuzzParseFile(f *testing.F) {
+	for _, data := range loadCorpus(f) {
+		f.Add(data)
+	}
+	f.Add([]byte("schema: olm.package\nname: foo\n"))
+	f.Add([]byte(`{"schema":"olm.package","name":"foo"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxDepth: 50, MaxAliasExpansion: 1000, MaxDocuments: 100}
+		docs, findings := ParseFile("fuzz.yaml", data, lim)
+		for _, fd := range findings {
+			if fd.Rule == "" || fd.File != "fuzz.yaml" || fd.Line < 1 || fd.Message == "" {
+				t.Fatalf("finding lacks rule, file, line or message: %#v", fd)
+			}
+		}
+		src := string(data)
+		if looksLikeJSON(src) {
+			if len(findings) == 0 && len(docs) == 1 {
+				var want any
+				if err := json.Unmarshal(data, &want); err == nil {
+					assertSameJSON(t, docs[0].Value, want, src)
+				}
+			}
+			return
+		}
+		compareFastFull(t, "fuzz.yaml", src)
+		// The differential oracle: one clean document must equal sigs.k8s.io/yaml's reading.
+		if len(findings) == 0 && len(docs) == 1 && len(yamlChunks(newFileParser("fuzz.yaml", src, DefaultLimits()))) == 1 {
+			text := data
+			if len(text) > 0 && text[len(text)-1] != '\n' {
+				text = append(bytes.Clone(text), '\n')
+			}
+			j, err := sigsyaml.YAMLToJSON(text)
+			if err != nil {
+				t.Fatalf("we accept what sigs.k8s.io/yaml refuses (%v):\n%q", err, src)
+			}
+			var want any
+			if err := json.Unmarshal(j, &want); err != nil {
+				t.Fatalf("sigs.k8s.io/yaml gave bad JSON: %v", err)
+			}
+			assertSameJSON(t, docs[0].Value, want, src)
+		}
+	})
+}
+
+func assertSameJSON(t *testing.T, v Value, want any, src string) {
+	t.Helper()
+	var got any
+	if err := json.Unmarshal(v.AppendJSON(nil), &got); err != nil {
+		t.Fatalf("AppendJSON gave invalid JSON %s: %v", v.AppendJSON(nil), err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		w, _ := json.Marshal(want)
+		t.Fatalf("input %q\n got %s\nwant %s", src, v.AppendJSON(nil), w)
+	}
+}
