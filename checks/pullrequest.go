@@ -49,4 +49,7 @@ type PullRequest struct {
 	Teams policy.TeamResolver
 	// Limits bounds what is read from either revision.
 	Limits catalog.Limits
+
+	// Changes is computed by Prepare before the checks run; checks only read it.
+	Changes *ChangeSet
 }

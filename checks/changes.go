@@ -1,0 +1,421 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// DocKey identifies a catalog blob by content, not by path: its schema and the
+// package and name it declares.
+type DocKey struct {
+	Schema  string `json:"schema"`
+	Package string `json:"package,omitempty"`
+	Name    string `json:"name,omitempty"`
+}
+
+func (k DocKey) String() string {
+	switch {
+	case k.Schema == catalog.SchemaPackage:
+		return fmt.Sprintf("package %q", k.Package)
+	case k.Schema == catalog.SchemaDeprecation:
+		return fmt.Sprintf("deprecations of package %q", k.Package)
+	case k.Name == "":
+		return fmt.Sprintf("%s blob of package %q", k.Schema, k.Package)
+	}
+	kind := strings.TrimPrefix(k.Schema, "olm.")
+	return fmt.Sprintf("%s %q of package %q", kind, k.Name, k.Package)
+}
+
+// keyOf gives a blob its identity. olm.package blobs are keyed by the package
+// they declare; deprecations by their package (there is one per package).
+func keyOf(d *catalog.Doc) DocKey {
+	switch d.Schema {
+	case catalog.SchemaPackage:
+		return DocKey{Schema: d.Schema, Package: d.Name, Name: d.Name}
+	case catalog.SchemaDeprecation:
+		return DocKey{Schema: d.Schema, Package: d.Package}
+	}
+	return DocKey{Schema: d.Schema, Package: d.Package, Name: d.Name}
+}
+
+// packageOf is the package a blob belongs to ("" when it names none).
+func packageOf(d *catalog.Doc) string { return keyOf(d).Package }
+
+// ChangeKind says what happened to a blob between base and head.
+type ChangeKind string
+
+const (
+	Added    ChangeKind = "added"
+	Removed  ChangeKind = "removed"
+	Modified ChangeKind = "modified"
+)
+
+// DocChange is one blob that differs between base and head. Base is nil for an
+// added blob, Head for a removed one. Positions in Base are in the base
+// revision, in Head in the head revision; both relative to the catalog root.
+type DocChange struct {
+	Key  DocKey
+	Kind ChangeKind
+	Base *catalog.Doc
+	Head *catalog.Doc
+}
+
+// Touch is one place where a pull request touches a package: the start of a
+// blob in a changed file (in the head revision, or in the base revision when
+// the blob was removed).
+type Touch struct {
+	Pos catalog.Position
+	// InBase is set when Pos is in the base revision (the file or blob is gone in head).
+	InBase bool
+}
+
+// CatalogChange is what a pull request changes in one catalog root.
+type CatalogChange struct {
+	// Root is the catalog's directory, relative to the repository root.
+	Root string
+	// Head is the whole catalog of the head revision. Its positions are
+	// relative to Root: use RepoPath to turn them into repository paths.
+	Head *catalog.Catalog
+	// Docs are the blobs added, removed or modified, ordered by key.
+	Docs []DocChange
+	// Touched maps every package the pull request touches to where: any blob
+	// of it in a changed file, in base or head. A blob that names no package
+	// is listed under "".
+	Touched map[string][]Touch
+	// NewPackages are touched packages that no blob of the base revision names.
+	NewPackages map[string]bool
+	// Files are the changed files of this root.
+	Files []FileChange
+}
+
+// RepoPath turns a path relative to the catalog root into a repository path.
+func (c *CatalogChange) RepoPath(p string) string { return path.Join(c.Root, p) }
+
+// TouchedPackages returns the touched package names, sorted ("" first when present).
+func (c *CatalogChange) TouchedPackages() []string {
+	out := make([]string, 0, len(c.Touched))
+	for p := range c.Touched {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddedToChannels returns the bundles that the pull request adds to a channel:
+// new bundle blobs, and existing bundles given a new channel entry. Each is a
+// version users will upgrade to, so its CRDs are compared with every bundle it
+// upgrades from.
+func (c *CatalogChange) AddedToChannels() []BundleRef {
+	seen := map[BundleRef]bool{}
+	var out []BundleRef
+	add := func(r BundleRef) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, d := range c.Docs {
+		switch {
+		case d.Key.Schema == catalog.SchemaBundle && d.Kind == Added:
+			add(BundleRef{Package: d.Key.Package, Bundle: d.Key.Name})
+		case d.Key.Schema == catalog.SchemaChannel && d.Head != nil:
+			old := map[string]bool{}
+			if d.Base != nil {
+				for _, n := range entryNames(&d.Base.Value) {
+					old[n] = true
+				}
+			}
+			for _, n := range entryNames(&d.Head.Value) {
+				if !old[n] {
+					add(BundleRef{Package: d.Key.Package, Bundle: n})
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Package != out[j].Package {
+			return out[i].Package < out[j].Package
+		}
+		return out[i].Bundle < out[j].Bundle
+	})
+	return out
+}
+
+// BundleRef names a bundle of a package.
+type BundleRef struct{ Package, Bundle string }
+
+// entryNames reads the entry names of an olm.channel blob, skipping entries
+// whose name is not a string (validation reports those).
+func entryNames(ch *catalog.Value) []string {
+	entries := ch.Get("entries")
+	if entries == nil || entries.Kind != catalog.KindArray {
+		return nil
+	}
+	names := make([]string, 0, len(entries.Items))
+	for i := range entries.Items {
+		if n := entries.Items[i].Get("name"); n != nil && n.Kind == catalog.KindString {
+			names = append(names, n.Str)
+		}
+	}
+	return names
+}
+
+// ChangeSet is everything a pull request changes, by content.
+type ChangeSet struct {
+	Catalogs []*CatalogChange
+	// OtherFiles changed outside every catalog root.
+	OtherFiles []FileChange
+}
+
+// Prepare computes pr.Changes once, before the checks run. The runner calls it;
+// a caller running a check on its own calls it first.
+func Prepare(ctx context.Context, pr *PullRequest) error {
+	if pr.Changes != nil {
+		return nil
+	}
+	if pr.Policy == nil {
+		return errors.New("no policy: the base revision's policy (or the default) must be given")
+	}
+	cs := &ChangeSet{}
+	roots := make([]string, 0, len(pr.Policy.Catalogs))
+	for _, c := range pr.Policy.Catalogs {
+		roots = append(roots, c.Path)
+	}
+	byRoot := map[string][]FileChange{}
+	for _, f := range pr.Files {
+		root, ok := rootOf(roots, f.Path)
+		if !ok && f.OldPath != "" {
+			root, ok = rootOf(roots, f.OldPath)
+		}
+		if !ok {
+			cs.OtherFiles = append(cs.OtherFiles, f)
+			continue
+		}
+		byRoot[root] = append(byRoot[root], f)
+		// A rename across roots changes both.
+		if f.OldPath != "" {
+			if old, ok := rootOf(roots, f.OldPath); ok && old != root {
+				byRoot[old] = append(byRoot[old], f)
+			}
+		}
+	}
+	for _, root := range roots {
+		cc, err := diffRoot(ctx, pr, root, byRoot[root])
+		if err != nil {
+			return fmt.Errorf("catalog %s: %w", root, err)
+		}
+		cs.Catalogs = append(cs.Catalogs, cc)
+	}
+	pr.Changes = cs
+	return nil
+}
+
+// rootOf returns the catalog root that holds p, the deepest when roots nest.
+func rootOf(roots []string, p string) (string, bool) {
+	best, found := "", false
+	for _, r := range roots {
+		if r == "." || p == r || strings.HasPrefix(p, r+"/") {
+			if !found || len(r) > len(best) {
+				best, found = r, true
+			}
+		}
+	}
+	return best, found
+}
+
+// relTo returns p relative to root, and whether p lies inside root.
+func relTo(root, p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	if root == "." {
+		return p, true
+	}
+	if strings.HasPrefix(p, root+"/") {
+		return p[len(root)+1:], true
+	}
+	return "", false
+}
+
+func subFS(fsys fs.FS, root string) (fs.FS, error) {
+	if root == "." {
+		return fsys, nil
+	}
+	return fs.Sub(fsys, root)
+}
+
+// diffRoot loads the head catalog of one root in full (validation needs it)
+// and, from the base revision, only the files the pull request changed: blobs
+// in unchanged files are the same on both sides, so comparing the blobs of the
+// changed files is the exact content diff.
+func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileChange) (*CatalogChange, error) {
+	cc := &CatalogChange{Root: root, Files: files, Touched: map[string][]Touch{}, NewPackages: map[string]bool{}}
+	headFS, err := subFS(pr.Head.FS, root)
+	if err != nil {
+		return nil, err
+	}
+	cc.Head, err = catalog.Load(ctx, headFS, pr.Limits)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
+			cc.Head = catalog.NewCatalog(nil, nil)
+			return cc, nil
+		}
+		return nil, fmt.Errorf("loading head catalog: %w", err)
+	}
+
+	changedHead := map[string]bool{} // root-relative paths changed in head
+	changedBase := map[string]bool{} // root-relative paths changed in base
+	for _, f := range files {
+		if f.Status != FileDeleted {
+			if rel, ok := relTo(root, f.Path); ok {
+				changedHead[rel] = true
+			}
+		}
+		if f.Status != FileAdded {
+			old := f.Path
+			if f.OldPath != "" {
+				old = f.OldPath
+			}
+			if rel, ok := relTo(root, old); ok {
+				changedBase[rel] = true
+			}
+		}
+	}
+
+	var baseDocs []catalog.Doc
+	if len(changedBase) > 0 {
+		baseFS, err := subFS(pr.Base.FS, root)
+		if err != nil {
+			return nil, err
+		}
+		baseDocs, _, err = catalog.ReadFS(ctx, onlyFiles(baseFS, changedBase), pr.Limits)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading changed files of the base revision: %w", err)
+		}
+	}
+
+	basePackages := map[string]bool{}
+	var headChanged []*catalog.Doc
+	headDocs := cc.Head.Docs()
+	for i := range headDocs {
+		d := &headDocs[i]
+		if changedHead[d.Pos.File] {
+			headChanged = append(headChanged, d)
+		} else {
+			basePackages[packageOf(d)] = true // an unchanged file is the same in base
+		}
+	}
+	baseChanged := make([]*catalog.Doc, len(baseDocs))
+	for i := range baseDocs {
+		baseChanged[i] = &baseDocs[i]
+		basePackages[packageOf(&baseDocs[i])] = true
+	}
+
+	for _, d := range headChanged {
+		p := packageOf(d)
+		cc.Touched[p] = append(cc.Touched[p], Touch{Pos: d.Pos})
+	}
+	for _, d := range baseChanged {
+		p := packageOf(d)
+		cc.Touched[p] = append(cc.Touched[p], Touch{Pos: d.Pos, InBase: true})
+	}
+	// A changed file without blobs (emptied, comments only, unparsable)
+	// still touches the packages its other side held; a file with no blob on
+	// either side touches no package and is reported by the checks through Files.
+	for p := range cc.Touched {
+		if p != "" && !basePackages[p] {
+			cc.NewPackages[p] = true
+		}
+	}
+	cc.Docs = pairDocs(baseChanged, headChanged)
+	return cc, nil
+}
+
+// pairDocs pairs the blobs of the changed files by key, in load order when a
+// key repeats, and keeps the pairs that differ.
+func pairDocs(base, head []*catalog.Doc) []DocChange {
+	baseBy := map[DocKey][]*catalog.Doc{}
+	var keys []DocKey
+	for _, d := range base {
+		k := keyOf(d)
+		if _, ok := baseBy[k]; !ok {
+			keys = append(keys, k)
+		}
+		baseBy[k] = append(baseBy[k], d)
+	}
+	headBy := map[DocKey][]*catalog.Doc{}
+	for _, d := range head {
+		k := keyOf(d)
+		if _, ok := baseBy[k]; !ok {
+			if _, ok := headBy[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		headBy[k] = append(headBy[k], d)
+	}
+	var out []DocChange
+	for _, k := range keys {
+		b, h := baseBy[k], headBy[k]
+		n := max(len(b), len(h))
+		for i := range n {
+			switch {
+			case i >= len(b):
+				out = append(out, DocChange{Key: k, Kind: Added, Head: h[i]})
+			case i >= len(h):
+				out = append(out, DocChange{Key: k, Kind: Removed, Base: b[i]})
+			case !sameValue(&b[i].Value, &h[i].Value):
+				out = append(out, DocChange{Key: k, Kind: Modified, Base: b[i], Head: h[i]})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Key, out[j].Key
+		if a.Package != b.Package {
+			return a.Package < b.Package
+		}
+		if a.Schema != b.Schema {
+			return a.Schema < b.Schema
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// sameValue compares two values as JSON data: positions and the order of
+// object keys do not matter.
+func sameValue(a, b *catalog.Value) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case catalog.KindObject:
+		if len(a.Fields) != len(b.Fields) {
+			return false
+		}
+		for i := range a.Fields {
+			bv := b.Get(a.Fields[i].Key)
+			if bv == nil || !sameValue(&a.Fields[i].Value, bv) {
+				return false
+			}
+		}
+		return true
+	case catalog.KindArray:
+		if len(a.Items) != len(b.Items) {
+			return false
+		}
+		for i := range a.Items {
+			if !sameValue(&a.Items[i], &b.Items[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Str == b.Str
+}

@@ -1,0 +1,266 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/crd"
+)
+
+// ManifestSource reads the files under manifests/ of a bundle image. The
+// registry client implements it (with its host guard and budget); tests use
+// an in-process registry.
+type ManifestSource interface {
+	Manifests(ctx context.Context, image string) (map[string][]byte, error)
+}
+
+// CRDSafety compares the CRDs of every bundle the pull request adds to a
+// channel with those of every bundle a user could be upgrading from (an
+// upgrade edge into it in any channel: replaces, skips or skipRange), as OLM
+// v1's preflight would on a cluster, but before merge.
+type CRDSafety struct {
+	// Manifests reads bundle images for bundles that carry no olm.bundle.object
+	// (catalogs with olm.csv.metadata only). Nil: such bundles cannot be checked.
+	Manifests ManifestSource
+}
+
+func (CRDSafety) Name() string { return "crd-safety" }
+
+const (
+	ruleCRDNoSource        = "crd-safety.no-source"
+	ruleCRDInvalidOverride = "crd-safety.invalid-override"
+	ruleCRDUnreadable      = "crd-safety.unreadable"
+)
+
+func crdSafetyRules() []catalog.Rule {
+	return []catalog.Rule{
+		{ID: ruleCRDNoSource, Severity: catalog.SeverityWarning, Source: "catalogbot",
+			Summary: "the CRDs of a bundle could not be read (no olm.bundle.object and its image could not be read), so its upgrade safety is not verified",
+			Hint:    "make the bundle image readable by catalogbot (allowed registry, credentials), or embed the manifests as olm.bundle.object properties"},
+		{ID: ruleCRDInvalidOverride, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "crdSafety.overrides in .catalogbot.yaml names an unknown rule or severity",
+			Hint:    "use a rule id from docs/rules.md and one of error, warning, ignore"},
+		{ID: ruleCRDUnreadable, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "a CRD shipped by a bundle does not parse",
+			Hint:    "fix the CRD manifest in the bundle; a cluster would refuse it too"},
+	}
+}
+
+// bundleCRDs are the CRDs of one bundle and where to point findings at.
+type bundleCRDs struct {
+	crds []*crd.CRD
+	// pos maps a CRD name to the olm.bundle.object property that holds it
+	// (or to the bundle's image when the CRDs came from the image).
+	pos map[string]catalog.Position
+	// err says why the CRDs could not be read; findings were not.
+	err error
+	// findings are parse problems of the CRD documents.
+	findings []catalog.Finding
+}
+
+func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	var fs []catalog.Finding
+	overrides := crd.Overrides{}
+	for _, o := range pr.Policy.CRDSafety.Overrides {
+		rule, sev, err := crd.ParseOverride(o.Rule + "=" + o.Severity)
+		if err != nil {
+			fs = append(fs, catalog.Finding{Rule: ruleCRDInvalidOverride, Severity: catalog.SeverityError,
+				Position: catalog.Position{File: policyFile(pr), Line: o.Pos.Line, Column: o.Pos.Column},
+				Message:  err.Error(), Hint: ruleHint(ruleCRDInvalidOverride)})
+			continue
+		}
+		overrides[rule] = sev
+	}
+
+	var b strings.Builder
+	unverified := false
+	compared := 0
+	for _, cc := range pr.Changes.Catalogs {
+		cache := map[string]*bundleCRDs{}
+		get := func(pkg, name string) *bundleCRDs {
+			key := pkg + "\x00" + name
+			if bc, ok := cache[key]; ok {
+				return bc
+			}
+			bc := c.readCRDs(ctx, cc, pkg, name)
+			cache[key] = bc
+			return bc
+		}
+		for _, ref := range cc.AddedToChannels() {
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
+			edges := cc.Head.Predecessors(ref.Package, ref.Bundle)
+			if len(edges) == 0 || cc.Head.Package(ref.Package).Bundle(ref.Bundle) == nil {
+				continue
+			}
+			next := get(ref.Package, ref.Bundle)
+			fs = append(fs, next.findings...)
+			if next.err != nil {
+				unverified = true
+				fs = append(fs, noSource(cc, ref.Package, ref.Bundle, next.err))
+				continue
+			}
+			for _, e := range edges {
+				prev := get(ref.Package, e.From)
+				if prev.err != nil {
+					unverified = true
+					fs = append(fs, noSource(cc, ref.Package, e.From, prev.err))
+					continue
+				}
+				compared++
+				changes := crd.Diff(prev.crds, next.crds, crd.Options{Overrides: overrides})
+				for _, ch := range changes {
+					if ch.Rule == crd.RuleInvalidOverride {
+						continue // reported above at the policy's line
+					}
+					f := ch.Finding
+					f.Package = ref.Package
+					pos, ok := next.pos[ch.CRD]
+					if !ok {
+						pos = bundlePos(cc, ref.Package, ref.Bundle)
+					}
+					f.Position = pos
+					f.Message = fmt.Sprintf("upgrade %s → %s (%s in channel %s): CRD %s %s%s: %s",
+						e.From, ref.Bundle, e.Kind, e.Channel, ch.CRD, ch.Version, atPath(ch.Path), ch.Message)
+					f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + ch.OLMMessage())
+					fs = append(fs, f)
+				}
+				verdict := "safe"
+				if crd.Unsafe(changes) {
+					verdict = "**unsafe**"
+				}
+				fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): %s\n", e.From, ref.Bundle, e.Kind, e.Channel, verdict)
+			}
+		}
+	}
+	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	if res.Conclusion == Success && unverified {
+		res.Conclusion = Neutral
+	}
+	switch {
+	case res.Conclusion == Failure:
+		res.Title = "Unsafe CRD changes"
+	case res.Conclusion == Neutral:
+		res.Title = "Some CRDs could not be read"
+	case compared == 0:
+		res.Title = "No upgrade to compare"
+	default:
+		res.Title = "CRD changes are safe"
+	}
+	if compared == 0 && b.Len() == 0 {
+		res.Summary = "No bundle added to a channel has a bundle it upgrades from, so there are no CRDs to compare."
+	} else {
+		res.Summary = "Each bundle added to a channel was compared with every bundle it upgrades from:\n\n" + b.String()
+	}
+	return res, nil
+}
+
+func atPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " at " + p
+}
+
+func policyFile(pr *PullRequest) string {
+	if pr.Policy.File != "" {
+		return pr.Policy.File
+	}
+	return ".catalogbot.yaml"
+}
+
+func bundlePos(cc *CatalogChange, pkg, name string) catalog.Position {
+	b := cc.Head.Package(pkg).Bundle(name)
+	if b == nil {
+		return catalog.Position{}
+	}
+	p := b.Pos
+	p.File = cc.RepoPath(p.File)
+	return p
+}
+
+func noSource(cc *CatalogChange, pkg, name string, err error) catalog.Finding {
+	return catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Position: bundlePos(cc, pkg, name), Package: pkg,
+		Message: fmt.Sprintf("cannot read the CRDs of bundle %q: %v", name, err), Hint: ruleHint(ruleCRDNoSource)}
+}
+
+// readCRDs gets a bundle's CRDs from its olm.bundle.object properties, or
+// from its image's manifests/ when it has none.
+func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name string) *bundleCRDs {
+	bc := &bundleCRDs{pos: map[string]catalog.Position{}}
+	b := cc.Head.Package(pkg).Bundle(name)
+	if b == nil {
+		bc.err = errors.New("the bundle is not in the catalog")
+		return bc
+	}
+	if b.HasObjects() {
+		objs, err := b.Objects()
+		if err != nil {
+			bc.err = fmt.Errorf("its olm.bundle.object properties do not decode: %w", err)
+			return bc
+		}
+		var props []*catalog.Property
+		for i := range b.Properties {
+			if b.Properties[i].Type == catalog.PropertyBundleObject {
+				props = append(props, &b.Properties[i])
+			}
+		}
+		for i, data := range objs {
+			pos := b.Pos
+			if i < len(props) {
+				pos = props[i].Pos
+			}
+			pos.File = cc.RepoPath(pos.File)
+			bc.add(fmt.Sprintf("%s (olm.bundle.object #%d of %s)", pos.File, i, name), data, pos)
+		}
+		return bc
+	}
+	if c.Manifests == nil || b.Image == "" {
+		bc.err = errors.New("it has no olm.bundle.object properties and no image source is configured")
+		return bc
+	}
+	files, err := c.Manifests.Manifests(ctx, b.Image)
+	if err != nil {
+		bc.err = fmt.Errorf("reading %s: %w", b.Image, err)
+		return bc
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	pos := b.ImagePos
+	pos.File = cc.RepoPath(pos.File)
+	for _, n := range names {
+		bc.add(b.Image+"#"+path.Clean(n), files[n], pos)
+	}
+	return bc
+}
+
+func (bc *bundleCRDs) add(label string, data []byte, pos catalog.Position) {
+	crds, found, _ := crd.ParseManifests(label, data)
+	for _, f := range found {
+		if f.Severity != catalog.SeverityError {
+			continue
+		}
+		f.Rule, f.Hint = ruleCRDUnreadable, ruleHint(ruleCRDUnreadable)
+		f.Message = fmt.Sprintf("%s: %s", f.Position, f.Message)
+		f.Position = pos
+		bc.findings = append(bc.findings, f)
+	}
+	for _, c := range crds {
+		bc.crds = append(bc.crds, c)
+		if _, ok := bc.pos[c.Name]; !ok {
+			bc.pos[c.Name] = pos
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// Immutability checks that released content stays as it was: a bundle present
+// in the base revision is neither modified nor removed, and no entry of a
+// released channel is removed. A broken bundle is fixed by a new bundle with
+// an upgrade edge from it, never by editing it. Maintainers may still do it
+// (to pull a dangerous release, say): for them the findings are warnings.
+type Immutability struct{}
+
+func (Immutability) Name() string { return "immutability" }
+
+const (
+	ruleBundleModified = "immutability.bundle-modified"
+	ruleBundleRemoved  = "immutability.bundle-removed"
+	ruleEntryRemoved   = "immutability.entry-removed"
+)
+
+func immutabilityRules() []catalog.Rule {
+	return []catalog.Rule{
+		{ID: ruleBundleModified, Severity: catalog.SeverityError, Source: "seed 000 (immutable bundles); production pipelines",
+			Summary: "a released bundle (present on the base branch) was modified",
+			Hint:    "revert the change to the released bundle and publish a new bundle version with an upgrade edge (replaces/skips) from it"},
+		{ID: ruleBundleRemoved, Severity: catalog.SeverityError, Source: "seed 000 (immutable bundles); production pipelines",
+			Summary: "a released bundle was removed from the catalog",
+			Hint:    "keep the bundle; to stop new installs, deprecate it with an olm.deprecations entry or publish a fixed version that skips it"},
+		{ID: ruleEntryRemoved, Severity: catalog.SeverityError, Source: "production pipelines (released channel entries are not removed)",
+			Summary: "an entry of a released channel was removed, cutting the upgrade path of users on that version",
+			Hint:    "keep the entry; deprecate the bundle or channel instead (olm.deprecations)"},
+	}
+}
+
+func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	sev := catalog.SeverityError
+	maint, _ := pr.Policy.IsMaintainer(ctx, pr.Author, pr.Teams)
+	if maint == policy.Yes {
+		sev = catalog.SeverityWarning
+	}
+	var fs []catalog.Finding
+	add := func(rule, pkg string, pos catalog.Position, msg string) {
+		fs = append(fs, catalog.Finding{Rule: rule, Severity: sev, Position: pos, Package: pkg, Message: msg, Hint: ruleHint(rule)})
+	}
+	for _, cc := range pr.Changes.Catalogs {
+		for _, d := range cc.Docs {
+			switch d.Key.Schema {
+			case catalog.SchemaBundle:
+				switch d.Kind {
+				case Modified:
+					add(ruleBundleModified, d.Key.Package, headPos(cc, d),
+						fmt.Sprintf("released bundle %q of package %q was modified (changed: %s)", d.Key.Name, d.Key.Package, strings.Join(changedKeys(&d.Base.Value, &d.Head.Value), ", ")))
+				case Removed:
+					add(ruleBundleRemoved, d.Key.Package, basePos(cc, d),
+						fmt.Sprintf("released bundle %q of package %q was removed", d.Key.Name, d.Key.Package))
+				}
+			case catalog.SchemaChannel:
+				if d.Base == nil {
+					continue
+				}
+				var kept map[string]bool
+				if d.Head != nil {
+					kept = map[string]bool{}
+					for _, n := range entryNames(&d.Head.Value) {
+						kept[n] = true
+					}
+				}
+				var gone []string
+				for _, n := range entryNames(&d.Base.Value) {
+					if !kept[n] {
+						gone = append(gone, n)
+					}
+				}
+				if len(gone) == 0 {
+					continue
+				}
+				pos := basePos(cc, d)
+				if d.Head != nil {
+					pos = headPos(cc, d)
+				}
+				for _, n := range gone {
+					add(ruleEntryRemoved, d.Key.Package, pos,
+						fmt.Sprintf("entry %q was removed from released channel %q of package %q", n, d.Key.Name, d.Key.Package))
+				}
+			}
+		}
+	}
+	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	switch {
+	case len(fs) == 0:
+		res.Title = "Released content unchanged"
+		res.Summary = "No released bundle or channel entry was modified or removed."
+	case res.Conclusion == Success:
+		res.Title = "Released content changed by a maintainer"
+		res.Summary = fmt.Sprintf("@%s is a maintainer, so changes to released content are warnings. %d change(s) are annotated.", pr.Author, len(fs))
+	default:
+		res.Title = "Released content was changed"
+		res.Summary = fmt.Sprintf("%d change(s) to released content are annotated. Bundles on the base branch are released: fix a bundle by publishing a new version with an upgrade edge from it.", len(fs))
+	}
+	return res, nil
+}
+
+// headPos is where a changed blob starts in head, as a repository path.
+func headPos(cc *CatalogChange, d DocChange) catalog.Position {
+	p := d.Head.Pos
+	p.File = cc.RepoPath(p.File)
+	return p
+}
+
+// basePos names the file a removed blob was in; base lines do not exist in
+// head, so only the file is given.
+func basePos(cc *CatalogChange, d DocChange) catalog.Position {
+	return catalog.Position{File: cc.RepoPath(d.Base.Pos.File)}
+}
+
+// changedKeys lists the top-level keys whose values differ, sorted.
+func changedKeys(a, b *catalog.Value) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range []*catalog.Value{a, b} {
+		for _, f := range v.Fields {
+			if seen[f.Key] {
+				continue
+			}
+			seen[f.Key] = true
+			av, bv := a.Get(f.Key), b.Get(f.Key)
+			if av == nil || bv == nil || !sameValue(av, bv) {
+				out = append(out, f.Key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,74 @@
+package checks
+
+import (
+	"io/fs"
+	"path"
+)
+
+// onlyFiles shows a tree with just the given files (slash paths), every
+// directory on the way to them, and every .indexignore file, so that the
+// catalog loader reads those files and applies the same ignore rules it
+// applies to the whole tree.
+func onlyFiles(fsys fs.FS, files map[string]bool) fs.FS {
+	dirs := map[string]bool{".": true}
+	for f := range files {
+		for d := path.Dir(f); ; d = path.Dir(d) {
+			dirs[d] = true
+			if d == "." {
+				break
+			}
+		}
+	}
+	return &filteredFS{fsys: fsys, files: files, dirs: dirs}
+}
+
+type filteredFS struct {
+	fsys  fs.FS
+	files map[string]bool
+	dirs  map[string]bool
+}
+
+func (f *filteredFS) visible(name string, isDir bool) bool {
+	if isDir {
+		return f.dirs[name]
+	}
+	return f.files[name] || path.Base(name) == ".indexignore"
+}
+
+func (f *filteredFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) || !(f.dirs[name] || f.visible(name, false)) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return f.fsys.Open(name)
+}
+
+func (f *filteredFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) || !(f.dirs[name] || f.visible(name, false)) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.Stat(f.fsys, name)
+}
+
+func (f *filteredFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !f.dirs[name] {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	all, err := fs.ReadDir(f.fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, e := range all {
+		if f.visible(path.Join(name, e.Name()), e.IsDir()) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (f *filteredFS) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) || !f.visible(name, false) {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.ReadFile(f.fsys, name)
+}

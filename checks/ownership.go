@@ -1,0 +1,226 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// Ownership checks that the author may change everything the pull request
+// touches: every package (by the content of the blobs, not by folder), new
+// packages, protected paths and files outside the catalogs. Owners and
+// maintainers come from the base revision's policy.
+type Ownership struct{}
+
+func (Ownership) Name() string { return "ownership" }
+
+const (
+	ruleNotOwner       = "ownership.not-owner"
+	ruleNewPackage     = "ownership.new-package"
+	ruleProtectedPath  = "ownership.protected-path"
+	ruleOutsideCatalog = "ownership.outside-catalog"
+	ruleNoPackage      = "ownership.no-package"
+	ruleCannotVerify   = "ownership.cannot-verify"
+)
+
+func ownershipRules() []catalog.Rule {
+	return []catalog.Rule{
+		{ID: ruleNotOwner, Severity: catalog.SeverityError, Source: "catalogbot (production pipelines' per-package reviewers)",
+			Summary: "the pull request touches a package its author does not own",
+			Hint:    "ask an owner of the package (listed under packages in the base branch's .catalogbot.yaml) to make or approve the change, or split the pull request per package"},
+		{ID: ruleNewPackage, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "the pull request adds a package and the policy lets only maintainers add packages",
+			Hint:    "ask a maintainer to add the package and its owners to .catalogbot.yaml first, in a separate pull request"},
+		{ID: ruleProtectedPath, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "the pull request changes a path only maintainers may change (protectedPaths, and always .catalogbot.yaml)",
+			Hint:    "leave the file out of this pull request, or ask a maintainer to make the change"},
+		{ID: ruleOutsideCatalog, Severity: catalog.SeverityError, Source: "catalogbot (production pipelines: catalog changes are not mixed with unrelated files)",
+			Summary: "the pull request changes files outside the catalogs declared in the policy",
+			Hint:    "keep catalog changes and other changes in separate pull requests; only maintainers change files outside the catalogs"},
+		{ID: ruleNoPackage, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "a changed catalog file holds no blob of any package, so no package owner can vouch for it",
+			Hint:    "put the content in the package's own blobs, or ask a maintainer"},
+		{ID: ruleCannotVerify, Severity: catalog.SeverityWarning, Source: "catalogbot",
+			Summary: "membership of a team in the policy could not be checked, so ownership cannot be verified",
+			Hint:    "make the team resolvable (the App needs members:read; the CLI takes --team-members FILE), or list the owners by login"},
+	}
+}
+
+func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	pol := pr.Policy
+	maint, maintErr := pol.IsMaintainer(ctx, pr.Author, pr.Teams)
+	if maint == policy.Yes {
+		return Result{Conclusion: Success, Title: "Author is a maintainer",
+			Summary: fmt.Sprintf("@%s is a maintainer of this repository and may change anything.", pr.Author)}, nil
+	}
+	var fs []catalog.Finding
+	unverified := false
+	cannotVerify := func(pos catalog.Position, pkg string, err error) {
+		unverified = true
+		fs = append(fs, catalog.Finding{Rule: ruleCannotVerify, Severity: catalog.SeverityWarning, Position: pos, Package: pkg,
+			Message: err.Error(), Hint: ruleHint(ruleCannotVerify)})
+	}
+	notMaintainer := func(pos catalog.Position, rule, pkg, msg string) {
+		if maint == policy.Unresolved {
+			cannotVerify(pos, pkg, fmt.Errorf("%s, unless @%s is a maintainer: %v", msg, pr.Author, maintErr))
+			return
+		}
+		fs = append(fs, catalog.Finding{Rule: rule, Severity: catalog.SeverityError, Position: pos, Package: pkg, Message: msg, Hint: ruleHint(rule)})
+	}
+
+	var owned, touched []string
+	for _, cc := range pr.Changes.Catalogs {
+		for _, pkg := range cc.TouchedPackages() {
+			positions := touchPositions(cc, cc.Touched[pkg])
+			if pkg == "" {
+				for _, pos := range positions {
+					notMaintainer(pos, ruleNoPackage, "", "this file changes catalog content that belongs to no package")
+				}
+				continue
+			}
+			touched = append(touched, pkg)
+			if cc.NewPackages[pkg] {
+				if pol.NewPackages == policy.NewPackagesAnyone {
+					owned = append(owned, pkg)
+					continue
+				}
+				for _, pos := range positions {
+					notMaintainer(pos, ruleNewPackage, pkg,
+						fmt.Sprintf("adds the new package %q; the policy lets only maintainers add packages", pkg))
+				}
+				continue
+			}
+			d, err := pol.IsOwner(ctx, pkg, pr.Author, pr.Teams)
+			switch d {
+			case policy.Yes:
+				owned = append(owned, pkg)
+			case policy.Unresolved:
+				for _, pos := range positions {
+					cannotVerify(pos, pkg, err)
+				}
+			default:
+				owners, listed := pol.Owners(pkg)
+				who := "it has no owners in the policy, so only maintainers may change it"
+				if listed && len(owners) > 0 {
+					who = "its owners are " + principals(owners)
+				}
+				for _, pos := range positions {
+					notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, who))
+				}
+			}
+		}
+	}
+	for _, f := range pr.Files {
+		for _, p := range changedPaths(f) {
+			if pol.Protected(p) {
+				notMaintainer(catalog.Position{File: p}, ruleProtectedPath, "", fmt.Sprintf("%s is protected: only maintainers may change it", p))
+			}
+		}
+	}
+	for _, f := range pr.Changes.OtherFiles {
+		if pol.Protected(f.Path) || (f.OldPath != "" && pol.Protected(f.OldPath)) {
+			continue // already reported as protected
+		}
+		notMaintainer(catalog.Position{File: f.Path}, ruleOutsideCatalog, "",
+			fmt.Sprintf("%s is outside the catalogs of this repository (%s)", f.Path, catalogRoots(pol)))
+	}
+
+	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	if res.Conclusion == Success && unverified {
+		res.Conclusion = Neutral
+	}
+	var b strings.Builder
+	switch res.Conclusion {
+	case Success:
+		res.Title = "Author owns everything touched"
+		fmt.Fprintf(&b, "@%s owns every package this pull request touches", pr.Author)
+		if len(owned) > 0 {
+			fmt.Fprintf(&b, ": %s", quoteList(owned))
+		}
+		b.WriteString(".\n")
+	case Neutral:
+		res.Title = "Ownership could not be verified"
+		b.WriteString("Team membership could not be resolved, so ownership is not verified. This is not a pass.\n")
+	default:
+		res.Title = "Author may not make some of these changes"
+		fmt.Fprintf(&b, "@%s may not make some of these changes; each is annotated on its line.\n", pr.Author)
+	}
+	if len(touched) > 0 {
+		fmt.Fprintf(&b, "\nPackages touched: %s.\n", quoteList(touched))
+	}
+	b.WriteString("\nOwners and maintainers are read from `.catalogbot.yaml` on the base branch; changes to it in this pull request do not count.\n")
+	res.Summary = b.String()
+	return res, nil
+}
+
+// touchPositions gives one position per file that touches the package: the
+// first blob of it in that file, as a repository path.
+func touchPositions(cc *CatalogChange, ts []Touch) []catalog.Position {
+	seen := map[string]bool{}
+	var out []catalog.Position
+	for _, t := range ts {
+		key := fmt.Sprint(t.InBase, t.Pos.File)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		pos := t.Pos
+		pos.File = cc.RepoPath(pos.File)
+		if t.InBase {
+			// The blob is gone from head: point at the file, which GitHub shows as changed.
+			pos.Line, pos.Column = 0, 0
+		}
+		out = append(out, pos)
+	}
+	// A file both in base and head is reported once, at its head position.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	dedup := out[:0]
+	for i, p := range out {
+		if i > 0 && p.File == out[i-1].File {
+			continue
+		}
+		dedup = append(dedup, p)
+	}
+	return dedup
+}
+
+func changedPaths(f FileChange) []string {
+	if f.OldPath != "" && f.OldPath != f.Path {
+		return []string{f.Path, f.OldPath}
+	}
+	return []string{f.Path}
+}
+
+func principals(ps []policy.Principal) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = "@" + strings.TrimPrefix(p.String(), "@")
+	}
+	return strings.Join(s, ", ")
+}
+
+func catalogRoots(p *policy.Policy) string {
+	if len(p.Catalogs) == 0 {
+		return "the policy declares none"
+	}
+	s := make([]string, len(p.Catalogs))
+	for i, c := range p.Catalogs {
+		s[i] = c.Path
+	}
+	return "catalogs: " + strings.Join(s, ", ")
+}
+
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("`%s`", s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,73 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// Validation validates the head revision's catalogs as opm validate would,
+// limited to the packages the pull request touches plus the catalog-wide
+// rules, so its cost follows the change.
+type Validation struct{}
+
+func (Validation) Name() string { return "validation" }
+
+func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	var fs []catalog.Finding
+	var b strings.Builder
+	checked := 0
+	for _, cc := range pr.Changes.Catalogs {
+		if len(cc.Files) == 0 {
+			continue
+		}
+		checked++
+		pkgs := cc.TouchedPackages()
+		if len(pkgs) == 0 {
+			// Only content of no package changed: the catalog-wide rules still apply.
+			pkgs = []string{""}
+		}
+		found := catalog.Validate(cc.Head, catalog.ValidateOptions{Packages: pkgs})
+		errs := 0
+		for _, f := range found {
+			f.File = cc.RepoPath(f.File)
+			fs = append(fs, f)
+			if f.Severity == catalog.SeverityError {
+				errs++
+			}
+		}
+		verdict := "valid"
+		if errs > 0 {
+			verdict = fmt.Sprintf("**invalid**: %d error(s)", errs)
+		}
+		fmt.Fprintf(&b, "- `%s`: %s (packages checked: %s)\n", cc.Root, verdict, quoteList(nonEmpty(pkgs)))
+	}
+	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	switch {
+	case checked == 0:
+		res.Title = "No catalog changed"
+		res.Summary = "This pull request changes no file in the catalogs declared by the policy."
+		return res, nil
+	case res.Conclusion == Success:
+		res.Title = "Catalog is valid"
+	default:
+		res.Title = "Catalog is invalid"
+	}
+	res.Summary = "Validated as `opm validate` (v1.60.0) would, with the rules of newer opm releases, limited to the packages this pull request touches and the catalog-wide rules.\n\n" + b.String()
+	return res, nil
+}
+
+func nonEmpty(ss []string) []string {
+	out := ss[:0:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
