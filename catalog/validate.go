@@ -101,9 +101,12 @@ func (v *validator) pkg(p *Package) {
 		v.orphans(p)
 		return
 	}
-	if len(p.Name) > 63 || !dns1123Label.MatchString(p.Name) {
+	if len(p.Name) > 63 {
 		v.add(rulePackageNameInvalid, p.NamePos, p.Name,
-			"package name %q is not a valid DNS-1123 label: it must be at most 63 characters of lower-case letters, digits and '-', and start and end with a letter or digit", p.Name)
+			"package name %q is %d characters long; a package name is a DNS-1123 label of at most 63 characters", p.Name, len(p.Name))
+	} else if !dns1123Label.MatchString(p.Name) {
+		v.add(rulePackageNameInvalid, p.NamePos, p.Name,
+			"package name %q is not a valid DNS-1123 label: only lower-case letters, digits and '-', starting and ending with a letter or digit", p.Name)
 	}
 	switch {
 	case p.DefaultChannel == "":
@@ -235,7 +238,7 @@ func (v *validator) graph(p *Package, ch *Channel) {
 	w := ch.walkReplaces(heads[0])
 	if w.cycle != nil {
 		v.add(ruleChannelCycle, w.cycleAt.ReplacesPos, p.Name,
-			"replaces chain of channel %q loops: %s", ch.Name, strings.Join(w.cycle, " -> "))
+			"replaces chain of channel %q loops: %s", ch.Name, quotedChain(w.cycle))
 		return
 	}
 	for _, e := range w.stranded {
@@ -398,4 +401,12 @@ func (v *validator) deprecations(p *Package) {
 			}
 		}
 	}
+}
+
+func quotedChain(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, " -> ")
 }
