@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// validateReport is the JSON shape of `catalog-check validate --output json`.
+type validateReport struct {
+	Valid    bool              `json:"valid"`
+	Findings []catalog.Finding `json:"findings"`
+	Catalogs []catalogSummary  `json:"catalogs"`
+}
+
+// catalogSummary is the outcome for one DIR argument.
+type catalogSummary struct {
+	Dir      string `json:"dir"`
+	Valid    bool   `json:"valid"`
+	Error    string `json:"error,omitempty"` // set when the directory could not be read
+	Packages int    `json:"packages"`
+	Bundles  int    `json:"bundles"`
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+}
+
+// runValidate validates each DIR as its own catalog root, as opm validate would.
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	output := fl.String("output", "text", "output format: text or json")
+	quiet := fl.Bool("q", false, "print only the summary line of each catalog (text output)")
+	noHints := fl.Bool("no-hints", false, "do not print a hint under each finding (text output)")
+	timeout := fl.Duration("timeout", 5*time.Minute, "give up reading a catalog after this long")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: catalog-check validate [flags] DIR...")
+		fmt.Fprintln(stderr, "\nValidates each DIR as a file-based catalog root, with the verdict of opm validate")
+		fmt.Fprintln(stderr, "(v1.60.0, plus the image and skipRange checks of newer opm) and file:line:col for")
+		fmt.Fprintln(stderr, "every finding. Exit 0: valid (warnings allowed); 1: invalid; 2: could not run.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		return exitCannotRun
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(stderr, "catalog-check validate: --output must be text or json, not %q\n", *output)
+		return exitCannotRun
+	}
+	dirs := fl.Args()
+	if len(dirs) == 0 {
+		fl.Usage()
+		return exitCannotRun
+	}
+
+	report := validateReport{Valid: true, Findings: []catalog.Finding{}}
+	cannotRun := false
+	for _, dir := range dirs {
+		sum, findings := validateDir(ctx, dir, *timeout)
+		if sum.Error != "" {
+			cannotRun = true
+			fmt.Fprintf(stderr, "catalog-check validate: %s: %s\n", dir, sum.Error)
+		}
+		report.Valid = report.Valid && sum.Valid
+		report.Catalogs = append(report.Catalogs, sum)
+		report.Findings = append(report.Findings, findings...)
+		if *output == "text" {
+			writeValidateText(stdout, sum, findings, *quiet, !*noHints)
+		}
+	}
+	if *output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			fmt.Fprintf(stderr, "catalog-check validate: %v\n", err)
+			return exitCannotRun
+		}
+	}
+	switch {
+	case cannotRun:
+		return exitCannotRun
+	case !report.Valid:
+		return exitFail
+	}
+	return exitPass
+}
+
+// validateDir loads and validates one catalog root. Finding paths are made
+// relative to the working directory by joining them to dir.
+func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalogSummary, []catalog.Finding) {
+	sum := catalogSummary{Dir: dir}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := catalog.LoadDir(ctx, dir, catalog.DefaultLimits())
+	if err != nil {
+		sum.Error = err.Error()
+		return sum, nil
+	}
+	findings := catalog.Validate(c, catalog.ValidateOptions{})
+	for i := range findings {
+		f := &findings[i]
+		f.File = filepath.Join(dir, filepath.FromSlash(f.File))
+		if f.Severity == catalog.SeverityError {
+			sum.Errors++
+		} else {
+			sum.Warnings++
+		}
+	}
+	for _, p := range c.Packages {
+		if p.Declared {
+			sum.Packages++
+		}
+		sum.Bundles += len(p.Bundles)
+	}
+	sum.Valid = sum.Errors == 0
+	return sum, findings
+}
+
+func writeValidateText(w io.Writer, sum catalogSummary, findings []catalog.Finding, quiet, hints bool) {
+	if sum.Error != "" {
+		fmt.Fprintf(w, "%s: could not validate: %s\n", sum.Dir, sum.Error)
+		return
+	}
+	if !quiet {
+		for _, f := range findings {
+			// path:line:col: rule-id: message; warnings say so before the message.
+			sev := ""
+			if f.Severity != catalog.SeverityError {
+				sev = string(f.Severity) + ": "
+			}
+			fmt.Fprintf(w, "%s: %s: %s%s\n", f.Position, f.Rule, sev, f.Message)
+			if hints && f.Hint != "" {
+				fmt.Fprintf(w, "    hint: %s\n", f.Hint)
+			}
+		}
+	}
+	verdict := "valid"
+	if !sum.Valid {
+		verdict = "INVALID"
+	}
+	fmt.Fprintf(w, "%s: %s: %d packages, %d bundles; %d errors, %d warnings\n",
+		sum.Dir, verdict, sum.Packages, sum.Bundles, sum.Errors, sum.Warnings)
+}
