@@ -161,34 +161,31 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 }
 
 // touchPositions gives one position per file that touches the package: the
-// first blob of it in that file, as a repository path.
+// first blob of it in that file, as a repository path. A file present in
+// head is pointed at in head; a file only in base (deleted or renamed away)
+// is named without a line, since its lines do not exist in head.
 func touchPositions(cc *CatalogChange, ts []Touch) []catalog.Position {
 	seen := map[string]bool{}
 	var out []catalog.Position
-	for _, t := range ts {
-		key := fmt.Sprint(t.InBase, t.Pos.File)
-		if seen[key] {
-			continue
+	for _, inBase := range []bool{false, true} {
+		for _, t := range ts {
+			if t.InBase != inBase {
+				continue
+			}
+			pos := t.Pos
+			pos.File = cc.RepoPath(pos.File)
+			if seen[pos.File] {
+				continue
+			}
+			seen[pos.File] = true
+			if inBase {
+				pos.Line, pos.Column = 0, 0
+			}
+			out = append(out, pos)
 		}
-		seen[key] = true
-		pos := t.Pos
-		pos.File = cc.RepoPath(pos.File)
-		if t.InBase {
-			// The blob is gone from head: point at the file, which GitHub shows as changed.
-			pos.Line, pos.Column = 0, 0
-		}
-		out = append(out, pos)
 	}
-	// A file both in base and head is reported once, at its head position.
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Less(out[j]) })
-	dedup := out[:0]
-	for i, p := range out {
-		if i > 0 && p.File == out[i-1].File {
-			continue
-		}
-		dedup = append(dedup, p)
-	}
-	return dedup
+	return out
 }
 
 func changedPaths(f FileChange) []string {

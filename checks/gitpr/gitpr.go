@@ -1,0 +1,109 @@
+// Package gitpr builds the input of the checks, a checks.PullRequest, from two
+// commits of a local git repository: the trees are read straight from git (no
+// checkout, links never followed) and the policy from the base commit only.
+package gitpr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// maxPolicySize bounds .catalogbot.yaml.
+const maxPolicySize = 1 << 20
+
+// Options say what to build.
+type Options struct {
+	// Base and Head are revisions (sha, branch, tag, refs/pull/N/head...).
+	Base, Head string
+	Author     string
+	Repo       string // owner/name, for messages
+	Number     int
+	// DiffFromMergeBase compares head with the merge base of base and head,
+	// as GitHub shows a pull request, instead of with base itself. The policy
+	// is still read from Base.
+	DiffFromMergeBase bool
+	// Catalogs are the catalog roots used when the base revision has no
+	// policy file. With a policy file they are ignored: the base decides.
+	Catalogs []string
+	Teams    policy.TeamResolver
+	Limits   catalog.Limits
+	// GitLimits bound what is read from git.
+	GitLimits gitfs.Limits
+}
+
+// ErrNoCatalogs: the base revision has no policy and no catalog root was given.
+var ErrNoCatalogs = errors.New("the base revision has no " + policy.FileName + " and no catalog root was given")
+
+// Build reads both revisions and the base policy. A policy file that does
+// not parse is an error (a *policy.ParseError): the checks cannot run
+// without knowing who owns what.
+func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequest, error) {
+	base, err := repo.Resolve(opt.Base)
+	if err != nil {
+		return nil, fmt.Errorf("base revision %q: %w", opt.Base, err)
+	}
+	head, err := repo.Resolve(opt.Head)
+	if err != nil {
+		return nil, fmt.Errorf("head revision %q: %w", opt.Head, err)
+	}
+	pol, err := ReadPolicy(ctx, repo, base)
+	if err != nil {
+		return nil, err
+	}
+	if pol.File == "" {
+		if len(opt.Catalogs) == 0 {
+			return nil, ErrNoCatalogs
+		}
+		for _, c := range opt.Catalogs {
+			pol.Catalogs = append(pol.Catalogs, policy.Catalog{Path: c})
+		}
+	}
+	from := base
+	if opt.DiffFromMergeBase {
+		if from, err = repo.MergeBase(ctx, base, head); err != nil {
+			return nil, fmt.Errorf("merge base of %s and %s: %w", opt.Base, opt.Head, err)
+		}
+	}
+	changes, err := repo.ChangedPaths(ctx, from, head)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", opt.Base, opt.Head, err)
+	}
+	baseFS, err := repo.TreeFS(ctx, from, opt.GitLimits)
+	if err != nil {
+		return nil, err
+	}
+	headFS, err := repo.TreeFS(ctx, head, opt.GitLimits)
+	if err != nil {
+		return nil, err
+	}
+	pr := &checks.PullRequest{
+		Repo: opt.Repo, Number: opt.Number, Author: opt.Author,
+		Base:   checks.Revision{SHA: from.String(), FS: baseFS},
+		Head:   checks.Revision{SHA: head.String(), FS: headFS},
+		Policy: pol, Teams: opt.Teams, Limits: opt.Limits,
+	}
+	for _, c := range changes {
+		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})
+	}
+	return pr, nil
+}
+
+// ReadPolicy reads and parses .catalogbot.yaml of one commit. A commit
+// without the file gets policy.Default() (whose File is "").
+func ReadPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash) (*policy.Policy, error) {
+	data, err := repo.ReadFile(ctx, commit, policy.FileName, maxPolicySize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return policy.Default(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
+	}
+	return policy.Parse(policy.FileName, data)
+}
