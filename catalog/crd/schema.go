@@ -21,7 +21,7 @@ type Limits struct {
 
 // DefaultLimits are far above any real CRD: the largest CRDs in the
 // community catalogs have a few thousand nodes and nest about 30 deep.
-var DefaultLimits = Limits{MaxDepth: 100, MaxNodes: 500_000}
+var DefaultLimits = Limits{MaxDepth: 80, MaxNodes: 500_000}
 
 // docKeys are attributes that only document a field; changing them never
 // changes which objects validate.
