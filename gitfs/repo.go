@@ -1,0 +1,311 @@
+package gitfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+)
+
+// Hash names a git object (a commit, for this package's callers).
+type Hash = plumbing.Hash
+
+const (
+	// lazyObjectThreshold: loose objects larger than this are not inflated
+	// when looked up, so their size is known from the header before any read.
+	lazyObjectThreshold = 1 << 20
+	// objectCacheSize bounds go-git's cache of decoded objects per Repo.
+	objectCacheSize = 64 * cache.MiByte
+	// maxCachedTrees bounds the decoded directory listings kept per Repo.
+	maxCachedTrees = 100_000
+	// maxRevLength bounds a revision string.
+	maxRevLength = 1024
+)
+
+// Repo is an open local repository. It is safe for concurrent use: object
+// reads are serialised, because go-git's file storage is not safe for
+// concurrent use.
+type Repo struct {
+	path string
+
+	mu   sync.Mutex // guards repo's storage
+	repo *git.Repository
+
+	treesMu sync.Mutex
+	trees   map[Hash][]entry // decoded trees by tree hash; entries are never modified
+}
+
+// Open opens the repository at path: a work tree holding .git (a directory,
+// or a file pointing at one as in linked work trees), or a bare repository.
+func Open(path string) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
+	}
+	gitDir, err := findGitDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
+	}
+	var dot billy.Filesystem = osfs.New(gitDir)
+	if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		dir := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(gitDir, dir)
+		}
+		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(dir))
+	}
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(objectCacheSize), filesystem.Options{
+		LargeObjectThreshold: lazyObjectThreshold,
+	})
+	repo, err := git.Open(st, nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
+	}
+	return &Repo{path: path, repo: repo, trees: map[Hash][]entry{}}, nil
+}
+
+func findGitDir(dir string) (string, error) {
+	dotGit := filepath.Join(dir, ".git")
+	fi, err := os.Stat(dotGit)
+	switch {
+	case err == nil && fi.IsDir():
+		return dotGit, nil
+	case err == nil:
+		b, err := os.ReadFile(dotGit)
+		if err != nil {
+			return "", err
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return "", fmt.Errorf("%s is a file without a gitdir: line", dotGit)
+		}
+		target = strings.TrimSpace(target)
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		return target, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	// A bare repository holds HEAD and objects/ itself.
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil {
+		if fi, err := os.Stat(filepath.Join(dir, "objects")); err == nil && fi.IsDir() {
+			return dir, nil
+		}
+	}
+	return "", errors.New("not a git repository (no .git, and not a bare repository)")
+}
+
+// Resolve turns a revision into a commit hash. It accepts a full or
+// abbreviated commit hash, a branch, a tag (annotated tags are peeled), HEAD,
+// a full reference name such as refs/pull/7/head, and ~N / ^N suffixes.
+// Revision forms that search history (^{/text}, @{...}) and path forms
+// (rev:path) are refused.
+func (r *Repo) Resolve(rev string) (Hash, error) {
+	if err := checkRev(rev); err != nil {
+		return Hash{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(rev) == 40 && isHex(rev) {
+		h := plumbing.NewHash(rev)
+		c, err := r.peel(h)
+		if err != nil {
+			return Hash{}, fmt.Errorf("resolving %s: %w", rev, err)
+		}
+		return c, nil
+	}
+	h, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return Hash{}, fmt.Errorf("resolving revision %q: %w", rev, err)
+	}
+	if _, err := r.repo.CommitObject(*h); err != nil {
+		return Hash{}, fmt.Errorf("resolving revision %q: %s is not a commit: %w", rev, h, err)
+	}
+	return *h, nil
+}
+
+// peel returns the commit h names, through annotated tags.
+func (r *Repo) peel(h Hash) (Hash, error) {
+	for range 10 {
+		if _, err := r.repo.CommitObject(h); err == nil {
+			return h, nil
+		}
+		t, err := r.repo.TagObject(h)
+		if err != nil {
+			return Hash{}, fmt.Errorf("%s is not a commit or a tag in %s", h, r.path)
+		}
+		h = t.Target
+	}
+	return Hash{}, fmt.Errorf("%s: tag chain too long", h)
+}
+
+func checkRev(rev string) error {
+	switch {
+	case rev == "":
+		return errors.New("empty revision")
+	case len(rev) > maxRevLength:
+		return fmt.Errorf("revision is %d bytes long, over %d", len(rev), maxRevLength)
+	case strings.HasPrefix(rev, "-"):
+		return fmt.Errorf("revision %q starts with -", rev)
+	case strings.Contains(rev, "^{"), strings.Contains(rev, "@{"), strings.Contains(rev, ":"):
+		return fmt.Errorf("revision %q uses a form gitfs does not support: give a hash, a branch, a tag or a ref, optionally with ~N or ^N", rev)
+	}
+	for i := 0; i < len(rev); i++ {
+		if rev[i] < 0x20 || rev[i] == 0x7f || rev[i] == ' ' {
+			return fmt.Errorf("revision %q contains a space or a control character", rev)
+		}
+	}
+	return nil
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// commit loads a commit object. The caller holds r.mu.
+func (r *Repo) commit(h Hash) (*object.Commit, error) {
+	c, err := r.repo.CommitObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return c, nil
+}
+
+// entry is one item of a decoded tree.
+type entry struct {
+	name string
+	mode filemode.FileMode
+	hash Hash
+}
+
+// tree returns the entries of a tree object sorted by name (the order io/fs
+// wants, which differs from git's), decoding it at most once per Repo. Trees
+// larger than maxTreeSize bytes are refused.
+func (r *Repo) tree(h Hash) ([]entry, error) {
+	r.treesMu.Lock()
+	es, ok := r.trees[h]
+	r.treesMu.Unlock()
+	if ok {
+		return es, nil
+	}
+
+	r.mu.Lock()
+	obj, err := r.repo.Storer.EncodedObject(plumbing.TreeObject, h)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	if obj.Size() > maxTreeSize {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("tree %s is %d bytes: %w", h, obj.Size(), ErrTooLarge)
+	}
+	t, err := object.DecodeTree(r.repo.Storer, obj)
+	r.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", h, err)
+	}
+	es = make([]entry, len(t.Entries))
+	for i, te := range t.Entries {
+		es[i] = entry{name: te.Name, mode: te.Mode, hash: te.Hash}
+	}
+	es = sortEntries(es)
+
+	r.treesMu.Lock()
+	if len(r.trees) >= maxCachedTrees {
+		clear(r.trees) // simple and bounded; a PR's base and head share most trees anyway
+	}
+	r.trees[h] = es
+	r.treesMu.Unlock()
+	return es, nil
+}
+
+// blobSize returns the size of a blob from its object header.
+func (r *Repo) blobSize(h Hash) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return 0, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return obj.Size(), nil
+}
+
+// readBlob reads a blob whose size the caller has checked.
+func (r *Repo) readBlob(h Hash, size int64) ([]byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	if obj.Size() != size {
+		return nil, fmt.Errorf("blob %s: size changed from %d to %d", h, size, obj.Size())
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	defer rd.Close()
+	buf := make([]byte, size)
+	if _, err := readFull(rd, buf); err != nil {
+		return nil, fmt.Errorf("blob %s: %w", h, err)
+	}
+	return buf, nil
+}
+
+// rootTree returns the tree hash and committer time of a commit.
+func (r *Repo) rootTree(ctx context.Context, commit Hash) (*object.Commit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.commit(commit)
+}
+
+// sortEntries orders entries by name and drops names io/fs cannot show
+// (empty, ".", "..", or holding "/" or NUL: only a crafted tree has them) and
+// repeated names (the first is kept).
+func sortEntries(es []entry) []entry {
+	out := es[:0]
+	for _, e := range es {
+		if e.name == "" || e.name == "." || e.name == ".." || strings.ContainsAny(e.name, "/\x00") {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].name < out[j].name })
+	dedup := out[:0]
+	for _, e := range out {
+		if len(dedup) > 0 && dedup[len(dedup)-1].name == e.name {
+			continue
+		}
+		dedup = append(dedup, e)
+	}
+	return dedup
+}
+
+func readFull(r io.Reader, buf []byte) (int, error) { return io.ReadFull(r, buf) }
