@@ -149,8 +149,9 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 		where += " " + path
 	}
 	if d.cross {
+		from, to, _ := strings.Cut(d.version, " -> ")
+		detail = fmt.Sprintf("version upgrade %q to %q, field %q: %s", from, to, path, msg)
 		msg = fmt.Sprintf("%s (%s between served versions; conversion is None)", msg, rule)
-		detail = fmt.Sprintf("version upgrade %s, field %q: %s", d.version, path, detail)
 		rule, check = RuleServedVersionIncompatible, "ServedVersionValidator"
 	}
 	d.out = append(d.out, Change{
