@@ -147,12 +147,45 @@ func (e shapeError) message() string {
 // maxShapeErrors bounds the errors kept for one blob.
 const maxShapeErrors = 20
 
-// checkShape appends the values of v that opm could not decode into s.
-func checkShape(v *Value, s *shape, path string, errs []shapeError) []shapeError {
+// shapePath is a path into a value, built on the stack while checking and
+// spelt out only for an error (most values have none).
+type shapePath struct {
+	parent *shapePath
+	key    string // object key, or "" for an array index
+	index  int
+	root   string // set on the root only
+}
+
+func (p *shapePath) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.parent == nil {
+		return p.root
+	}
+	prefix := p.parent.String()
+	if p.key == "" && p.parent != nil && !p.isKey() {
+		return fmt.Sprintf("%s[%d]", prefix, p.index)
+	}
+	if prefix == "" {
+		return p.key
+	}
+	return prefix + "." + p.key
+}
+
+func (p *shapePath) isKey() bool { return p.index < 0 }
+
+// checkShape appends the values of v that opm could not decode into s; root
+// names v in messages ("" for a whole blob, "value" for a property's value).
+func checkShape(v *Value, s *shape, root string, errs []shapeError) []shapeError {
+	return checkShapeAt(v, s, &shapePath{root: root}, errs)
+}
+
+func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shapeError {
 	if v == nil || v.Kind == KindNull || len(errs) >= maxShapeErrors {
 		return errs
 	}
-	bad := func(want string) []shapeError { return append(errs, shapeError{path: path, at: v, want: want}) }
+	bad := func(want string) []shapeError { return append(errs, shapeError{path: path.String(), at: v, want: want}) }
 	switch s.kind {
 	case shapeAny:
 		return errs
@@ -182,7 +215,8 @@ func checkShape(v *Value, s *shape, path string, errs []shapeError) []shapeError
 			for i := range v.Items {
 				it := &v.Items[i]
 				if it.Kind != KindNull && (it.Kind != KindNumber || !fitsByte(it.Str)) {
-					errs = append(errs, shapeError{path: fmt.Sprintf("%s[%d]", path, i), at: it, want: "a byte value 0 to 255"})
+					p := shapePath{parent: path, index: i}
+					errs = append(errs, shapeError{path: p.String(), at: it, want: "a byte value 0 to 255"})
 					if len(errs) >= maxShapeErrors {
 						return errs
 					}
@@ -195,15 +229,21 @@ func checkShape(v *Value, s *shape, path string, errs []shapeError) []shapeError
 		if v.Kind != KindArray {
 			return bad("a list")
 		}
+		if s.elem.kind == shapeAny {
+			return errs
+		}
 		for i := range v.Items {
-			errs = checkShape(&v.Items[i], s.elem, fmt.Sprintf("%s[%d]", path, i), errs)
+			if s.elem.kind == shapeString && (v.Items[i].Kind == KindString || v.Items[i].Kind == KindNull) {
+				continue // the common case, without building a path
+			}
+			errs = checkShapeAt(&v.Items[i], s.elem, &shapePath{parent: path, index: i}, errs)
 		}
 	case shapeMap:
 		if v.Kind != KindObject {
 			return bad("an object")
 		}
 		for i := range v.Fields {
-			errs = checkShape(&v.Fields[i].Value, s.elem, joinPath(path, v.Fields[i].Key), errs)
+			errs = checkShapeAt(&v.Fields[i].Value, s.elem, &shapePath{parent: path, key: v.Fields[i].Key, index: -1}, errs)
 		}
 	case shapeObject:
 		if v.Kind != KindObject {
@@ -213,20 +253,13 @@ func checkShape(v *Value, s *shape, path string, errs []shapeError) []shapeError
 			f := &v.Fields[i]
 			for j := range s.fields {
 				if strings.EqualFold(f.Key, s.fields[j].name) {
-					errs = checkShape(&f.Value, s.fields[j].shape, joinPath(path, f.Key), errs)
+					errs = checkShapeAt(&f.Value, s.fields[j].shape, &shapePath{parent: path, key: f.Key, index: -1}, errs)
 					break
 				}
 			}
 		}
 	}
 	return errs
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // fitsInt reports whether a JSON number decodes into a Go integer of bits
