@@ -185,7 +185,9 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 	if v == nil || v.Kind == KindNull || len(errs) >= maxShapeErrors {
 		return errs
 	}
-	bad := func(want string) []shapeError { return append(errs, shapeError{path: path.String(), at: v, want: want}) }
+	bad := func(want string) []shapeError {
+		return append(errs, shapeError{path: path.String(), at: v, want: want})
+	}
 	switch s.kind {
 	case shapeAny:
 		return errs
