@@ -179,4 +179,3 @@ func (c *Client) start(ctx context.Context, ref string, r name.Reference, timeou
 	st := &callStats{}
 	return withStats(withBudget(ctx, c.budget), st), cancel, st, nil
 }
-

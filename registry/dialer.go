@@ -11,12 +11,12 @@ import (
 // Address ranges a reference written by a pull request author must never reach, beyond what netip's
 // IsLoopback, IsPrivate, IsLinkLocal*, IsMulticast and IsUnspecified already say.
 var refusedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),        // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),    // carrier-grade NAT (RFC 6598)
-	netip.MustParsePrefix("192.0.0.0/24"),     // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),    // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),      // reserved, broadcast included
-	netip.MustParsePrefix("fec0::/10"),        // deprecated site-local
+	netip.MustParsePrefix("0.0.0.0/8"),         // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),     // carrier-grade NAT (RFC 6598)
+	netip.MustParsePrefix("192.0.0.0/24"),      // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),     // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),       // reserved, broadcast included
+	netip.MustParsePrefix("fec0::/10"),         // deprecated site-local
 	netip.MustParsePrefix("fd00:ec2::254/128"), // AWS metadata over IPv6 (also inside fc00::/7)
 }
 
