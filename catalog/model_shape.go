@@ -254,7 +254,7 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 		for i := range v.Fields {
 			f := &v.Fields[i]
 			for j := range s.fields {
-				if strings.EqualFold(f.Key, s.fields[j].name) {
+				if foldMatch(f.Key, s.fields[j].name) {
 					errs = checkShapeAt(&f.Value, s.fields[j].shape, &shapePath{parent: path, key: f.Key, index: -1}, errs)
 					break
 				}
@@ -338,4 +338,18 @@ func describeValue(v *Value) string {
 		return "an object " + v.String()
 	}
 	return "a " + v.Kind.String() + " " + v.String()
+}
+
+// foldMatch is strings.EqualFold with a quick exit for ASCII keys of another
+// length (non-ASCII letters such as the Kelvin sign fold across lengths).
+func foldMatch(key, name string) bool {
+	if len(key) != len(name) {
+		for i := 0; i < len(key); i++ {
+			if key[i] >= 0x80 {
+				return strings.EqualFold(key, name)
+			}
+		}
+		return false
+	}
+	return strings.EqualFold(key, name)
 }

@@ -3,10 +3,11 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 
 	blang "github.com/blang/semver/v4"
-	"github.com/docker/distribution/reference"
 )
 
 // ValidateOptions selects what Validate looks at.
@@ -40,20 +41,61 @@ func Validate(c *Catalog, opt ValidateOptions) []Finding {
 			want[n] = true
 		}
 	}
-	v := &validator{c: c, images: map[string]error{}, versions: map[*Package]map[string]blang.Version{}}
+	var out []Finding
 	for _, f := range c.LoadFindings {
 		if want == nil || want[f.Package] || IsCatalogWide(f) {
-			v.out = append(v.out, f)
+			out = append(out, f)
 		}
 	}
+	var todo []*Package
+	wide := newValidator(c)
 	for _, p := range c.Packages {
-		v.packageDuplicates(p)
+		wide.packageDuplicates(p)
 		if want == nil || want[p.Name] || p.Name == "" {
+			todo = append(todo, p)
+		}
+	}
+	out = append(out, wide.out...)
+
+	// Packages are independent: validate them on every CPU. Each worker has
+	// its own validator; the catalog is only read.
+	workers := min(runtime.GOMAXPROCS(0), len(todo))
+	if workers <= 1 {
+		v := newValidator(c)
+		for _, p := range todo {
 			v.pkg(p)
 		}
+		out = append(out, v.out...)
+	} else {
+		results := make([][]Finding, workers)
+		next := make(chan *Package)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := newValidator(c)
+				for p := range next {
+					v.pkg(p)
+				}
+				results[w] = v.out
+			}()
+		}
+		for _, p := range todo {
+			next <- p
+		}
+		close(next)
+		wg.Wait()
+		for _, r := range results {
+			out = append(out, r...)
+		}
 	}
-	SortFindings(v.out)
-	return v.out
+	SortFindings(out)
+	return out
+}
+
+func newValidator(c *Catalog) *validator {
+	return &validator{c: c, images: map[string]error{}, versions: map[*Package]map[string]blang.Version{}}
 }
 
 // HasErrors reports whether any finding is an error, i.e. opm would refuse the catalog.
@@ -351,7 +393,7 @@ func (v *validator) imageRef(s string) error {
 	if err, ok := v.images[s]; ok {
 		return err
 	}
-	_, err := reference.ParseNormalizedNamed(s)
+	err := parseImageRef(s)
 	v.images[s] = err
 	return err
 }
