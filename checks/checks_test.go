@@ -155,7 +155,7 @@ func seed(r *gitRepo) string {
 
 type verdict map[string]checks.Result
 
-func runChecks(t *testing.T, r *gitRepo, base, head, author string, teams policy.TeamResolver) verdict {
+func buildPR(t *testing.T, r *gitRepo, base, head, author string, teams policy.TeamResolver) *checks.PullRequest {
 	t.Helper()
 	ctx := context.Background()
 	repo, err := gitfs.Open(r.dir)
@@ -166,12 +166,18 @@ func runChecks(t *testing.T, r *gitRepo, base, head, author string, teams policy
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := checks.NewRunner([]checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}})
 	if err := checks.Prepare(ctx, pr); err != nil {
 		t.Fatal(err)
 	}
+	return pr
+}
+
+func runChecks(t *testing.T, r *gitRepo, base, head, author string, teams policy.TeamResolver) verdict {
+	t.Helper()
+	pr := buildPR(t, r, base, head, author, teams)
+	runner := checks.NewRunner([]checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}})
 	out := verdict{}
-	for _, res := range runner.Run(ctx, pr) {
+	for _, res := range runner.Run(context.Background(), pr) {
 		out[res.Check] = res
 	}
 	return out

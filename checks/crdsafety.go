@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/crd"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // ManifestSource reads the files under manifests/ of a bundle image. The
@@ -263,4 +264,15 @@ func (bc *bundleCRDs) add(label string, data []byte, pos catalog.Position) {
 			bc.pos[c.Name] = pos
 		}
 	}
+}
+
+// RegistryManifests reads bundle manifests through the registry client, with
+// its host guard, budget and limits.
+type RegistryManifests struct {
+	Client *registry.Client
+	Limits registry.Limits
+}
+
+func (m RegistryManifests) Manifests(ctx context.Context, image string) (map[string][]byte, error) {
+	return m.Client.Manifests(ctx, image, m.Limits)
 }

@@ -9,6 +9,7 @@ func Rules() []catalog.Rule {
 	rs = append(rs, ownershipRules()...)
 	rs = append(rs, immutabilityRules()...)
 	rs = append(rs, crdSafetyRules()...)
+	rs = append(rs, imagesRules()...)
 	return rs
 }
 

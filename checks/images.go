@@ -1,0 +1,197 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// ImageRegistry answers whether image references exist, by HEAD requests
+// behind a host guard and a request budget. *registry.Client implements it.
+type ImageRegistry interface {
+	CheckAll(ctx context.Context, refs []string) map[string]registry.Result
+}
+
+// Images checks every image reference of the bundles a pull request adds or
+// changes (the bundle image and every related image): it must parse, be in an
+// allowed registry (others are never contacted), be pinned by digest when the
+// policy says so, and exist.
+type Images struct {
+	// Registry checks existence. Nil: nothing can be verified (neutral).
+	Registry ImageRegistry
+}
+
+func (Images) Name() string { return "images" }
+
+const (
+	ruleImageInvalid      = "images.invalid-reference"
+	ruleImageNotAllowed   = "images.registry-not-allowed"
+	ruleImageNotPinned    = "images.not-pinned"
+	ruleImageMissing      = "images.missing"
+	ruleImageInaccessible = "images.inaccessible"
+	ruleImageUnverified   = "images.unverified"
+)
+
+func imagesRules() []catalog.Rule {
+	return []catalog.Rule{
+		{ID: ruleImageInvalid, Severity: catalog.SeverityError, Source: "opm v1.64+ (image references must parse)",
+			Summary: "an image reference does not parse",
+			Hint:    "write it in full: registry/repository:tag or registry/repository@sha256:<64 hex digits>"},
+		{ID: ruleImageNotAllowed, Severity: catalog.SeverityError, Source: "policy images.allowedRegistries",
+			Summary: "an image reference points outside the registries the policy allows; it was not contacted",
+			Hint:    "push the image to an allowed registry (images.allowedRegistries in the base branch's .catalogbot.yaml)"},
+		{ID: ruleImageNotPinned, Severity: catalog.SeverityError, Source: "policy images.requireDigest; OpenShift disconnected-install guidance",
+			Summary: "an image is referenced by tag, and the policy requires digests",
+			Hint:    "reference the image by digest (@sha256:…), e.g. from `skopeo inspect` or `crane digest`"},
+		{ID: ruleImageMissing, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "the registry says the image does not exist (404)",
+			Hint:    "push the image first, or fix the reference"},
+		{ID: ruleImageInaccessible, Severity: catalog.SeverityError, Source: "catalogbot",
+			Summary: "the registry refused access (401/403): the image does not exist or is not accessible",
+			Hint:    "make the repository public, or give catalogbot credentials for it; check the reference for typos"},
+		{ID: ruleImageUnverified, Severity: catalog.SeverityWarning, Source: "catalogbot",
+			Summary: "the image could not be verified (rate limit, registry error, timeout, refused address): not a pass",
+			Hint:    "re-run the check later; if it persists, check that the registry is reachable and allowed"},
+	}
+}
+
+// ImageRef is one image reference in a catalog, with where it is written.
+type ImageRef struct {
+	Ref     string
+	Pos     catalog.Position
+	Package string
+	Bundle  string
+	// Field is "image" or "relatedImages[<name>]".
+	Field string
+}
+
+// BundleImageRefs lists a bundle's image and related images, with positions
+// relative to the catalog root.
+func BundleImageRefs(b *catalog.Bundle) []ImageRef {
+	var out []ImageRef
+	if b.Image != "" {
+		out = append(out, ImageRef{Ref: b.Image, Pos: b.ImagePos, Package: b.Package, Bundle: b.Name, Field: "image"})
+	}
+	for _, ri := range b.RelatedImages {
+		if ri.Image == "" || ri.Image == b.Image {
+			continue
+		}
+		out = append(out, ImageRef{Ref: ri.Image, Pos: ri.ImagePos, Package: b.Package, Bundle: b.Name, Field: fmt.Sprintf("relatedImages[%s]", ri.Name)})
+	}
+	return out
+}
+
+// CheckImageRefs judges image references against the policy and the
+// registry. It returns the findings and whether some could not be verified.
+// Each distinct reference is asked once; references that are invalid, not
+// allowed or (under requireDigest) not pinned are never sent to a registry.
+func CheckImageRefs(ctx context.Context, reg ImageRegistry, rules policy.Images, refs []ImageRef) (fs []catalog.Finding, unverified bool, asked int) {
+	add := func(r ImageRef, rule string, sev catalog.Severity, msg string) {
+		fs = append(fs, catalog.Finding{Rule: rule, Severity: sev, Position: r.Pos, Package: r.Package,
+			Message: fmt.Sprintf("bundle %q %s: %s", r.Bundle, r.Field, msg), Hint: ruleHint(rule)})
+	}
+	var contact []ImageRef
+	for _, r := range refs {
+		ref, err := registry.ParseRef(r.Ref)
+		switch {
+		case err != nil:
+			add(r, ruleImageInvalid, catalog.SeverityError, err.Error())
+		case !rules.RegistryAllowed(r.Ref):
+			add(r, ruleImageNotAllowed, catalog.SeverityError,
+				fmt.Sprintf("%s is not in an allowed registry (%s); it was not contacted", r.Ref, strings.Join(rules.AllowedRegistries, ", ")))
+		case rules.RequireDigest && !strings.HasPrefix(ref.Identifier(), "sha256:"):
+			add(r, ruleImageNotPinned, catalog.SeverityError, fmt.Sprintf("%s is referenced by tag %q, not by digest", r.Ref, ref.Identifier()))
+		default:
+			contact = append(contact, r)
+		}
+	}
+	if len(contact) == 0 {
+		return fs, false, 0
+	}
+	distinct := map[string]bool{}
+	var list []string
+	for _, r := range contact {
+		if !distinct[r.Ref] {
+			distinct[r.Ref] = true
+			list = append(list, r.Ref)
+		}
+	}
+	sort.Strings(list)
+	var results map[string]registry.Result
+	if reg != nil {
+		results = reg.CheckAll(ctx, list)
+	}
+	for _, r := range contact {
+		res, ok := results[r.Ref]
+		if !ok {
+			res = registry.Result{Kind: registry.Unverified, Reason: "no registry client is configured"}
+		}
+		switch res.Kind {
+		case registry.Exists:
+		case registry.Missing:
+			add(r, ruleImageMissing, catalog.SeverityError, fmt.Sprintf("%s does not exist (%s)", r.Ref, res.Reason))
+		case registry.Inaccessible:
+			add(r, ruleImageInaccessible, catalog.SeverityError, fmt.Sprintf("%s does not exist or is not accessible (%s)", r.Ref, res.Reason))
+		case registry.Invalid:
+			add(r, ruleImageInvalid, catalog.SeverityError, fmt.Sprintf("%s: %s", r.Ref, res.Reason))
+		default:
+			unverified = true
+			add(r, ruleImageUnverified, catalog.SeverityWarning, fmt.Sprintf("could not verify %s: %s", r.Ref, res.Reason))
+		}
+	}
+	return fs, unverified, len(list)
+}
+
+func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	var refs []ImageRef
+	for _, cc := range pr.Changes.Catalogs {
+		for _, d := range cc.Docs {
+			if d.Key.Schema != catalog.SchemaBundle || d.Head == nil {
+				continue
+			}
+			p := cc.Head.Package(d.Key.Package)
+			if p == nil {
+				continue
+			}
+			// Every blob of that name in a changed file (duplicates are
+			// validation's business, but each is checked).
+			for _, b := range p.Bundles {
+				if b.Name != d.Key.Name || b.Pos.File != d.Head.Pos.File || b.Pos.Line != d.Head.Pos.Line {
+					continue
+				}
+				for _, r := range BundleImageRefs(b) {
+					r.Pos.File = cc.RepoPath(r.Pos.File)
+					refs = append(refs, r)
+				}
+			}
+		}
+	}
+	fs, unverified, asked := CheckImageRefs(ctx, c.Registry, pr.Policy.Images, refs)
+	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	if res.Conclusion == Success && unverified {
+		res.Conclusion = Neutral
+	}
+	switch {
+	case len(refs) == 0:
+		res.Title = "No image added or changed"
+		res.Summary = "This pull request adds or changes no bundle, so there is no image to check."
+		return res, nil
+	case res.Conclusion == Success:
+		res.Title = "Every image exists"
+	case res.Conclusion == Neutral:
+		res.Title = "Some images could not be verified"
+	default:
+		res.Title = "Image problems"
+	}
+	res.Summary = fmt.Sprintf("%d image reference(s) in the bundles this pull request adds or changes; %d distinct reference(s) were looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
+		len(refs), asked)
+	return res, nil
+}
