@@ -40,6 +40,8 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	timeout := fl.Duration("timeout", 5*time.Minute, "time limit for each check")
 	noHints := fl.Bool("no-hints", false, "text output: leave out the hint under each finding")
 	direct := fl.Bool("direct", false, "compare head with base itself instead of with their merge base")
+	only := fl.String("checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run")
+	rf := addRegistryFlags(fl)
 	var catalogs multiFlag
 	fl.Var(&catalogs, "catalog", "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable)")
 	fl.Usage = func() {
@@ -108,29 +110,36 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		}
 		return fail("%v", err)
 	}
+	reg, err := rf.client()
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer reg.Close()
+	all := []checks.Check{
+		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
+		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}}, checks.Images{Registry: reg},
+	}
+	var selected []checks.Check
+	for _, name := range strings.Split(*only, ",") {
+		name = strings.TrimSpace(name)
+		found := false
+		for _, c := range all {
+			if c.Name() == name {
+				selected, found = append(selected, c), true
+			}
+		}
+		if !found {
+			return fail("unknown check %q (known: ownership, validation, immutability, crd-safety, images)", name)
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	runner := checks.NewRunner([]checks.Check{
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{},
-	}, checks.WithTimeout(*timeout), checks.WithLogger(logger))
+	runner := checks.NewRunner(selected, checks.WithTimeout(*timeout), checks.WithLogger(logger))
 	if err := checks.Prepare(ctx, pr); err != nil {
 		return fail("%v", err)
 	}
 	results := runner.Run(ctx, pr)
 
-	switch *output {
-	case "json":
-		if err := writeJSON(stdout, results); err != nil {
-			return fail("%v", err)
-		}
-	case "github":
-		if err := writeGitHub(stdout, results, getenv); err != nil {
-			return fail("%v", err)
-		}
-		writeText(stderr, results, false)
-	default:
-		writeText(stdout, results, !*noHints)
-	}
-	return exitCode(checks.Overall(results))
+	return render(stdout, stderr, *output, results, !*noHints, getenv)
 }
 
 // pullRequestEvent is the part of GitHub's pull_request event payload we read.

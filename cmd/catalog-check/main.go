@@ -32,6 +32,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"validate": {"validate file-based catalogs as opm validate does, with file:line for every finding", runValidate},
 		"crd-diff": {"compare two sets of CRDs for backward-incompatible changes", runCRDDiff},
+		"images":   {"check that bundle and related images exist, are allowed and pinned", runImages},
 		"check":    {"check a pull request (base and head revisions of a git repository, and its author)", runCheck},
 	}
 }

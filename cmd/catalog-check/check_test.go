@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// prRepo makes a repository whose main branch has a policy and one package
+// owned by bob, and a branch "pr" that adds a bundle with a second channel
+// head (invalid) to it.
+func prRepo(t *testing.T) (dir, base, head string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	dir = t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e", "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, body string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n")
+	const pkg = "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n"
+	bundle := func(v string) string {
+		return "---\nschema: olm.bundle\npackage: etcd\nname: etcd.v" + v + "\nimage: quay.io/acme/etcd-bundle:v" + v +
+			"\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: " + v + "}\n"
+	}
+	write("catalog/etcd/catalog.yaml", pkg+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"+bundle("1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base = git("rev-parse", "HEAD")
+	git("checkout", "-q", "-b", "pr")
+	write("catalog/etcd/catalog.yaml", pkg+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n  - name: etcd.v1.1.0\n"+bundle("1.0.0")+bundle("1.1.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "two heads")
+	head = git("rev-parse", "HEAD")
+	return dir, base, head
+}
+
+func TestCheckCommandText(t *testing.T) {
+	dir, base, head := prRepo(t)
+	var out, errb bytes.Buffer
+	code := runCheckEnv(context.Background(), []string{"--repo", dir, "--base", base, "--head", head, "--author", "bob", "--checks", "ownership,validation,immutability,crd-safety"}, &out, &errb, func(string) string { return "" })
+	if code != exitFail {
+		t.Fatalf("exit = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out.String(), errb.String())
+	}
+	for _, want := range []string{"ownership: success", "validation: failure", "catalog/etcd/catalog.yaml:", "overall: failure"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCheckCommandGitHubFromEvent(t *testing.T) {
+	dir, base, head := prRepo(t)
+	tmp := t.TempDir()
+	event := filepath.Join(tmp, "event.json")
+	ev := map[string]any{"number": 7, "pull_request": map[string]any{"number": 7, "base": map[string]any{"sha": base}, "head": map[string]any{"sha": head}, "user": map[string]any{"login": "mallory"}}, "repository": map[string]any{"full_name": "acme/catalog"}}
+	data, _ := json.Marshal(ev)
+	if err := os.WriteFile(event, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(tmp, "summary.md")
+	env := map[string]string{"GITHUB_EVENT_PATH": event, "GITHUB_STEP_SUMMARY": summary}
+	var out, errb bytes.Buffer
+	code := runCheckEnv(context.Background(), []string{"--repo", dir, "--output", "github", "--checks", "ownership,validation"}, &out, &errb, func(k string) string { return env[k] })
+	if code != exitFail {
+		t.Fatalf("exit = %d, want %d\n%s\n%s", code, exitFail, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "::error file=catalog/etcd/catalog.yaml,line=") || !strings.Contains(out.String(), "title=ownership%3A ownership.not-owner::") {
+		t.Errorf("workflow commands missing:\n%s", out.String())
+	}
+	md, err := os.ReadFile(summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| ownership | ❌ failure |") {
+		t.Errorf("step summary:\n%s", md)
+	}
+}
+
+func TestCheckCommandUsageErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"--output", "yaml", "--base", "x", "--author", "bob"},
+		{"--base", "HEAD"}, // no author
+		{"--repo", t.TempDir(), "--base", "HEAD", "--author", "bob"}, // not a repository
+		{"--checks", "nope", "--base", "HEAD", "--author", "bob"},
+	} {
+		if code := runCheckEnv(context.Background(), args, &out, &errb, env); code != exitCannotRun {
+			t.Errorf("%v: exit = %d, want %d", args, code, exitCannotRun)
+		}
+	}
+}
+
+func TestWorkflowCommandEscaping(t *testing.T) {
+	if got, want := escapeProperty("a:b,c%\n"), "a%3Ab%2Cc%25%0A"; got != want {
+		t.Errorf("escapeProperty = %q, want %q", got, want)
+	}
+	if got, want := escapeData("50%\r\nx"), "50%25%0D%0Ax"; got != want {
+		t.Errorf("escapeData = %q, want %q", got, want)
+	}
+}
