@@ -32,11 +32,24 @@ func Parse(file string, data []byte) (*Policy, error) {
 	p := &parser{file: file}
 	pol := p.parse(data)
 	if len(p.problems) > 0 {
-		sortProblems(p.problems)
-		return nil, &ParseError{Problems: p.problems}
+		return nil, p.err()
 	}
 	pol.File = file
 	return pol, nil
+}
+
+// maxProblems bounds the problems reported for one file.
+const maxProblems = 100
+
+// err returns the problems found, sorted and capped at maxProblems.
+func (p *parser) err() *ParseError {
+	sortProblems(p.problems)
+	if n := len(p.problems); n > maxProblems {
+		last := p.problems[maxProblems-1]
+		p.problems = append(p.problems[:maxProblems], Problem{File: p.file, Line: last.Line,
+			Message: fmt.Sprintf("%d more problems not shown", n-maxProblems), Hint: "fix the problems above first"})
+	}
+	return &ParseError{Problems: p.problems}
 }
 
 type parser struct {
@@ -153,8 +166,8 @@ func describe(n *yaml.Node) string {
 // unknown, duplicate and non-string keys. where names the mapping in messages.
 func (p *parser) fields(n *yaml.Node, where string, handlers map[string]func(k, v *yaml.Node)) {
 	m := p.deref(n)
-	if m == nil {
-		return
+	if m == nil || isNull(m) {
+		return // an empty value: the caller checks what is required
 	}
 	if m.Kind != yaml.MappingNode {
 		p.add(n, "write it as key: value lines indented under its name", "%s must be a mapping, not %s", where, describe(m))
@@ -389,6 +402,12 @@ func (p *parser) catalogs(k, n *yaml.Node) []Catalog {
 	before := len(p.problems)
 	p.list(n, "catalogs", func(it *yaml.Node) {
 		c := Catalog{Pos: Position{it.Line, it.Column}}
+		if v := p.deref(it); v == nil {
+			return
+		} else if v.Kind != yaml.MappingNode {
+			p.add(it, "write each entry as '- path: <directory>'", "each catalogs entry must be a mapping with a path, not %s", describe(v))
+			return
+		}
 		var havePath bool
 		p.fields(it, "a catalogs entry", map[string]func(k, v *yaml.Node){
 			"path": func(_, v *yaml.Node) {
@@ -426,9 +445,6 @@ func (p *parser) catalogs(k, n *yaml.Node) []Catalog {
 				c.BaseImage = s
 			},
 		})
-		if p.deref(it) == nil || p.deref(it).Kind != yaml.MappingNode {
-			return
-		}
 		if !havePath {
 			if !hasKey(p.deref(it), "path") {
 				p.add(it, "add path: <directory of the catalog>", "a catalogs entry has no path")

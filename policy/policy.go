@@ -165,7 +165,8 @@ func (p *Policy) CatalogOf(name string) (Catalog, bool) {
 
 // RegistryAllowed reports whether the image reference ref starts with one of
 // Images.AllowedRegistries, on a path boundary: "quay.io/acme" allows
-// "quay.io/acme/x:1" and "quay.io/acme:1" but not "quay.io/acmecorp/x".
+// "quay.io/acme/x:1" and "quay.io/acme:1" but not "quay.io/acmecorp/x"; with
+// a trailing slash, "quay.io/acme/" allows only what lies below it.
 // Hosts compare case-insensitively and docker.io equals index.docker.io.
 // Pass references fully qualified (as go-containerregistry's Name prints them).
 // An empty list allows everything.
@@ -175,7 +176,13 @@ func (im Images) RegistryAllowed(ref string) bool {
 	}
 	ref = normaliseRegistry(ref)
 	for _, allowed := range im.AllowedRegistries {
-		a := strings.TrimSuffix(normaliseRegistry(allowed), "/")
+		a := normaliseRegistry(allowed)
+		if strings.HasSuffix(a, "/") {
+			if strings.HasPrefix(ref, a) {
+				return true
+			}
+			continue
+		}
 		if ref == a || strings.HasPrefix(ref, a+"/") || strings.HasPrefix(ref, a+":") || strings.HasPrefix(ref, a+"@") {
 			return true
 		}

@@ -78,8 +78,7 @@ func ParseTeamsFile(file string, data []byte) (*TeamsFile, error) {
 		p.fields(root, "the teams file", handlers)
 	}
 	if len(p.problems) > 0 {
-		sortProblems(p.problems)
-		return nil, &ParseError{Problems: p.problems}
+		return nil, p.err()
 	}
 	return t, nil
 }
