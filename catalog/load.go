@@ -370,11 +370,15 @@ func (c *columnCache) column(lineStart, off int) int {
 func (p *fileParser) setField(v *Value, keys *keyIndex, f Field, warn bool) {
 	if i := keys.find(v.Fields, f.Key); i >= 0 {
 		if warn {
-			p.addf(ruleLoadDuplicateKey, int(f.KeyLine), int(f.KeyCol), "", "key %q is given again (first at line %d); the last value wins", f.Key, v.Fields[i].KeyLine)
+			p.warnDuplicate(f, v.Fields[i])
 		}
 		v.Fields[i] = f
 		return
 	}
 	v.Fields = append(v.Fields, f)
 	keys.add(v.Fields, f.Key)
+}
+
+func (p *fileParser) warnDuplicate(again, first Field) {
+	p.addf(ruleLoadDuplicateKey, int(again.KeyLine), int(again.KeyCol), "", "key %q is given again (first at line %d); the last value wins", again.Key, first.KeyLine)
 }

@@ -155,11 +155,14 @@ func BenchmarkReadFS(b *testing.B) {
 			})
 			b.SetBytes(size)
 			b.ReportAllocs()
-			b.ResetTimer()
+			cpu0 := processCPUTime()
 			for b.Loop() {
 				if _, _, err := ReadFS(context.Background(), fsys, Limits{}); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if cpu := processCPUTime() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 			}
 		})
 	}

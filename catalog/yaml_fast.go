@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // yamlFast parses the block-style YAML that real catalogs are made of —
@@ -30,24 +32,51 @@ func (p *fileParser) yamlFast(c yamlChunk) (Value, bool) {
 // printable ASCII, tabs, newlines and valid UTF-8 that YAML allows and reads
 // as no line break; and no document end marker.
 func fastYAMLChars(text string) bool {
-	ascii := true
-	for i := 0; i < len(text); i++ {
+	covered := 0 // end of the last multi-byte rune checked
+	// checkByte judges the byte at i: printable ASCII, tab and newline pass,
+	// other ASCII fails, and a rune starting at i must be one YAML allows
+	// and does not read as a line break.
+	checkByte := func(i int) bool {
 		c := text[i]
 		if c >= 0x20 && c < 0x7F || c == '\n' || c == '\t' {
-			continue
+			return true
 		}
 		if c < 0x80 {
 			return false // control character or CR: let the full parser decide
 		}
-		ascii = false
+		if i < covered {
+			return true
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		covered = i + size
+		switch {
+		case r == utf8.RuneError, r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r == 0xFFFE, r == 0xFFFF:
+			return false
+		}
+		return true
 	}
-	if !ascii {
-		for _, r := range text {
-			switch {
-			case r == utf8.RuneError, r < 0xA0 && r >= 0x80, r == 0x2028, r == 0x2029, r == 0xFEFF,
-				r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
+	i := 0
+	// Eight bytes at a time: a word of printable ASCII, tabs and newlines
+	// passes at once; any other word is looked at byte by byte. The byte
+	// tests are exact (no carry crosses bytes).
+	const ones, low7, highs = 0x0101010101010101, 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	isZero := func(x uint64) uint64 { return ^(((x & low7) + low7) | x) & highs }
+	for ; i+8 <= len(text); i += 8 {
+		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
+		below := ^(((w & low7) + ones*(0x80-0x20)) | w) & highs // bytes < 0x20
+		bad := w&highs | below&^isZero(w^(ones*'\n'))&^isZero(w^(ones*'\t')) | isZero(w^(ones*0x7F))
+		if bad == 0 {
+			continue
+		}
+		for k := i; k < i+8; k++ {
+			if !checkByte(k) {
 				return false
 			}
+		}
+	}
+	for ; i < len(text); i++ {
+		if !checkByte(i) {
+			return false
 		}
 	}
 	return !strings.HasPrefix(text, "...") && !strings.Contains(text, "\n...")
@@ -63,6 +92,12 @@ type fastYAML struct {
 	line  int    // file line number of the current line
 	depth int
 	bail  bool
+	// Stacks of the fields and items of the collections being parsed.
+	fields []Field
+	items  []Value
+	// The last key read, as keyAt is asked twice about the first key of a mapping.
+	keyOff, keyAfter int
+	key              string
 }
 
 func (f *fastYAML) setLine(start int) {
@@ -150,6 +185,17 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // followed by ':'. It returns the key, the offset after the ':' and ok.
 // Anything else — including keys the fast path does not handle — is !ok.
 func (f *fastYAML) keyAt(off int) (key string, after int, ok bool) {
+	if off == f.keyOff && f.keyAfter > 0 {
+		return f.key, f.keyAfter, true
+	}
+	key, after, ok = f.readKey(off)
+	if ok {
+		f.keyOff, f.keyAfter, f.key = off, after, key
+	}
+	return key, after, ok
+}
+
+func (f *fastYAML) readKey(off int) (key string, after int, ok bool) {
 	s := f.src
 	if off >= f.le {
 		return "", 0, false
@@ -236,34 +282,47 @@ func (f *fastYAML) mapping(m, off int) Value {
 	if !f.enter() {
 		return v
 	}
-	defer func() { f.depth-- }()
+	// Fields gather on a stack shared by all mappings of the document and
+	// are copied out at the end, so each object gets a slice of exact size.
+	base := len(f.fields)
 	var keys keyIndex
 	for !f.bail {
 		key, after, ok := f.keyAt(off)
 		if !ok {
 			f.bail = true
-			return v
+			break
 		}
 		kl, kc := f.pos(off)
 		val := f.valueAfter(after, m, true)
 		if f.bail {
-			return v
+			break
 		}
-		f.p.setField(&v, &keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, true)
+		field := Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}
+		if i := keys.find(f.fields[base:], key); i >= 0 {
+			f.p.warnDuplicate(field, f.fields[base+i])
+			f.fields[base+i] = field
+		} else {
+			f.fields = append(f.fields, field)
+			keys.add(f.fields[base:], key)
+		}
 		f.skipBlank()
 		if f.eof() || f.bail {
-			return v
+			break
 		}
 		ind := f.indent()
 		if ind < m {
-			return v
+			break
 		}
 		if ind > m {
 			f.bail = true
-			return v
+			break
 		}
 		off = f.ls + ind
 	}
+	v.Fields = append([]Field(nil), f.fields[base:]...)
+	clear(f.fields[base:])
+	f.fields = f.fields[:base]
+	f.depth--
 	return v
 }
 
@@ -274,7 +333,7 @@ func (f *fastYAML) sequence(s int) Value {
 	if !f.enter() {
 		return v
 	}
-	defer func() { f.depth-- }()
+	base := len(f.items)
 	src := f.src
 	for !f.bail {
 		off := f.ls + s + 1
@@ -283,7 +342,7 @@ func (f *fastYAML) sequence(s int) Value {
 		}
 		if off < f.le && src[off] == '\t' {
 			f.bail = true
-			return v
+			break
 		}
 		var item Value
 		switch {
@@ -291,7 +350,6 @@ func (f *fastYAML) sequence(s int) Value {
 			item = f.valueAfter(off, s, false)
 		case src[off] == '-' && (off+1 == f.le || src[off+1] == ' '):
 			f.bail = true // "- - x": a compact nested sequence
-			return v
 		default:
 			if _, _, ok := f.keyAt(off); ok {
 				item = f.mapping(off-f.ls, off)
@@ -300,25 +358,29 @@ func (f *fastYAML) sequence(s int) Value {
 			}
 		}
 		if f.bail {
-			return v
+			break
 		}
-		v.Items = append(v.Items, item)
+		f.items = append(f.items, item)
 		f.skipBlank()
 		if f.eof() || f.bail {
-			return v
+			break
 		}
 		ind := f.indent()
 		if ind < s {
-			return v
+			break
 		}
 		if ind > s {
 			f.bail = true
-			return v
+			break
 		}
 		if o := f.ls + s; src[o] != '-' || (o+1 < f.le && src[o+1] != ' ') {
-			return v // the parent mapping goes on (indentless sequence)
+			break // the parent mapping goes on (indentless sequence)
 		}
 	}
+	v.Items = append([]Value(nil), f.items[base:]...)
+	clear(f.items[base:])
+	f.items = f.items[:base]
+	f.depth--
 	return v
 }
 
@@ -445,11 +507,6 @@ func (f *fastYAML) plain(off, parent int) Value {
 			if ind <= parent || s[o] == '#' {
 				break
 			}
-			switch s[o] {
-			case '-', '?', ':', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
-				f.bail = true
-				return Value{}
-			}
 			e, ok := f.plainLineEnd(o)
 			if !ok || e < f.le {
 				f.bail = true
@@ -483,22 +540,37 @@ func (f *fastYAML) plain(off, parent int) Value {
 // ": " or ends with ':' (a mapping where a scalar is expected).
 func (f *fastYAML) plainLineEnd(off int) (int, bool) {
 	s := f.src
-	i := off
-	for i < f.le {
-		c := s[i]
-		if c == ':' && (i+1 == f.le || isBlank(s[i+1])) {
-			return 0, false
-		}
-		if c == '#' && i > off && isBlank(s[i-1]) {
+	line := s[off:f.le]
+	e := len(line)
+	// A comment starts at " #"; look for '#' first, with a fast scan.
+	for from := 1; from < len(line); {
+		k := strings.IndexByte(line[from:], '#')
+		if k < 0 {
 			break
 		}
-		i++
+		from += k
+		if isBlank(line[from-1]) {
+			e = from
+			break
+		}
+		from++
 	}
-	e := i
-	for e > off && isBlank(s[e-1]) {
+	// ": " or a final ':' makes the line a mapping entry, not a scalar.
+	for from := 0; from < e; {
+		k := strings.IndexByte(line[from:e], ':')
+		if k < 0 {
+			break
+		}
+		from += k
+		if from+1 == len(line) || isBlank(line[from+1]) {
+			return 0, false
+		}
+		from++
+	}
+	for e > 0 && isBlank(line[e-1]) {
 		e--
 	}
-	return e, true
+	return off + e, true
 }
 
 // quotedLine reads a quoted scalar that closes on the current line. next is
@@ -710,22 +782,32 @@ func (f *fastYAML) quoted(off, parent int) Value {
 func (f *fastYAML) literal(off, parent int) Value {
 	s := f.src
 	i := off + 1
-	chomp := byte(0)
-	if i < f.le && (s[i] == '-' || s[i] == '+') {
-		chomp = s[i]
-		i++
+	chomp, increment := byte(0), 0
+	for k := 0; k < 2 && i < f.le; k++ {
+		switch c := s[i]; {
+		case (c == '-' || c == '+') && chomp == 0:
+			chomp = c
+			i++
+		case '1' <= c && c <= '9' && increment == 0:
+			increment = int(c - '0')
+			i++
+		}
 	}
 	if !f.restIsComment(i) {
-		f.bail = true // an indentation indicator, or junk
+		f.bail = true
 		return Value{}
 	}
 	f.advance()
-	// Leading empty lines, then the first content line sets the indentation.
-	type span struct{ a, b int }
-	var lines []span
+	var lines []lineSpan
 	maxLead := 0
 	contentIndent := -1
-	for !f.eof() {
+	if increment > 0 {
+		// An indentation indicator counts from the enclosing collection's column.
+		contentIndent = parent + increment
+	}
+	// Without an indicator, leading empty lines are skipped and the first
+	// content line sets the indentation.
+	for contentIndent < 0 && !f.eof() {
 		j := f.ls
 		for j < f.le && s[j] == ' ' {
 			j++
@@ -739,10 +821,10 @@ func (f *fastYAML) literal(off, parent int) Value {
 			break
 		}
 		maxLead = max(maxLead, j-f.ls)
-		lines = append(lines, span{})
+		lines = append(lines, lineSpan{})
 		f.advance()
 	}
-	if contentIndent <= parent || maxLead > contentIndent {
+	if contentIndent <= parent || (increment == 0 && maxLead > contentIndent) {
 		f.bail = true // empty scalar or odd leading lines
 		return Value{}
 	}
@@ -752,9 +834,9 @@ func (f *fastYAML) literal(off, parent int) Value {
 			j++
 		}
 		if j-f.ls == contentIndent {
-			lines = append(lines, span{j, f.le})
+			lines = append(lines, lineSpan{j, f.le})
 		} else if j == f.le {
-			lines = append(lines, span{}) // an empty line, less indented
+			lines = append(lines, lineSpan{}) // an empty line, less indented
 		} else {
 			if s[j] == '\t' {
 				f.bail = true
@@ -766,6 +848,10 @@ func (f *fastYAML) literal(off, parent int) Value {
 	}
 	// Trailing empty lines are kept only with "+".
 	last := len(lines) - 1
+	if !hasContent(lines) {
+		f.bail = true // an empty scalar
+		return Value{}
+	}
 	for last >= 0 && lines[last].a == lines[last].b {
 		last--
 	}
@@ -796,4 +882,16 @@ func (f *fastYAML) literal(off, parent int) Value {
 		}
 	}
 	return Value{Kind: KindString, Str: string(b)}
+}
+
+// lineSpan is the text of one line of a block scalar, after its indentation.
+type lineSpan struct{ a, b int }
+
+func hasContent(lines []lineSpan) bool {
+	for _, l := range lines {
+		if l.a != l.b {
+			return true
+		}
+	}
+	return false
 }
