@@ -197,6 +197,36 @@ func TestCheckFaults(t *testing.T) {
 	}
 }
 
+func TestCheckRetriesDroppedConnections(t *testing.T) {
+	var a armed
+	drop := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a.on.Load() && isManifest(r) && r.Method == http.MethodHead {
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	reg := newTestRegistry(t, drop)
+	c := newTestClient(t, reg.host, WithMaxAttempts(3))
+	push(t, c, reg.host+"/org/bundle:v1")
+	a.on.Store(true)
+	heads := reg.count("HEAD /v2/org/bundle/manifests/")
+	got := c.Check(testCtx(t), reg.host+"/org/bundle:v1")
+	if got.Kind != Unverified || got.Status != 0 {
+		t.Errorf("Check(connection dropped) = %v %d (%s), want unverified without a status", got.Kind, got.Status, got.Reason)
+	}
+	// Our transport tries 3 times; net/http itself re-sends a request once on a fresh connection when a reused
+	// keep-alive connection dies before answering, so the registry sees between 3 and 6 HEADs, never 3×3.
+	if n := reg.count("HEAD /v2/org/bundle/manifests/") - heads; n < 3 || n > 6 {
+		t.Errorf("registry saw %d manifest HEADs, want 3 to 6", n)
+	}
+}
+
 func TestCheckSlowRegistryTimesOut(t *testing.T) {
 	var a armed
 	slow := func(next http.Handler) http.Handler {
