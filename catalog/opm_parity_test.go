@@ -50,16 +50,22 @@ var opmMessageRules = []opmMessageRule{
 	{regexp.MustCompile(`^invalid Yaml document separator: `), []string{"load.yaml-separator"}},
 	{regexp.MustCompile(`^object '' is missing root schema field$`), []string{"load.empty-document", "load.missing-schema", "load.not-object"}},
 	{regexp.MustCompile(`^object '.+' is missing root schema field$`), []string{"load.missing-schema"}},
+	{regexp.MustCompile(`^error converting YAML to JSON: yaml: invalid map key: `), []string{"load.unsupported-key", "load.yaml-syntax"}},
+	{regexp.MustCompile(`^error converting YAML to JSON: unsupported map key `), []string{"load.unsupported-key"}},
+	{regexp.MustCompile(`^error converting YAML to JSON: json: unsupported value: `), []string{"load.number-range"}},
 	{regexp.MustCompile(`^error converting YAML to JSON: yaml: `), []string{"load.yaml-syntax"}},
 	{regexp.MustCompile(`expected value for key "(?i:schema|package|name)" to be a string`), []string{"load.meta-not-string"}},
 	{regexp.MustCompile(`duplicate keys for key `), []string{"load.case-folded-key"}},
 	{regexp.MustCompile(`cannot unmarshal \w+ into Go value of type map\[string\]interface`), []string{"load.not-object"}},
-	{regexp.MustCompile(`^(invalid character |unexpected EOF$)`), []string{"load.json-syntax"}},
+	{regexp.MustCompile(`^(json: offset \d+: )?(invalid character |unexpected EOF$)`), []string{"load.json-syntax"}},
 	// Typed decoding of the four OLM schemas.
 	{regexp.MustCompile(`^parse package: `), []string{"package.field-invalid"}},
 	{regexp.MustCompile(`^parse channel: `), []string{"channel.field-invalid"}},
 	{regexp.MustCompile(`^parse bundle: `), []string{"bundle.field-invalid"}},
 	{regexp.MustCompile(`^parse deprecation: `), []string{"deprecation.field-invalid"}},
+	// opm checks the shape of olm.bundle.object values while loading; we do it
+	// with the other property shapes.
+	{regexp.MustCompile(`^read bundle objects: .* as bundle object: json: cannot unmarshal `), []string{"bundle.object-invalid", "bundle.property-invalid"}},
 	{regexp.MustCompile(`^read bundle objects: `), []string{"bundle.object-invalid"}},
 	{regexp.MustCompile(`^parse properties for bundle `), []string{"bundle.property-invalid"}},
 	// declcfg.ConvertToModel.
@@ -79,6 +85,8 @@ var opmMessageRules = []opmMessageRule{
 	{regexp.MustCompile(`^error parsing bundle ".*" version `), []string{"bundle.version-invalid"}},
 	{regexp.MustCompile(`^package ".*", bundle "" not found in any channel entries$`), []string{"bundle.name-empty", "bundle.not-in-channel"}},
 	{regexp.MustCompile(`^package ".*", bundle ".*" not found in any channel entries$`), []string{"bundle.not-in-channel"}},
+	// "entries []" is opm's way of naming an entry whose name is empty.
+	{regexp.MustCompile(`^no olm.bundle blobs found in package ".*" for olm.channel entries \[\]$`), []string{"channel.entry-name-empty", "channel.entry-bundle-missing"}},
 	{regexp.MustCompile(`^no olm.bundle blobs found in package ".*" for olm.channel entries `), []string{"channel.entry-bundle-missing"}},
 	{regexp.MustCompile(`^package name must be set for deprecation item `), []string{"deprecation.package-empty"}},
 	{regexp.MustCompile(`^cannot apply deprecations to an unknown package `), []string{"deprecation.package-unknown"}},
