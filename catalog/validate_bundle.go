@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"unicode"
 
@@ -77,31 +76,20 @@ func isJSONBuffer(b []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeftFunc(b, unicode.IsSpace), []byte("{"))
 }
 
-// csvHead is the part of a ClusterServiceVersion compared with its bundle.
-type csvHead struct {
-	Kind     string `json:"kind"`
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Version string `json:"version"`
-	} `json:"spec"`
-}
-
 // csvAgreement warns when an embedded CSV's name or version differs from the bundle's.
 func (v *validator) csvAgreement(p *Package, b *Bundle, pos Position, doc []byte) {
 	if !bytes.Contains(doc, []byte("ClusterServiceVersion")) {
 		return
 	}
-	var csv csvHead
-	if err := json.Unmarshal(doc, &csv); err != nil || csv.Kind != "ClusterServiceVersion" {
+	kind, name, version, ok := csvIdentity(doc)
+	if !ok || kind != "ClusterServiceVersion" {
 		return
 	}
-	if csv.Metadata.Name != "" && csv.Metadata.Name != b.Name {
-		v.add(ruleBundleCSVMismatch, pos, p.Name, "the embedded ClusterServiceVersion is named %q, but the bundle is %q", csv.Metadata.Name, b.Name)
+	if name != "" && name != b.Name {
+		v.add(ruleBundleCSVMismatch, pos, p.Name, "the embedded ClusterServiceVersion is named %q, but the bundle is %q", name, b.Name)
 	}
-	if pp, ok := b.PackageProperty(); ok && csv.Spec.Version != "" && csv.Spec.Version != pp.Version {
-		v.add(ruleBundleCSVMismatch, pos, p.Name, "the embedded ClusterServiceVersion has version %s, but bundle %q has version %s", csv.Spec.Version, b.Name, pp.Version)
+	if pp, ok := b.PackageProperty(); ok && version != "" && version != pp.Version {
+		v.add(ruleBundleCSVMismatch, pos, p.Name, "the embedded ClusterServiceVersion has version %s, but bundle %q has version %s", version, b.Name, pp.Version)
 	}
 }
 
