@@ -24,12 +24,16 @@ type Change struct {
 	catalog.Finding
 	// CRD is the CRD's name; Version the version ("v1 -> v2" when two versions of
 	// the new CRD are compared); Path a JSON path such as ^.spec.pollInterval.
-	CRD, Version, Path string
+	CRD     string `json:"crd"`
+	Version string `json:"version,omitempty"`
+	Path    string `json:"path,omitempty"`
 	// Old and New are the values before and after, as short text ("" when absent).
-	Old, New string
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
 	// Check and Detail are what OLM's preflight would call the failed
 	// validation and how it would describe it.
-	Check, Detail string
+	Check  string `json:"check,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // OLMMessage is the line a cluster running OLM's CRD upgrade-safety preflight
