@@ -153,8 +153,12 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 		where += " " + path
 	}
 	if d.cross {
-		from, to, _ := strings.Cut(d.version, " -> ")
-		detail = fmt.Sprintf("version upgrade %q to %q, field %q: %s", from, to, path, msg)
+		// OLM's served-version validator words its findings "old -> new: field: what".
+		what := msg
+		if rule == RuleUnknownChange {
+			what = unknownDetail
+		}
+		detail = fmt.Sprintf("%s: %s: %s", d.version, path, what)
 		msg = fmt.Sprintf("%s (%s between served versions; conversion is None)", msg, rule)
 		rule, check = RuleServedVersionIncompatible, "ServedVersionValidator"
 	}
@@ -165,10 +169,17 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 	})
 }
 
+// unknownDetail is how OLM's preflight describes a change none of its
+// validations handles; Message lists what changed.
+const unknownDetail = "has unknown change, refusing to determine that change is safe"
+
 // emitProp records a change to a schema property, worded as OLM's change validator.
 func (d *differ) emitProp(rule, path string, newLine, oldLine int32, old, new, msg string) {
-	d.emit(rule, path, newLine, oldLine, old, new, msg, "ChangeValidator",
-		fmt.Sprintf("version %q, field %q: %s", d.version, path, msg))
+	detail := fmt.Sprintf("version %q, field %q: %s", d.version, path, msg)
+	if rule == RuleUnknownChange {
+		detail = fmt.Sprintf("version %q, field %q %s", d.version, path, unknownDetail)
+	}
+	d.emit(rule, path, newLine, oldLine, old, new, msg, "ChangeValidator", detail)
 }
 
 func (d *differ) diffCRD(o, n *CRD) {
