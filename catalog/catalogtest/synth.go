@@ -67,8 +67,8 @@ func writePackage(b *strings.Builder, rng *rand.Rand, name string, n int, object
 	if defect {
 		defectKind = rng.IntN(5)
 	}
-	// stable: a replaces chain; every 7th entry also skips its predecessor's
-	// predecessor (which stays reachable), every 5th carries a skipRange.
+	// stable: a replaces chain; every 7th entry also skips a withdrawn release
+	// (no longer in the catalog), every 5th carries a skipRange.
 	b.WriteString("---\nschema: olm.channel\npackage: " + name + "\nname: stable\nentries:\n")
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(b, "  - name: %s.v%s\n", name, version(i))
@@ -76,7 +76,7 @@ func writePackage(b *strings.Builder, rng *rand.Rand, name string, n int, object
 			fmt.Fprintf(b, "    replaces: %s.v%s\n", name, version(i-1))
 		}
 		if i > 1 && i%7 == 0 {
-			fmt.Fprintf(b, "    skips:\n      - %s.v%s\n", name, version(i-2))
+			fmt.Fprintf(b, "    skips:\n      - %s.v%s-withdrawn\n", name, version(i-1))
 		}
 		if i > 0 && i%5 == 0 {
 			fmt.Fprintf(b, "    skipRange: '>=%s <%s'\n", version(max(0, i-3)), version(i))
