@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bufio"
+	"fmt"
 	"path"
 	"strings"
 
@@ -19,22 +20,30 @@ const maxIndexIgnoreSize = 1 << 20
 // github.com/joelanford/ignore and go-git's gitignore), each line is trimmed,
 // blank and '#' lines are skipped, and the patterns apply below the file's
 // own directory.
-func parseIndexIgnore(filePath string, data []byte) []gitignore.Pattern {
+func parseIndexIgnore(filePath string, data []byte) ([]gitignore.Pattern, *Finding) {
 	var domain []string
 	if dir := path.Dir(filePath); dir != "." {
 		domain = strings.Split(dir, "/")
 	}
 	var patterns []gitignore.Pattern
+	// bufio.Scanner with its default 64 KiB line limit, as opm reads it: a
+	// longer line makes opm fail.
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	sc.Buffer(make([]byte, 0, 4096), maxIndexIgnoreSize)
+	line := 0
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		patterns = append(patterns, gitignore.ParsePattern(line, domain))
+		patterns = append(patterns, gitignore.ParsePattern(text, domain))
 	}
-	return patterns
+	if err := sc.Err(); err != nil {
+		f := newLoadFinding(ruleLoadIndexIgnore, filePath, fmt.Sprintf("%s cannot be read as lines of patterns (%v); opm fails on it", filePath, err))
+		f.Line = line + 1
+		return patterns, &f
+	}
+	return patterns, nil
 }
 
 // ignoreMatcher answers whether a file path is excluded. Patterns from every

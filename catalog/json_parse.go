@@ -192,7 +192,6 @@ func (j *jsonParser) array(v *Value) {
 	j.skipSpace()
 	if j.pos < len(j.src) && j.src[j.pos] == ']' {
 		j.pos++
-		v.Items = []Value{}
 		return
 	}
 	for !j.err {
@@ -271,7 +270,7 @@ func (j *jsonParser) number(v *Value) {
 		str, ok := formatNumber(f)
 		if err != nil || !ok {
 			line, col := j.here()
-			j.p.addf(ruleLoadNumberRange, line, col, "", "number %s is beyond float64, where opm decodes every number; opm refuses the file", lit)
+			j.p.addf(ruleLoadNumberRange, line, col, "", "number %s is beyond float64, where opm decodes every number: opm fails on it (or, in a file's first two objects, re-reads the file as YAML, where it becomes a string)", lit)
 			str = "0"
 		}
 		v.Str = str

@@ -109,6 +109,7 @@ const (
 func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, error) {
 	var entries []walkEntry
 	var patterns []gitignore.Pattern
+	var ignoreFindings []Finding
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read catalog: %w", err)
@@ -136,7 +137,11 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 			if err != nil {
 				return fmt.Errorf("read catalog: %s: %w", p, err)
 			}
-			patterns = append(patterns, parseIndexIgnore(p, data)...)
+			ps, finding := parseIndexIgnore(p, data)
+			patterns = append(patterns, ps...)
+			if finding != nil {
+				ignoreFindings = append(ignoreFindings, *finding)
+			}
 			return nil
 		}
 		entries = append(entries, walkEntry{path: p, size: info.Size()})
@@ -149,7 +154,7 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 		return catalogTree{}, err
 	}
 	matcher := newIgnoreMatcher(patterns)
-	var tree catalogTree
+	tree := catalogTree{findings: ignoreFindings}
 	var total int64
 	for _, e := range entries {
 		if matcher.ignored(e.path) {

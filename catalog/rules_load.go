@@ -20,6 +20,7 @@ const (
 	ruleLoadTooDeep        = "load.too-deep"
 	ruleLoadAliasExpansion = "load.alias-expansion"
 	ruleLoadIndexIgnore    = "load.indexignore"
+	ruleLoadIgnoredContent = "load.ignored-content"
 )
 
 // LoadRules is the table of every rule the loader (ParseFile, ReadFS) emits.
@@ -94,9 +95,13 @@ func LoadRules() []Rule {
 			Summary: "YAML aliases expand to too many values (a 'billion laughs' document); the document was not read",
 			Hint:    "write the values out instead of repeating aliases of aliases",
 			Source:  "catalogbot (opm: excessive aliasing)"},
+		{ID: ruleLoadIgnoredContent, Severity: SeverityWarning,
+			Summary: "a YAML document goes on after a '...' end marker; opm silently ignores that text",
+			Hint:    "replace '...' with '---' if the text is meant as another document, or delete it",
+			Source:  opm},
 		{ID: ruleLoadIndexIgnore, Severity: SeverityError,
-			Summary: "an .indexignore file cannot be read",
-			Hint:    "make it a small regular text file of gitignore patterns",
-			Source:  "catalogbot"},
+			Summary: "an .indexignore file cannot be read as lines of patterns (a line over 64 KiB, say); opm fails on it",
+			Hint:    "make it a small text file of gitignore patterns, one per line",
+			Source:  opm},
 	}
 }

@@ -21,8 +21,15 @@ func (p *fileParser) yamlFull(c yamlChunk) (Value, bool) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		line, msg := yamlErrorLine(err.Error())
+		if hasTabIndent(c.text, line) {
+			msg += " (the line is indented with a tab: YAML allows only spaces)"
+		}
 		p.addf(ruleLoadYAMLSyntax, c.line+line-1, 0, "", "invalid YAML: %s", msg)
 		return Value{}, false
+	}
+	if end := documentEndLine(c.text); end > 0 {
+		p.addf(ruleLoadIgnoredContent, c.line+end-1, 1, "",
+			"text after the document end marker '...' is ignored by opm (it reads one document per '---' piece); remove the marker or put '---' in its place")
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		p.addf(ruleLoadEmptyDocument, c.line, 1, "", "%s", emptyChunkMessage(c.text))
@@ -120,7 +127,10 @@ func (c *nodeConverter) value(n *yaml.Node, depth int) Value {
 			c.fail(n, ruleLoadTooDeep, "values nest deeper than %d levels; the document was not read", c.p.lim.MaxDepth)
 			return Value{}
 		}
-		v := Value{Kind: KindArray, Line: line, Col: col, Items: make([]Value, 0, len(n.Content))}
+		v := Value{Kind: KindArray, Line: line, Col: col}
+		if len(n.Content) > 0 {
+			v.Items = make([]Value, 0, len(n.Content))
+		}
 		for _, item := range n.Content {
 			v.Items = append(v.Items, c.value(item, depth+1))
 		}
@@ -326,4 +336,43 @@ func (c *nodeConverter) scalar(n *yaml.Node) Value {
 		return Value{}
 	}
 	return v
+}
+
+// hasTabIndent reports whether line n (1-based) of text starts with blanks
+// holding a tab.
+func hasTabIndent(text string, n int) bool {
+	for i := 1; i < n; i++ {
+		nl := strings.IndexByte(text, '\n')
+		if nl < 0 {
+			return false
+		}
+		text = text[nl+1:]
+	}
+	for i := 0; i < len(text) && (text[i] == ' ' || text[i] == '\t'); i++ {
+		if text[i] == '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// documentEndLine returns the line (1-based) of a "..." document end marker
+// followed by more than blank or comment lines, or 0.
+func documentEndLine(text string) int {
+	line := 1
+	for off := 0; off < len(text); line++ {
+		nl := strings.IndexByte(text[off:], '\n')
+		end := len(text)
+		if nl >= 0 {
+			end = off + nl
+		}
+		if ln := text[off:end]; strings.HasPrefix(ln, "...") && (len(ln) == 3 || ln[3] == ' ' || ln[3] == '\t' || ln[3] == '\r') {
+			if end < len(text) && !blankYAML(text[end+1:]) {
+				return line
+			}
+			return 0
+		}
+		off = end + 1
+	}
+	return 0
 }
