@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -174,4 +175,39 @@ func TestManifestsRegistryErrors(t *testing.T) {
 			t.Errorf("Manifests(%s) error = %v, want an *Error of kind %v", tt.ref, err, tt.want)
 		}
 	}
+}
+
+func TestManifestsRefusesHugeManifest(t *testing.T) {
+	var a armed
+	reg := newTestRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a.on.Load() && isManifest(r) && r.Method == http.MethodGet {
+				w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+				w.WriteHeader(http.StatusOK)
+				io.Copy(w, io.LimitReader(zeroReader{}, maxManifestBytes+1<<20))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	c := newTestClient(t, reg.host)
+	push(t, c, reg.host+"/org/bundle:v1")
+	a.on.Store(true)
+	_, err := c.Manifests(testCtx(t), reg.host+"/org/bundle:v1", Limits{})
+	var e *Error
+	if !errors.As(err, &e) || e.Result.Kind != Unverified {
+		t.Fatalf("Manifests(manifest of %d bytes) error = %v, want an *Error of kind unverified", maxManifestBytes+1<<20, err)
+	}
+	if !strings.Contains(e.Result.Reason, "manifest larger than") {
+		t.Errorf("Manifests(huge manifest).Reason = %q, want the manifest bound named", e.Result.Reason)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
 }

@@ -21,7 +21,7 @@ import (
 )
 
 // testCtx bounds every test: nothing here may hang.
-func testCtx(t *testing.T) context.Context {
+func testCtx(t testing.TB) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -81,7 +81,7 @@ func (r *testRegistry) total() int {
 	return len(r.requests)
 }
 
-func newTestRegistry(t *testing.T, wrap func(http.Handler) http.Handler) *testRegistry {
+func newTestRegistry(t testing.TB, wrap func(http.Handler) http.Handler) *testRegistry {
 	t.Helper()
 	tr := &testRegistry{}
 	var h http.Handler = gcrregistry.New(gcrregistry.Logger(log.New(io.Discard, "", 0)))
@@ -108,7 +108,7 @@ func newTestRegistry(t *testing.T, wrap func(http.Handler) http.Handler) *testRe
 func isManifest(r *http.Request) bool { return strings.Contains(r.URL.Path, "/manifests/") }
 
 // newTestClient trusts host (allowed address, plain HTTP) and retries fast.
-func newTestClient(t *testing.T, host string, opts ...Option) *Client {
+func newTestClient(t testing.TB, host string, opts ...Option) *Client {
 	t.Helper()
 	base := []Option{WithAllowedHosts(host), WithInsecureHosts(host), WithRetryBackoff(time.Millisecond, 4*time.Millisecond)}
 	c, err := New(append(base, opts...)...)
@@ -120,7 +120,7 @@ func newTestClient(t *testing.T, host string, opts ...Option) *Client {
 }
 
 // push writes a small random image to ref through the client's own RemoteOptions.
-func push(t *testing.T, c *Client, ref string) v1.Image {
+func push(t testing.TB, c *Client, ref string) v1.Image {
 	t.Helper()
 	img, err := random.Image(512, 1)
 	if err != nil {
@@ -130,7 +130,7 @@ func push(t *testing.T, c *Client, ref string) v1.Image {
 	return img
 }
 
-func pushImage(t *testing.T, c *Client, ref string, img v1.Image) {
+func pushImage(t testing.TB, c *Client, ref string, img v1.Image) {
 	t.Helper()
 	r, err := c.parse(ref)
 	if err != nil {
@@ -141,7 +141,7 @@ func pushImage(t *testing.T, c *Client, ref string, img v1.Image) {
 	}
 }
 
-func digestOf(t *testing.T, img v1.Image) string {
+func digestOf(t testing.TB, img v1.Image) string {
 	t.Helper()
 	d, err := img.Digest()
 	if err != nil {
@@ -198,6 +198,6 @@ func (d *dialRecorder) dialed() []string {
 	return append([]string(nil), d.addrs...)
 }
 
-func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+func contextWithCancel(t testing.TB) (context.Context, context.CancelFunc) {
 	return context.WithCancel(testCtx(t))
 }

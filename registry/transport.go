@@ -101,6 +101,30 @@ func statsFrom(ctx context.Context) *callStats {
 	return s
 }
 
+// maxManifestBytes bounds a manifest read from a registry (go-containerregistry's own bound is 100 MiB).
+const maxManifestBytes = 8 << 20
+
+// cappedBody fails once a response body goes past its bound.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, &requestError{fmt.Sprintf("manifest larger than %d bytes", maxManifestBytes)}
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, &requestError{fmt.Sprintf("manifest larger than %d bytes", maxManifestBytes)}
+	}
+	return n, err
+}
+
 // requestError is the transport's final word on a request that got no usable response. Like refusedError it
 // is not temporary and unwraps to nothing, so go-containerregistry does not retry it a second time.
 type requestError struct{ msg string }
@@ -184,6 +208,9 @@ func (t *retryingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 				delay = t.backoffFor(attempt)
 			}
 		default:
+			if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/manifests/") {
+				resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxManifestBytes}
+			}
 			return resp, nil
 		}
 
