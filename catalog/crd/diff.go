@@ -199,6 +199,9 @@ func (d *differ) diffCRD(o, n *CRD) {
 			names = append(names, fmt.Sprintf("spec.%s %q → %q", p.key, p.o, p.n))
 		}
 	}
+	if o.PreserveUnknownFields && !n.PreserveUnknownFields {
+		names = append(names, "spec.preserveUnknownFields true → false (fields the schema does not list are pruned from stored objects)")
+	}
 	if len(names) > 0 {
 		msg := "unknown change: " + strings.Join(names, ", ")
 		d.emit(RuleUnknownChange, "", int32(n.Pos.Line), 0, "", "", msg, "ChangeValidator", msg)

@@ -21,6 +21,10 @@ type CRD struct {
 	ScopeLine int32
 	// APIVersion is the apiVersion the document was written in.
 	APIVersion string
+	// PreserveUnknownFields is spec.preserveUnknownFields with its default
+	// (true in v1beta1, false in v1): when false the API server prunes fields
+	// the schema does not list.
+	PreserveUnknownFields bool
 }
 
 // Version is one entry of spec.versions.

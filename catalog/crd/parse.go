@@ -168,6 +168,10 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 	c.Conversion = str(spec.Get("conversion").Get("strategy"))
 
 	beta := c.APIVersion == "apiextensions.k8s.io/v1beta1"
+	c.PreserveUnknownFields = beta
+	if p, set := boolAt(spec.Get("preserveUnknownFields")); set {
+		c.PreserveUnknownFields = p
+	}
 	var sharedSchema *catalog.Value
 	var sharedSub string
 	if beta {

@@ -185,6 +185,10 @@ func TestCRDLevelRules(t *testing.T) {
 			crdVersions("", "Webhook", v("v1alpha1", true, true), versionDoc("v1beta1", true, false, spec("a:\n  type: integer"))), nil},
 		{"new unserved version incompatible", crdVersions("", "", v("v1alpha1", true, true)),
 			crdVersions("", "", v("v1alpha1", true, true), versionDoc("v1beta1", false, false, spec("b:\n  type: integer"))), nil},
+		{"v1beta1 default preserveUnknownFields dropped", strings.Replace(crdVersions("", "", v("v1", true, true)), "apiextensions.k8s.io/v1\n", "apiextensions.k8s.io/v1beta1\n", 1),
+			crdVersions("", "", v("v1", true, true)), []string{RuleUnknownChange}},
+		{"v1beta1 preserveUnknownFields false kept", strings.Replace(crdVersions("", "", v("v1", true, true)), "apiextensions.k8s.io/v1\n", "apiextensions.k8s.io/v1beta1\n", 1) + "  preserveUnknownFields: false\n",
+			crdVersions("", "", v("v1", true, true)), nil},
 		{"subresources changed", crdVersions("", "", v("v1", true, true)),
 			crdVersions("", "", v("v1", true, true)+"    subresources:\n      status: {}\n"), []string{RuleUnknownChange}},
 	}
