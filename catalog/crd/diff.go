@@ -51,16 +51,20 @@ func Diff(old, new []*CRD, opt Options) []Change {
 	for _, err := range opt.Overrides.problems() {
 		d.out = append(d.out, Change{Finding: catalog.Finding{Rule: RuleInvalidOverride, Message: err}})
 	}
+	// A name given twice in one set (the caller joined several manifests)
+	// counts once: the first one.
 	byName := make(map[string]*CRD, len(new))
 	for _, c := range new {
-		if c != nil {
+		if c != nil && byName[c.Name] == nil {
 			byName[c.Name] = c
 		}
 	}
+	seen := make(map[string]bool, len(old))
 	for _, o := range old {
-		if o == nil {
+		if o == nil || seen[o.Name] {
 			continue
 		}
+		seen[o.Name] = true
 		n := byName[o.Name]
 		if n == nil {
 			d.crd, d.version = o.Name, ""

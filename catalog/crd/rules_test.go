@@ -219,6 +219,10 @@ func TestCRDRemoved(t *testing.T) {
 	if got[0].CRD != "samples.test.example.com" || got[0].File != "old.yaml" || got[0].Line != 4 {
 		t.Errorf("got %s at %s, want samples.test.example.com at old.yaml:4", got[0].CRD, got[0].Position)
 	}
+	// Sets joined from several manifests may name a CRD twice: one finding.
+	if got := Diff(append(old, old...), new, Options{}); len(got) != 1 {
+		t.Errorf("old set given twice: got %d changes, want 1", len(got))
+	}
 	// The other way round a CRD is added: safe.
 	if got := Diff(new, old, Options{}); len(got) != 0 {
 		t.Errorf("adding a CRD: got %s, want nothing", dump(got))
