@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	mmsemver "github.com/Masterminds/semver/v3"
+	blang "github.com/blang/semver/v4"
 )
 
 // Property types OLM knows. Others are kept verbatim (Property.Value).
@@ -267,10 +268,16 @@ func (b *Bundle) PackageProperty() (PackageProperty, bool) {
 
 // Version is the bundle's version: the version of its olm.package property,
 // parsed strictly (semver 2.0.0: three numbers, no "v", no leading zeros).
+// A version opm refuses is an error here too: Masterminds' StrictNewVersion
+// alone accepts empty pre-release or build identifiers ("1.0.0-", "1.0.0-a..b")
+// that opm's parser (blang/semver) rejects.
 func (b *Bundle) Version() (*mmsemver.Version, error) {
 	pp, ok := b.PackageProperty()
 	if !ok {
 		return nil, fmt.Errorf("bundle %q has no valid %s property", b.Name, PropertyPackage)
+	}
+	if _, err := blang.Parse(pp.Version); err != nil {
+		return nil, fmt.Errorf("version %q of bundle %q: %w", pp.Version, b.Name, err)
 	}
 	return mmsemver.StrictNewVersion(pp.Version)
 }
