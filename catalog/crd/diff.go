@@ -31,14 +31,19 @@ type Change struct {
 	Old string `json:"old,omitempty"`
 	New string `json:"new,omitempty"`
 	// Check and Detail are what OLM's preflight would call the failed
-	// validation and how it would describe it.
+	// validation and how it would describe it; empty when it has no such check.
 	Check  string `json:"check,omitempty"`
 	Detail string `json:"detail,omitempty"`
 }
 
 // OLMMessage is the line a cluster running OLM's CRD upgrade-safety preflight
-// would print for this change, so authors can match the two.
+// would print for this change, so authors can match the two. It is empty for
+// the rules OLM's preflight does not have (a dropped CRD, served-version
+// removal and deprecation).
 func (c Change) OLMMessage() string {
+	if c.Check == "" {
+		return ""
+	}
 	return fmt.Sprintf("validating upgrade for CRD %q failed: CustomResourceDefinition %s failed upgrade safety validation. %q validation failed: %s",
 		c.CRD, c.CRD, c.Check, c.Detail)
 }
@@ -71,7 +76,7 @@ func Diff(old, new []*CRD, opt Options) []Change {
 			d.oldFile, d.newFile = o.Pos.File, o.Pos.File
 			d.emit(RuleCRDRemoved, "", 0, int32(o.Pos.Line), o.Name, "",
 				"CRD removed from the new set",
-				"NoCRDRemoved", fmt.Sprintf("CRD %q is not in the new bundle", o.Name))
+				"", "")
 			continue
 		}
 		d.diffCRD(o, n)
@@ -223,13 +228,13 @@ func (d *differ) diffCRD(o, n *CRD) {
 			case ov.Served:
 				d.emit(RuleServedVersionRemoved, "", 0, ov.Line, ov.Name, "",
 					"served version removed from spec.versions without first setting served: false",
-					"NoServedVersionRemoved", fmt.Sprintf("served version %q removed", ov.Name))
+					"", "")
 			}
 			continue
 		}
 		if ov.Served && !nv.Served {
 			d.emit(RuleVersionUnserved, "", orLine(nv.ServedLine, nv.Line), 0, "true", "false",
-				"version no longer served", "ServedVersionDisabled", fmt.Sprintf("version %q no longer served", ov.Name))
+				"version no longer served", "", "")
 		}
 		if ov.Subresources != nv.Subresources {
 			msg := fmt.Sprintf("unknown change: subresources %s → %s", short(ov.Subresources), short(nv.Subresources))

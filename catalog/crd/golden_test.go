@@ -24,7 +24,9 @@ func render(changes []Change) string {
 	for _, c := range changes {
 		fmt.Fprintf(&b, "%s: %s: %s: %s\n", c.Position, c.Severity, c.Rule, c.Message)
 		fmt.Fprintf(&b, "    crd=%s version=%q path=%q old=%q new=%q\n", c.CRD, c.Version, c.Path, c.Old, c.New)
-		fmt.Fprintf(&b, "    olm: %s\n", c.OLMMessage())
+		if m := c.OLMMessage(); m != "" {
+			fmt.Fprintf(&b, "    olm: %s\n", m)
+		}
 	}
 	verdict := "safe"
 	if Unsafe(changes) {

@@ -46,7 +46,7 @@ type crdDiffChange struct {
 	Path       string `json:"path,omitempty"`
 	Old        string `json:"old,omitempty"`
 	New        string `json:"new,omitempty"`
-	OLMMessage string `json:"olmMessage"`
+	OLMMessage string `json:"olmMessage,omitempty"`
 }
 
 // runCRDDiff compares two CRD files: exit 0 safe, 1 unsafe, 2 could not evaluate.
@@ -157,7 +157,9 @@ func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var nErr, nWarn int
 	for _, c := range rep.Changes {
 		fmt.Fprintf(stdout, "%s: %s: %s: %s\n", c.Position, c.Severity, c.Rule, c.Message)
-		fmt.Fprintf(stdout, "    olm: %s\n", c.OLMMessage)
+		if c.OLMMessage != "" {
+			fmt.Fprintf(stdout, "    olm: %s\n", c.OLMMessage)
+		}
 		if c.Hint != "" {
 			fmt.Fprintf(stdout, "    hint: %s\n", c.Hint)
 		}
