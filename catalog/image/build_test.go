@@ -1,0 +1,229 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+func sampleCatalog(mtime time.Time) fstest.MapFS {
+	return fstest.MapFS{
+		"etcd/catalog.yaml":  {Data: []byte("schema: olm.package\nname: etcd\n"), ModTime: mtime, Mode: 0o600},
+		"redis/catalog.json": {Data: []byte(`{"schema":"olm.package","name":"redis"}`), ModTime: mtime, Mode: 0o755},
+		"README.md":          {Data: []byte("hi\n"), ModTime: mtime},
+	}
+}
+
+func layerDigest(t *testing.T, fsys fstest.MapFS) v1.Hash {
+	t.Helper()
+	l, err := ConfigsLayer(fsys, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestConfigsLayerIsDeterministic(t *testing.T) {
+	a := layerDigest(t, sampleCatalog(time.Unix(1, 0)))
+	b := layerDigest(t, sampleCatalog(time.Now()))
+	if a != b {
+		t.Errorf("same catalog, other times and modes: digests %s and %s differ", a, b)
+	}
+	changed := sampleCatalog(time.Now())
+	changed["README.md"] = &fstest.MapFile{Data: []byte("ho\n")}
+	if c := layerDigest(t, changed); c == a {
+		t.Errorf("different content gave the same digest %s", c)
+	}
+}
+
+func TestConfigsLayerEntries(t *testing.T) {
+	l, err := ConfigsLayer(sampleCatalog(time.Now()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		wantMode := int64(0o644)
+		if h.Typeflag == tar.TypeDir {
+			wantMode = 0o755
+		}
+		if h.Mode != wantMode || h.Uid != 0 || h.Gid != 0 || !h.ModTime.Equal(epoch) {
+			t.Errorf("%s: mode %o uid %d gid %d mtime %v; want mode %o, root, epoch", h.Name, h.Mode, h.Uid, h.Gid, h.ModTime, wantMode)
+		}
+	}
+	want := []string{"configs/", "configs/README.md", "configs/etcd/", "configs/etcd/catalog.yaml", "configs/redis/", "configs/redis/catalog.json"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("entries = %q, want %q", names, want)
+	}
+}
+
+func TestConfigsLayerRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("x: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "b.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConfigsLayer(os.DirFS(dir), Limits{}); !errors.Is(err, ErrLink) {
+		t.Errorf("err = %v, want ErrLink", err)
+	}
+}
+
+// baseIndex pushes a two-platform base index to the registry and returns its digest reference.
+func baseIndex(t *testing.T, host string) (string, v1.ImageIndex) {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(256, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		cf.Config.User, cf.Config.Env, cf.Config.WorkingDir = "1001", []string{"PATH=/bin"}, "/work"
+		cf.Created = v1.Time{Time: time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)}
+		img, err = mutate.ConfigFile(img, cf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	// An attestation entry, as buildx adds: it must be dropped.
+	att, _ := random.Image(16, 1)
+	idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: att, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "unknown", Architecture: "unknown"}}})
+	ref, err := name.ParseReference(host+"/opm/base:latest", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := idx.Digest()
+	return host + "/opm/base@" + d.String(), idx
+}
+
+func TestBuildFromIndexAndPush(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	baseRef, base := baseIndex(t, host)
+	ctx := context.Background()
+
+	b1, err := Build(ctx, strings.Replace(baseRef, host, host, 1), sampleCatalog(time.Unix(5, 0)), Limits{}, remote.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := Build(ctx, baseRef, sampleCatalog(time.Now()), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := b1.Digest()
+	d2, _ := b2.Digest()
+	if d1 != d2 {
+		t.Fatalf("same catalog and base: digests %s and %s differ", d1, d2)
+	}
+	if want := []string{"linux/amd64", "linux/arm64"}; !reflect.DeepEqual(b1.Platforms, want) {
+		t.Errorf("platforms = %v, want %v", b1.Platforms, want)
+	}
+
+	pushed, err := b1.Push(ctx, host+"/acme/catalog:v4.16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(pushed, "@"+d1.String()) {
+		t.Errorf("pushed %s, want digest %s", pushed, d1)
+	}
+	got, err := remote.Index(mustRef(t, host+"/acme/catalog:v4.16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, _ := got.IndexManifest()
+	if len(im.Manifests) != 2 {
+		t.Fatalf("pushed index has %d manifests, want 2", len(im.Manifests))
+	}
+	baseIM, _ := base.IndexManifest()
+	for i, d := range im.Manifests {
+		img, err := got.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, _ := img.ConfigFile()
+		if cf.Config.Labels[ConfigsLabel] != "/configs" || !reflect.DeepEqual(cf.Config.Entrypoint, []string{"/bin/opm"}) || !reflect.DeepEqual(cf.Config.Cmd, []string{"serve", "/configs"}) {
+			t.Errorf("%s: config %+v lacks label/entrypoint/cmd", d.Platform, cf.Config)
+		}
+		if cf.Config.User != "1001" || cf.Config.WorkingDir != "/work" || len(cf.Config.Env) != 1 {
+			t.Errorf("%s: user/workdir/env of the base not kept: %+v", d.Platform, cf.Config)
+		}
+		baseImg, _ := base.Image(baseIM.Manifests[i].Digest)
+		bl, _ := baseImg.Layers()
+		nl, _ := img.Layers()
+		if len(nl) != len(bl)+1 {
+			t.Fatalf("%s: %d layers, want %d", d.Platform, len(nl), len(bl)+1)
+		}
+		for j := range bl {
+			bd, _ := bl[j].Digest()
+			nd, _ := nl[j].Digest()
+			if bd != nd {
+				t.Errorf("%s: base layer %d changed: %s → %s", d.Platform, j, bd, nd)
+			}
+		}
+	}
+}
+
+func TestBuildRefusesTags(t *testing.T) {
+	_, err := Build(context.Background(), "quay.io/operator-framework/opm:latest", sampleCatalog(time.Now()), Limits{})
+	if err == nil || !strings.Contains(err.Error(), "not pinned by digest") {
+		t.Errorf("err = %v, want a 'not pinned by digest' error", err)
+	}
+}
+
+func mustRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
