@@ -62,19 +62,31 @@ func parse(name string, data []byte, skipOthers bool) ([]*CRD, []catalog.Finding
 		}
 		fs = append(fs, f)
 	}
-	var crds []*CRD
-	seen := map[string]*CRD{}
+	// A kubectl-style List contributes its items.
+	var objs []*catalog.Value
 	for i := range docs {
-		doc := &docs[i]
-		if !isCRD(&doc.Value) {
-			if !skipOthers {
-				fs = append(fs, finding(RuleNotACRD, name, doc.Pos.Line, fmt.Sprintf(
-					"document is apiVersion %q kind %q, not an apiextensions.k8s.io/v1 or v1beta1 CustomResourceDefinition",
-					str(doc.Value.Get("apiVersion")), str(doc.Value.Get("kind")))))
+		v := &docs[i].Value
+		if str(v.Get("kind")) == "List" && str(v.Get("apiVersion")) == "v1" && v.Get("items") != nil {
+			items := v.Get("items")
+			for j := range items.Items {
+				objs = append(objs, &items.Items[j])
 			}
 			continue
 		}
-		c, cfs := crdFromValue(name, &doc.Value, DefaultLimits)
+		objs = append(objs, v)
+	}
+	var crds []*CRD
+	seen := map[string]*CRD{}
+	for _, obj := range objs {
+		if !isCRD(obj) {
+			if !skipOthers {
+				fs = append(fs, finding(RuleNotACRD, name, int(obj.Line), fmt.Sprintf(
+					"document is apiVersion %q kind %q, not an apiextensions.k8s.io/v1 or v1beta1 CustomResourceDefinition",
+					str(obj.Get("apiVersion")), str(obj.Get("kind")))))
+			}
+			continue
+		}
+		c, cfs := crdFromValue(name, obj, DefaultLimits)
 		fs = append(fs, cfs...)
 		if c == nil {
 			continue

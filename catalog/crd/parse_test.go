@@ -156,3 +156,12 @@ func TestSchemaNodeLimit(t *testing.T) {
 		t.Fatalf("got %v %v, want one %s finding", c, cfs, RuleSchemaTooLarge)
 	}
 }
+
+func TestParseList(t *testing.T) {
+	doc := crdDoc("", spec("a: {type: string}"))
+	data := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(doc, "\n"), "\n", "\n  ") + "\n"
+	crds := mustParse(t, "list.yaml", data)
+	if len(crds) != 1 || crds[0].Name != "samples.test.example.com" || crds[0].Pos.Line != 7 {
+		t.Fatalf("got %d CRDs (%+v), want samples.test.example.com at line 7", len(crds), crds)
+	}
+}
