@@ -42,6 +42,9 @@ func BenchmarkLoadValidate(b *testing.B) {
 	}
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("synthetic-%dk", n/1000), func(b *testing.B) {
+			if n >= 100_000 && testing.Short() {
+				b.Skip("the 100k-bundle catalog takes about 180 MB of YAML and 2 GB of allocations; skipped with -short")
+			}
 			fsys := catalogtest.Generate(catalogtest.Options{Bundles: n, Seed: 1, ObjectsEvery: 4})
 			var size int64
 			for _, f := range fsys {
