@@ -18,35 +18,45 @@ func (c *Client) Check(ctx context.Context, ref string) Result {
 	return c.check(ctx, ref, nil)
 }
 
-// CheckAll checks refs at most WithConcurrency at a time and returns one Result per distinct reference.
-// Checks of one repository share one authentication handshake.
+// CheckAll checks refs and returns one Result per distinct reference. Repositories are checked up to
+// WithConcurrency at a time; the references of one repository are checked one after the other over one
+// authentication handshake (go-containerregistry's token transport is not safe for concurrent refreshes).
 func (c *Client) CheckAll(ctx context.Context, refs []string) map[string]Result {
 	out := make(map[string]Result, len(refs))
-	puller, err := remote.NewPuller(c.RemoteOptions(ctx)...)
-	if err != nil {
-		puller = nil // options are fixed and valid; fall back to one handshake per check all the same
+	var repos []string
+	byRepo := map[string][]string{}
+	for _, ref := range refs {
+		if _, seen := out[ref]; seen {
+			continue
+		}
+		out[ref] = Result{Ref: ref, Kind: Unverified, Reason: "not checked"}
+		r, err := c.parse(ref)
+		if err != nil {
+			out[ref] = Result{Ref: ref, Kind: Invalid, Reason: err.Error()}
+			continue
+		}
+		repo := r.Context().Name()
+		if _, ok := byRepo[repo]; !ok {
+			repos = append(repos, repo)
+		}
+		byRepo[repo] = append(byRepo[repo], ref)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, c.cfg.concurrency)
-	for _, ref := range refs {
-		mu.Lock()
-		_, seen := out[ref]
-		if !seen {
-			out[ref] = Result{Ref: ref, Kind: Unverified, Reason: "not checked"}
-		}
-		mu.Unlock()
-		if seen {
-			continue
-		}
+	for _, repo := range repos {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			res := c.check(ctx, ref, puller)
-			mu.Lock()
-			out[ref] = res
-			mu.Unlock()
+			// The options are fixed and valid; should NewPuller fail all the same, each check makes its own.
+			puller, _ := remote.NewPuller(c.RemoteOptions(ctx)...)
+			for _, ref := range byRepo[repo] {
+				res := c.check(ctx, ref, puller)
+				mu.Lock()
+				out[ref] = res
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
@@ -72,24 +82,16 @@ func (c *Client) check(ctx context.Context, ref string, puller *remote.Puller) R
 		return *early
 	}
 	defer cancel()
-	var digest string
-	if puller != nil {
-		d, herr := puller.Head(opCtx, r)
-		if herr == nil {
-			digest = d.Digest.String()
+	if puller == nil {
+		if puller, err = remote.NewPuller(c.RemoteOptions(opCtx)...); err != nil {
+			return classify(opCtx, ref, err, st)
 		}
-		err = herr
-	} else {
-		d, herr := remote.Head(r, c.RemoteOptions(opCtx)...)
-		if herr == nil {
-			digest = d.Digest.String()
-		}
-		err = herr
 	}
+	desc, err := puller.Head(opCtx, r)
 	if err != nil {
 		return classify(opCtx, ref, err, st)
 	}
-	res := Result{Ref: ref, Kind: Exists, Digest: digest, Status: 200}
+	res := Result{Ref: ref, Kind: Exists, Digest: desc.Digest.String(), Status: 200}
 	res.Requests, res.Waited, res.RetryAfter, _ = st.snapshot()
 	if byDigest {
 		c.cache.put(cacheKey, res)

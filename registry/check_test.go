@@ -98,13 +98,14 @@ func TestCheckAll(t *testing.T) {
 		push(t, c, reg.host+"/org/bundle:"+tag)
 		refs = append(refs, reg.host+"/org/bundle:"+tag)
 	}
-	refs = append(refs, reg.host+"/org/bundle:missing", refs[0], "not a ref")
+	push(t, c, reg.host+"/org/other:a")
+	refs = append(refs, reg.host+"/org/other:a", reg.host+"/org/bundle:missing", refs[0], "not a ref")
 	pings := reg.countExact("GET /v2/")
 	got := c.CheckAll(testCtx(t), refs)
-	if len(got) != 7 {
-		t.Fatalf("CheckAll returned %d results, want 7 (one per distinct reference)", len(got))
+	if len(got) != 8 {
+		t.Fatalf("CheckAll returned %d results, want 8 (one per distinct reference)", len(got))
 	}
-	for _, ref := range refs[:5] {
+	for _, ref := range refs[:6] {
 		if got[ref].Kind != Exists {
 			t.Errorf("CheckAll[%s] = %v (%s), want exists", ref, got[ref].Kind, got[ref].Reason)
 		}
@@ -115,8 +116,8 @@ func TestCheckAll(t *testing.T) {
 	if k := got["not a ref"].Kind; k != Invalid {
 		t.Errorf("CheckAll[not a ref] = %v, want invalid", k)
 	}
-	if n := reg.countExact("GET /v2/") - pings; n != 1 {
-		t.Errorf("CheckAll pinged the registry %d times for one repository, want the handshake shared", n)
+	if n := reg.countExact("GET /v2/") - pings; n != 2 {
+		t.Errorf("CheckAll pinged the registry %d times for two repositories, want 2 (one handshake per repository)", n)
 	}
 }
 

@@ -211,3 +211,34 @@ func TestRedirectsAreGuarded(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenRealmIsGuarded: a registry may name any token endpoint in its 401 challenge; the token request goes
+// through the same guard.
+func TestTokenRealmIsGuarded(t *testing.T) {
+	for _, realm := range []string{"https://metadata.test/token", "http://169.254.169.254/token", "https://ten.test:8443/token"} {
+		t.Run(realm, func(t *testing.T) {
+			reg := newTestRegistry(t, func(http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`",service="test"`)
+					w.WriteHeader(http.StatusUnauthorized)
+				})
+			})
+			res := &fakeResolver{answers: map[string][]string{"metadata.test": {"169.254.169.254"}, "ten.test": {"10.0.0.1"}}}
+			rec := &dialRecorder{target: reg.host}
+			c := newTestClient(t, reg.host, WithResolver(res), withDial(rec.dial), WithInsecureHosts("169.254.169.254"),
+				WithCredentials(reg.host, "user", "pass"))
+			got := c.Check(testCtx(t), reg.host+"/org/bundle:v1")
+			if got.Kind != Unverified {
+				t.Errorf("Check(realm %s) = %v (%s), want unverified", realm, got.Kind, got.Reason)
+			}
+			if !strings.Contains(got.Reason, "refusing") {
+				t.Errorf("Check(realm %s).Reason = %q, want the guard's refusal", realm, got.Reason)
+			}
+			for _, addr := range rec.dialed() {
+				if addr != reg.host {
+					t.Errorf("the guard approved a dial to %s, want only %s", addr, reg.host)
+				}
+			}
+		})
+	}
+}
