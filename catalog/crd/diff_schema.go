@@ -162,22 +162,23 @@ func list(vals []string) string {
 func (d *differ) bounds(o, n *Schema, path string) {
 	var unknown []string
 	for b := bound(0); b < numBounds; b++ {
-		ob, nb := o.Bounds[b], n.Bounds[b]
-		if !nb.Set || (ob.Set && ob.Text == nb.Text) {
+		nb, nset := n.bound(b)
+		ob, oset := o.bound(b)
+		if !nset || (oset && ob.Text == nb.Text) {
 			continue // dropped or unchanged: never tighter
 		}
-		if math.IsNaN(nb.Num) || (ob.Set && math.IsNaN(ob.Num)) {
+		if math.IsNaN(nb.Num) || (oset && math.IsNaN(ob.Num)) {
 			unknown = append(unknown, boundKeys[b])
 			continue
 		}
 		key := boundKeys[b]
-		nl, ol := n.line(attrBoundsStart+attr(b)), o.line(attrBoundsStart+attr(b))
+		nl, ol := nb.Line, orLine(ob.Line, o.Line)
 		rule := RuleMaximumTightened
 		if b.isMin() {
 			rule = RuleMinimumTightened
 		}
 		switch {
-		case !ob.Set:
+		case !oset:
 			d.emitProp(rule, path, nl, ol, "", nb.Text, fmt.Sprintf("%s constraint added: %s", key, nb.Text))
 		case b.isMin() && nb.Num > ob.Num:
 			d.emitProp(rule, path, nl, ol, ob.Text, nb.Text, fmt.Sprintf("%s increased from %s to %s", key, ob.Text, nb.Text))

@@ -70,8 +70,10 @@ type Schema struct {
 	// empty list from no list.
 	Enum    []string
 	HasEnum bool
-	// Bounds are minimum, maximum, minLength, …, indexed by bound.
-	Bounds [numBounds]Bound
+	// Bounds are the numeric constraints given (minimum, maxLength, …), at
+	// most one of each kind, in file order. Most nodes have none, so they are
+	// not kept in a fixed array: large schemas have many thousand nodes.
+	Bounds []Bound
 	// Required lists the names in required, in file order.
 	Required []Name
 	// Properties in file order.
@@ -91,9 +93,20 @@ type Schema struct {
 
 // Bound is one numeric constraint.
 type Bound struct {
-	Set  bool
-	Text string // as written (canonical JSON number)
+	Kind bound
+	Line int32
+	Text string // canonical JSON of the value
 	Num  float64
+}
+
+// bound returns the constraint of kind k, if given.
+func (s *Schema) bound(k bound) (Bound, bool) {
+	for _, b := range s.Bounds {
+		if b.Kind == k {
+			return b, true
+		}
+	}
+	return Bound{}, false
 }
 
 // Name is a string with the line it is on.
@@ -125,7 +138,7 @@ func (s *Schema) Property(name string) *Schema {
 	return nil
 }
 
-type bound int
+type bound uint8
 
 const (
 	boundMinimum bound = iota
@@ -159,8 +172,7 @@ const (
 	attrAnyOf
 	attrOneOf
 	attrNot
-	attrBoundsStart
-	numAttrs = attrBoundsStart + attr(numBounds)
+	numAttrs
 )
 
 func (s *Schema) line(a attr) int32 {

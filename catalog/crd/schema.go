@@ -173,8 +173,16 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 			}
 		default:
 			if bi := boundIndex(f.Key); bi >= 0 {
-				s.lines[attrBoundsStart+attr(bi)] = f.KeyLine
-				s.Bounds[bi] = Bound{Set: true, Text: canonicalJSON(fv), Num: number(fv)}
+				nb := Bound{Kind: bound(bi), Line: f.KeyLine, Text: canonicalJSON(fv), Num: number(fv)}
+				replaced := false
+				for j := range s.Bounds {
+					if s.Bounds[j].Kind == nb.Kind {
+						s.Bounds[j], replaced = nb, true
+					}
+				}
+				if !replaced {
+					s.Bounds = append(s.Bounds, nb)
+				}
 				continue
 			}
 			if docKey(f.Key) {
