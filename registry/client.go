@@ -78,7 +78,8 @@ func New(opts ...Option) (*Client, error) {
 
 // WithBudget returns a view of c that may send at most n HTTP requests (retries and auth handshakes count;
 // answers from the cache do not). It shares c's connections, credentials and cache. Once the budget is spent,
-// checks answer Unverified without sending anything. Use one view per pull request.
+// checks answer Unverified without sending anything; n <= 0 allows no request at all. Use one view per pull
+// request.
 func (c *Client) WithBudget(n int) *Client {
 	v := *c
 	v.budget = &budget{limit: int64(max(n, 0))}
