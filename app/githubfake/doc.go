@@ -1,0 +1,48 @@
+// Package githubfake is a stateful, in-memory GitHub REST API for one App,
+// served as an http.Handler, for the App's end-to-end tests and the demo.
+// It models the endpoints the App uses as GitHub documents them:
+//
+// Authentication. App endpoints (/app/...) take a JWT: RS256, signed with
+// the App's key, iss = the App id, exp in the future and at most 10 minutes
+// ahead, iat not in the future (60 s drift allowed); anything else is 401.
+// POST /app/installations/{id}/access_tokens (201) issues a token that lives
+// one hour; every other endpoint takes such a token ("token" or "Bearer")
+// and answers 401 without one. A repository or team the installation cannot
+// see is 404, as GitHub hides what a token may not see.
+//
+// Rate limits. Each identity (the App, each installation) has an hourly
+// budget (5000 by default). Every answer carries X-RateLimit-Limit,
+// -Remaining, -Used, -Reset and -Resource; an exhausted budget is 403 with
+// X-RateLimit-Remaining: 0. Successful GETs carry an ETag; a request whose
+// If-None-Match matches gets 304 and costs nothing.
+//
+// Check runs. Create (201), update, get, list annotations, list for a ref
+// (SHA or branch; check_name, status, app_id, filter=latest|all).
+// 422 for more than 50 annotations in one request, a summary or text over
+// 65,535 characters, a missing output title or summary, a completed status
+// without a conclusion, columns on a multi-line annotation, more than 3
+// actions or an action label/identifier over 20 or description over 40
+// characters. Annotations accumulate across updates. pull_requests lists
+// only same-repository PRs whose head is the run's SHA (empty for forks).
+//
+// Pull requests. List (state, base, head, sort, direction; offset
+// pagination: per_page default 30, at most 100, Link header with next, last,
+// first, prev), get (mergeable, mergeable_state), reviews. Merge:
+// PUT .../pulls/{n}/merge answers 409 "Head branch was modified" when sha is
+// not the head; 405 for a closed or draft PR, a disallowed method, conflicts,
+// or unmet branch protection or ruleset (required checks from commit
+// statuses or check runs, strict up-to-date, approvals); 200 with the merge
+// SHA otherwise, which closes the PR and moves the base branch.
+//
+// Also: issue comments (create, edit, delete, list; bodies up to 65,536
+// characters; the App may edit only its own), labels on issues, team members
+// by slug (404 unknown or another organization's), required status checks
+// of branch protection (404 "Branch not protected"), branch rules, commit
+// statuses (combined and list), installation repositories, and App webhook
+// deliveries: list with cursor pagination (newest first), get, and redeliver
+// (202, sent in the background with the same GUID, within 3 days).
+// Deliver sends signed webhooks (X-Hub-Signature-256) and records them.
+//
+// InjectFault makes chosen requests fail (500, 502, 403 rate limited, 429
+// with Retry-After) before authentication, a bounded number of times.
+package githubfake
