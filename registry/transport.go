@@ -218,8 +218,10 @@ func (t *retryingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		switch deadline, hasDeadline := ctx.Deadline(); {
 		case attempt >= t.maxAttempts:
 			stop = fmt.Sprintf("%s after %d attempts", what, attempt)
+		case waited+delay > t.maxRetryWait && retryAfter > 0:
+			stop = fmt.Sprintf("%s; the registry asked to wait %v, more than the %v this client waits in all", what, delay, t.maxRetryWait)
 		case waited+delay > t.maxRetryWait:
-			stop = fmt.Sprintf("%s; the registry asked to wait %v, more than the %v this client waits", what, delay, t.maxRetryWait)
+			stop = fmt.Sprintf("%s; waiting %v more would exceed the %v this client waits in all", what, delay, t.maxRetryWait)
 		case hasDeadline && time.Until(deadline) < delay:
 			stop = fmt.Sprintf("%s; waiting %v more would pass the deadline", what, delay)
 		}
