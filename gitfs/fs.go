@@ -209,27 +209,34 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	return f.readBlob("read", name, n.hash, -1)
 }
 
-// readBlob checks the size from the header (size < 0: look it up), charges
-// the budget and reads.
-func (f *FS) readBlob(op, name string, h Hash, size int64) ([]byte, error) {
-	if size < 0 {
-		var err error
-		if size, err = f.repo.blobSize(h); err != nil {
-			return nil, &fs.PathError{Op: op, Path: name, Err: err}
-		}
-	}
-	if size > f.lim.MaxFileSize {
-		return nil, f.tooLarge(op, name, size)
-	}
+// readBlob reads a blob, checking its size from the object header against
+// the limits and charging the budget before any content is read. want is
+// the size already known (from Open), or -1.
+func (f *FS) readBlob(op, name string, h Hash, want int64) ([]byte, error) {
 	if err := f.ctx.Err(); err != nil {
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
-	if spent := f.spent.Add(size); spent > f.lim.MaxTotalBytes {
-		f.spent.Add(-size)
-		return nil, &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%d more bytes %w (%d bytes)", size, ErrBudget, f.lim.MaxTotalBytes)}
-	}
-	b, err := f.repo.readBlob(h, size)
+	charged := int64(0)
+	b, err := f.repo.readBlob(h, func(size int64) error {
+		if want >= 0 && size != want {
+			return fmt.Errorf("blob %s: size %d, expected %d", h, size, want)
+		}
+		if size > f.lim.MaxFileSize {
+			return f.tooLarge(op, name, size)
+		}
+		if spent := f.spent.Add(size); spent > f.lim.MaxTotalBytes {
+			f.spent.Add(-size)
+			return &fs.PathError{Op: op, Path: name, Err: fmt.Errorf("%d more bytes %w (%d bytes)", size, ErrBudget, f.lim.MaxTotalBytes)}
+		}
+		charged = size
+		return nil
+	})
 	if err != nil {
+		f.spent.Add(-charged) // a failed read does not use the budget
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
 		return nil, &fs.PathError{Op: op, Path: name, Err: err}
 	}
 	return b, nil
@@ -308,7 +315,7 @@ func (f *FS) ReadLink(name string) (string, error) {
 	if size > maxLinkSize {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fmt.Errorf("link target of %d bytes %w of %d bytes", size, ErrTooLarge, maxLinkSize)}
 	}
-	b, err := f.readBlob("readlink", name, n.hash, size)
+	b, err := f.readBlob("readlink", name, n.hash, -1)
 	if err != nil {
 		return "", err
 	}

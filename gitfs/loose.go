@@ -1,0 +1,90 @@
+package gitfs
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/go-git/go-billy/v5"
+)
+
+// errNotLoose: the object is not stored as a loose object (it may be packed).
+var errNotLoose = errors.New("not a loose object")
+
+// maxHeader bounds a loose object's header ("blob 123456789\x00").
+const maxHeader = 32
+
+// looseObject opens a loose object and reads its header, without inflating
+// the content. go-git inflates (and hashes) loose objects whole on lookup;
+// reading them here lets the size limit apply before any content is read and
+// saves a copy. Packed objects are left to go-git.
+type looseObject struct {
+	f    billy.File
+	z    io.ReadCloser
+	r    *bufio.Reader
+	typ  string
+	size int64
+}
+
+func openLoose(dot billy.Filesystem, h Hash) (*looseObject, error) {
+	hex := h.String()
+	f, err := dot.Open("objects/" + hex[:2] + "/" + hex[2:])
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errNotLoose
+		}
+		return nil, err
+	}
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("loose object %s: %w", h, err)
+	}
+	o := &looseObject{f: f, z: z, r: bufio.NewReaderSize(z, 512)}
+	if err := o.header(); err != nil {
+		o.Close()
+		return nil, fmt.Errorf("loose object %s: %w", h, err)
+	}
+	return o, nil
+}
+
+func (o *looseObject) header() error {
+	head, err := o.r.Peek(maxHeader)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return err
+	}
+	end := bytes.IndexByte(head, 0)
+	if end < 0 {
+		return errors.New("malformed header")
+	}
+	typ, size, ok := bytes.Cut(head[:end], []byte(" "))
+	if !ok {
+		return errors.New("malformed header")
+	}
+	n, err := strconv.ParseInt(string(size), 10, 64)
+	if err != nil || n < 0 {
+		return errors.New("malformed size in header")
+	}
+	o.typ, o.size = string(typ), n
+	_, err = o.r.Discard(end + 1)
+	return err
+}
+
+// read reads the whole content, which must be exactly the header's size.
+func (o *looseObject) read() ([]byte, error) {
+	buf := make([]byte, o.size)
+	if _, err := io.ReadFull(o.r, buf); err != nil {
+		return nil, fmt.Errorf("truncated object: %w", err)
+	}
+	return buf, nil
+}
+
+func (o *looseObject) Close() error {
+	o.z.Close()
+	return o.f.Close()
+}
