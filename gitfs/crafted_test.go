@@ -1,0 +1,120 @@
+package gitfs
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TestLooseHeaderCheckedFirst stores a loose object whose header claims
+// 1 TiB: the size limit must refuse it from the header, before allocating or
+// inflating anything. A header claiming more than the content holds is an
+// error, never a short read.
+func TestLooseHeaderCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	huge := writeLoose(t, dir, "1111111111111111111111111111111111111111", "blob 1099511627776\x00tiny")
+	short := writeLoose(t, dir, "2222222222222222222222222222222222222222", "blob 100\x00only this")
+	bad := writeLoose(t, dir, "3333333333333333333333333333333333333333", "blob twelve\x00x")
+	tree := mktree(t, dir, "100644 blob "+huge+"\thuge\n100644 blob "+short+"\tshort\n100644 blob "+bad+"\tbad\n")
+	commit := runGit(t, dir, "commit-tree", tree, "-m", "crafted")
+
+	r := openRepo(t, dir)
+	f := treeFS(t, r, commit, Limits{})
+	fi, err := f.Stat("huge")
+	if err != nil || fi.Size() != 1<<40 {
+		t.Errorf("Stat(huge) = %v, %v, want the claimed size 1 TiB", fi, err)
+	}
+	if _, err := f.ReadFile("huge"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadFile(huge) error = %v, want ErrTooLarge", err)
+	}
+	if _, err := f.ReadFile("short"); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("ReadFile(short) error = %v, want a truncated-object error", err)
+	}
+	if _, err := f.ReadFile("bad"); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Errorf("ReadFile(bad) error = %v, want a malformed-header error", err)
+	}
+	if _, err := f.ReadFile("short"); err == nil {
+		t.Errorf("second ReadFile(short) succeeded")
+	}
+	if spent := f.spent.Load(); spent != 0 {
+		t.Errorf("failed reads left %d bytes charged to the budget, want 0", spent)
+	}
+}
+
+func writeLoose(t *testing.T, dir, hex, raw string) string {
+	t.Helper()
+	var b bytes.Buffer
+	z := zlib.NewWriter(&b)
+	z.Write([]byte(raw))
+	z.Close()
+	p := filepath.Join(dir, ".git", "objects", hex[:2], hex[2:])
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	return hex
+}
+
+func mktree(t *testing.T, dir, listing string) string {
+	t.Helper()
+	cmd := exec.Command("git", "mktree", "--missing")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(listing)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git mktree: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestConcurrentReads reads one FS, and two FS of one Repo, from many
+// goroutines; run with -race.
+func TestConcurrentReads(t *testing.T) {
+	fx := newFixture(t)
+	for _, packed := range []bool{false, true} {
+		if packed {
+			runGit(t, fx.dir, "gc", "-q")
+		}
+		r := openRepo(t, fx.dir)
+		a := treeFS(t, r, fx.plain, Limits{})
+		b, err := r.TreeFS(context.Background(), plumbing.NewHash(fx.moved), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f, name, want := a, "catalog/etcd/index.yaml", "schema: olm.package\nname: etcd\n"
+				if i%2 == 1 {
+					f, name, want = b, "catalog/etcd/catalog.yaml", "schema: olm.package\nname: etcd\n"
+				}
+				for range 20 {
+					got, err := f.ReadFile(name)
+					if err != nil || string(got) != want {
+						t.Errorf("packed=%v: concurrent ReadFile(%s) = %q, %v", packed, name, got, err)
+						return
+					}
+					if _, err := f.ReadDir("catalog/etcd"); err != nil {
+						t.Errorf("packed=%v: concurrent ReadDir: %v", packed, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
