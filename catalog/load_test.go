@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,6 +164,215 @@ func BenchmarkReadFS(b *testing.B) {
 			}
 			if cpu := processCPUTime() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+			}
+		})
+	}
+}
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestReadFSIndexIgnoreSemantics(t *testing.T) {
+	pkg := func(name string) string { return "schema: olm.package\nname: " + name + "\n" }
+	dir := writeTree(t, map[string]string{
+		".indexignore":         "# root patterns\n*.md\n!keep.md\nbuild/\n",
+		"keep.md":              pkg("keep"),
+		"drop.md":              "not: [yaml",
+		"build/x.yaml":         "not: [yaml",
+		"a/build/y.yaml":       "not: [yaml", // "build/" matches at any depth
+		"a/catalog.yaml":       pkg("a"),
+		"b/.indexignore":       "/local.yaml\n",
+		"b/local.yaml":         "not: [yaml",
+		"b/sub/local.yaml":     pkg("b-sub"), // rooted at b/, so only b/local.yaml is excluded
+		"c/.indexignore":       "!*.md\n",
+		"c/notes.md":           pkg("c-notes"), // re-included below c/
+		"d/deep/.indexignore":  "*\n",
+		"d/deep/anything.yaml": "not: [yaml",
+		"d/deep/more/x.json":   "{",
+		"d/catalog.json":       `{"schema":"olm.package","name":"d"}`,
+	})
+	docs, findings, err := ReadFS(context.Background(), os.DirFS(dir), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range docs {
+		got = append(got, d.Pos.File+"="+d.Name)
+	}
+	want := "a/catalog.yaml=a,b/sub/local.yaml=b-sub,c/notes.md=c-notes,d/catalog.json=d,keep.md=keep"
+	if strings.Join(got, ",") != want {
+		t.Errorf("docs = %s, want %s", strings.Join(got, ","), want)
+	}
+	if len(findings) != 0 {
+		t.Errorf("findings = %v, want none", findings)
+	}
+}
+
+func TestReadFSSymlinkIsAFinding(t *testing.T) {
+	dir := writeTree(t, map[string]string{"pkg/catalog.yaml": "schema: olm.package\nname: p\n"})
+	outside := writeTree(t, map[string]string{"secret.yaml": "schema: olm.package\nname: secret\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "pkg", "link.yaml")); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	docs, findings, err := ReadFS(context.Background(), os.DirFS(dir), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Name != "p" {
+		t.Errorf("docs = %v, want only pkg/catalog.yaml's", docs)
+	}
+	var files []string
+	for _, f := range findings {
+		if f.Rule != ruleLoadSymlink || f.Severity != SeverityError || !strings.Contains(f.Message, "never follows links") {
+			t.Errorf("unexpected finding %v", f)
+		}
+		files = append(files, f.File)
+	}
+	if got, want := strings.Join(files, ","), "linkdir,pkg/link.yaml"; got != want {
+		t.Errorf("symlink findings for %s, want %s", got, want)
+	}
+}
+
+func TestReadFSLimits(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a.yaml": "schema: olm.package\nname: a\n",
+		"b.yaml": "schema: olm.package\nname: b\n" + strings.Repeat("# padding\n", 100),
+		"c.yaml": "schema: olm.package\nname: c\n",
+	})
+	fsys := os.DirFS(dir)
+	tests := []struct {
+		name     string
+		lim      Limits
+		wantErr  string
+		wantRule string
+	}{
+		{name: "too many files", lim: Limits{MaxFiles: 2}, wantErr: "more than 2 files"},
+		{name: "too many bytes", lim: Limits{MaxTotalSize: 500}, wantErr: "exceed 500 bytes"},
+		{name: "file too large", lim: Limits{MaxFileSize: 500}, wantRule: ruleLoadFileTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, findings, err := ReadFS(context.Background(), fsys, tt.lim)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(findings) != 1 || findings[0].Rule != tt.wantRule || findings[0].File != "b.yaml" {
+				t.Errorf("findings = %v, want one %s on b.yaml", findings, tt.wantRule)
+			}
+			if len(docs) != 2 {
+				t.Errorf("got %d docs, want 2 (a and c)", len(docs))
+			}
+		})
+	}
+}
+
+func TestReadFSCancelled(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.yaml": "schema: olm.package\nname: a\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := ReadFS(ctx, os.DirFS(dir), Limits{}); err == nil {
+		t.Fatal("ReadFS with a cancelled context succeeded, want its error")
+	}
+}
+
+// TestParseFileHostileInput checks that inputs built to exhaust a parser are
+// refused with the right finding (speed is shown by BenchmarkHostileInput).
+func TestParseFileHostileInput(t *testing.T) {
+	for _, tt := range hostileInputs() {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, findings := ParseFile("hostile.yaml", tt.data, tt.lim)
+			if len(docs) != tt.docs {
+				t.Errorf("got %d documents, want %d", len(docs), tt.docs)
+			}
+			if len(findings) == 0 || findings[0].Rule != tt.rule {
+				t.Fatalf("findings = %v, want %s first", findings, tt.rule)
+			}
+		})
+	}
+}
+
+type hostileInput struct {
+	name string
+	data []byte
+	lim  Limits
+	rule string
+	docs int // documents read before the limit hit
+}
+
+func hostileInputs() []hostileInput {
+	// A billion laughs: each level repeats the previous one ten times.
+	var laughs strings.Builder
+	laughs.WriteString("schema: x\nl0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&laughs, "l%d: &l%d [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				laughs.WriteString(", ")
+			}
+			fmt.Fprintf(&laughs, "*l%d", i-1)
+		}
+		laughs.WriteString("]\n")
+	}
+	// Aliases that stay under goyaml.v2's ratio but expand past our bound.
+	var wide strings.Builder
+	wide.WriteString("schema: x\nbase: &b [")
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			wide.WriteString(", ")
+		}
+		fmt.Fprintf(&wide, "v%d", i)
+	}
+	wide.WriteString("]\nrefs:\n")
+	for i := 0; i < 60; i++ {
+		wide.WriteString("- *b\n")
+	}
+	return []hostileInput{
+		{name: "billion laughs", data: []byte(laughs.String()), rule: ruleLoadAliasExpansion},
+		{name: "wide aliases", data: []byte(wide.String()), lim: Limits{MaxAliasExpansion: 50_000}, rule: ruleLoadAliasExpansion},
+		{name: "deep yaml flow", data: []byte("a: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n"), rule: ruleLoadTooDeep},
+		{name: "deep yaml block", data: []byte(deepBlockYAML(300)), rule: ruleLoadTooDeep},
+		{name: "deep json", data: []byte(`{"a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}"), rule: ruleLoadTooDeep},
+		{name: "too many documents", data: []byte(strings.Repeat("{\"schema\":\"x\"}", 20)), lim: Limits{MaxDocuments: 10}, rule: ruleLoadTooManyDocs, docs: 10},
+	}
+}
+
+func deepBlockYAML(depth int) string {
+	var b strings.Builder
+	for i := 0; i < depth; i++ {
+		b.WriteString(strings.Repeat(" ", i))
+		b.WriteString("k:\n")
+	}
+	b.WriteString(strings.Repeat(" ", depth) + "v: 1\n")
+	return b.String()
+}
+
+func BenchmarkHostileInput(b *testing.B) {
+	for _, tt := range hostileInputs() {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ParseFile("hostile.yaml", tt.data, tt.lim)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
@@ -35,7 +36,7 @@ func (p *fileParser) yamlFull(c yamlChunk) (Value, bool) {
 		p.addf(ruleLoadEmptyDocument, c.line, 1, "", "%s", emptyChunkMessage(c.text))
 		return Value{}, false
 	}
-	conv := nodeConverter{p: p, lineBase: int32(c.line - 1)}
+	conv := nodeConverter{p: p, lineBase: int32(c.line - 1), text: c.text}
 	v := conv.value(doc.Content[0], 0)
 	if conv.failed {
 		return Value{}, false
@@ -68,6 +69,57 @@ type nodeConverter struct {
 	aliasNodes int
 	allNodes   int
 	expanding  map[*yaml.Node]bool
+	// text is the chunk, lineStarts the offsets of its lines (built on demand).
+	text       string
+	lineStarts []int
+	lineFlags  []uint8
+}
+
+// nonSpecificTag reports whether the scalar n is written with the tag "!".
+// goyaml.v3 resolves such a scalar as if it had no tag, but goyaml.v2 (opm's)
+// keeps it a string, so the source is looked at.
+func (c *nodeConverter) nonSpecificTag(n *yaml.Node) bool {
+	if c.lineStarts == nil {
+		c.indexLines()
+	}
+	if n.Line < 1 || n.Line > len(c.lineStarts) || c.lineFlags[n.Line-1]&lineHasBang == 0 {
+		return false
+	}
+	rest := c.text[c.lineStarts[n.Line-1]:]
+	if c.lineFlags[n.Line-1]&lineNonASCII == 0 {
+		if n.Column-1 >= len(rest) {
+			return false
+		}
+		rest = rest[n.Column-1:]
+	} else {
+		for col := 1; col < n.Column && len(rest) > 0; col++ {
+			_, size := utf8.DecodeRuneInString(rest)
+			rest = rest[size:]
+		}
+	}
+	return len(rest) > 0 && rest[0] == '!' && (len(rest) == 1 || strings.IndexByte(" \t\r\n", rest[1]) >= 0)
+}
+
+const (
+	lineHasBang uint8 = 1 << iota
+	lineNonASCII
+)
+
+// indexLines records where each line of the chunk starts and what it holds.
+func (c *nodeConverter) indexLines() {
+	c.lineStarts = append(c.lineStarts, 0)
+	c.lineFlags = append(c.lineFlags, 0)
+	for i := 0; i < len(c.text); i++ {
+		switch ch := c.text[i]; {
+		case ch == '\n':
+			c.lineStarts = append(c.lineStarts, i+1)
+			c.lineFlags = append(c.lineFlags, 0)
+		case ch == '!':
+			c.lineFlags[len(c.lineFlags)-1] |= lineHasBang
+		case ch >= utf8.RuneSelf:
+			c.lineFlags[len(c.lineFlags)-1] |= lineNonASCII
+		}
+	}
 }
 
 func (c *nodeConverter) fail(n *yaml.Node, rule, format string, args ...any) {
@@ -327,7 +379,7 @@ func (c *nodeConverter) scalar(n *yaml.Node) Value {
 			return Value{Kind: KindString, Str: n.Value}
 		}
 	}
-	if !plainScalar(n) {
+	if !plainScalar(n) || c.nonSpecificTag(n) {
 		return Value{Kind: KindString, Str: n.Value}
 	}
 	v, rule, msg := resolvePlainScalar(n.Value)
