@@ -26,6 +26,8 @@ import (
 //	           (malformed JSON, symlinks, newer-opm image and skipRange
 //	           rules). Line 1 is "valid" or "invalid" and a reason; an
 //	           optional "rules: id id…" line names rule ids we must report.
+//	warnings   optional: "rules: id id…", warnings of our own (beyond opm)
+//	           the case must raise; they never change the verdict.
 //
 // For every case, our verdict (any error finding = invalid) must equal opm's,
 // or expect's. Where opm refuses a catalog and no expect file overrides it,
@@ -265,10 +267,13 @@ func TestOPMParity(t *testing.T) {
 				t.Fatalf("LoadDir: %v", err)
 			}
 			findings := catalog.Validate(c, catalog.ValidateOptions{})
-			errorRules := map[string]bool{}
+			errorRules, warningRules := map[string]bool{}, map[string]bool{}
 			for _, f := range findings {
-				if f.Severity == catalog.SeverityError {
+				switch f.Severity {
+				case catalog.SeverityError:
 					errorRules[f.Rule] = true
+				case catalog.SeverityWarning:
+					warningRules[f.Rule] = true
 				}
 			}
 			gotValid := !catalog.HasErrors(findings)
@@ -281,6 +286,16 @@ func TestOPMParity(t *testing.T) {
 				t.Errorf("verdict: got %s, want %s per %s\nopm says: %s\nwe say:\n%s",
 					verdictWord(gotValid), verdictWord(wantValid), source,
 					strings.Join(golden.messages, " | "), findingLines(findings))
+			}
+
+			warns, err := readRuleList(filepath.Join(dir, "warnings"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range warns {
+				if !warningRules[id] {
+					t.Errorf("warnings names rule %s, got warning rules %v", id, sortedKeys(warningRules))
+				}
 			}
 
 			if expect != nil {
@@ -386,6 +401,47 @@ func TestOPMMessageRulesExist(t *testing.T) {
 			}
 		}
 	}
+	paths, err = filepath.Glob(filepath.Join(opmParityCases, "*", "warnings"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		ids, err := readRuleList(p)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		for _, id := range ids {
+			if !known[id] {
+				t.Errorf("%s names unknown rule %q", p, id)
+			}
+		}
+	}
+}
+
+// readRuleList reads a file of "rules: id id…" lines; a missing file is an
+// empty list.
+func readRuleList(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "rules:")
+		if !ok {
+			return nil, fmt.Errorf("%s:%d: want \"rules: id…\", got %q", path, n+1, line)
+		}
+		ids = append(ids, strings.Fields(rest)...)
+	}
+	return ids, nil
 }
 
 func TestOPMLeaves(t *testing.T) {
