@@ -2,6 +2,9 @@ package registry
 
 import (
 	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -166,6 +169,10 @@ func TestCheckFaults(t *testing.T) {
 			[]Option{WithTimeout(2 * time.Second)}, Unverified, 429, 1, 5 * time.Second, 0},
 		{"persistent 500", faults(always, 500, nil), []Option{WithMaxAttempts(4)}, Unverified, 500, 4, 0, -1},
 		{"503 once", faults(1, 503, nil), nil, Exists, 200, 2, 0, -1},
+		{"total wait capped", faults(always, 502, nil), []Option{WithMaxAttempts(10),
+			WithRetryBackoff(10*time.Millisecond, 10*time.Millisecond), WithMaxRetryWait(15 * time.Millisecond)},
+			Unverified, 502, 2, 0, -1},
+		{"503 with Retry-After", faults(1, 503, map[string]string{"Retry-After": "0"}), nil, Exists, 200, 2, 0, 0},
 		{"403", faults(always, 403, nil), nil, Inaccessible, 403, 1, 0, 0},
 		{"401", faults(always, 401, nil), nil, Inaccessible, 401, 1, 0, 0},
 		{"400 is not retried", faults(always, 400, nil), nil, Unverified, 400, 1, 0, 0},
@@ -319,5 +326,35 @@ func TestKindString(t *testing.T) {
 		if got := k.String(); got != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", int(k), got, want)
 		}
+	}
+}
+
+// TestRemoteOptionsDoNotMultiplyRetries pushes through RemoteOptions against a registry failing every upload:
+// a POST is never retried (not idempotent), and go-containerregistry's own upload retries are off.
+func TestRemoteOptionsDoNotMultiplyRetries(t *testing.T) {
+	reg := newTestRegistry(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/blobs/uploads/") {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	c := newTestClient(t, reg.host)
+	img, err := random.Image(512, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.parse(reg.host + "/org/bundle:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(r, img, c.RemoteOptions(testCtx(t))...); err == nil {
+		t.Fatalf("remote.Write to a registry refusing uploads: no error, want one")
+	}
+	// The first failure cancels the other uploads, so 1 or 2 POSTs, never more than one per blob.
+	if n, blobs := reg.count("POST /v2/org/bundle/blobs/uploads/"), 2; n < 1 || n > blobs {
+		t.Errorf("registry saw %d upload POSTs for %d blobs, want 1 to %d (at most one each)", n, blobs, blobs)
 	}
 }
