@@ -5,12 +5,15 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -117,4 +120,78 @@ func TestConcurrentReads(t *testing.T) {
 		}
 		wg.Wait()
 	}
+}
+
+// TestCraftedTree: names io/fs cannot show ("..", "a/b", "") and repeated
+// names are dropped from listings; nothing escapes the tree.
+func TestCraftedTree(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	blob := runGitStdin(t, dir, "ok\n", "hash-object", "-w", "--stdin")
+	raw := treeEntry("100644", "..", blob) + treeEntry("100644", "a/b", blob) + treeEntry("100644", "", blob) +
+		treeEntry("100644", "good", blob) + treeEntry("100644", "good", blob)
+	tree := writeLoose(t, dir, "4444444444444444444444444444444444444444", "tree "+strconv.Itoa(len(raw))+"\x00"+raw)
+	commit := runGit(t, dir, "commit-tree", tree, "-m", "crafted")
+
+	f := treeFS(t, openRepo(t, dir), commit, Limits{})
+	es, err := f.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != "good" {
+		t.Errorf("ReadDir(.) = %v, want only good", es)
+	}
+	if err := fstest.TestFS(f, "good"); err != nil {
+		t.Error(err)
+	}
+}
+
+func treeEntry(mode, name, hexHash string) string {
+	h := plumbing.NewHash(hexHash)
+	return mode + " " + name + "\x00" + string(h[:])
+}
+
+func runGitStdin(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestDecodeMalformed(t *testing.T) {
+	for _, raw := range []string{"100644", "100644 name", "100644 name\x00short", "99x name\x00" + strings.Repeat("a", 20), " name\x00" + strings.Repeat("a", 20)} {
+		if es, err := decodeTree([]byte(raw)); err == nil {
+			t.Errorf("decodeTree(%q) = %v, want an error", raw, es)
+		}
+	}
+	for _, raw := range []string{"", "parent 1234\n", "tree xyz\n", "\ntree " + strings.Repeat("a", 40) + "\n"} {
+		if ci, err := decodeCommit([]byte(raw)); err == nil {
+			t.Errorf("decodeCommit(%q) = %v, want an error", raw, ci)
+		}
+	}
+	ci, err := decodeCommit([]byte("tree " + strings.Repeat("a", 40) + "\nauthor A <a@b> 1 +0000\ncommitter C D <c@d> 1700000000 +0100\n\nmsg\ncommitter X <x> 5 +0000\n"))
+	if err != nil || ci.when.Unix() != 1700000000 {
+		t.Errorf("decodeCommit = %v, %v, want committer time 1700000000", ci, err)
+	}
+}
+
+func FuzzDecodeTree(f *testing.F) {
+	f.Add([]byte(treeEntry("100644", "a", strings.Repeat("ab", 20))))
+	f.Add([]byte("40000 d\x00" + strings.Repeat("x", 20)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, err := decodeTree(data)
+		if err != nil {
+			return
+		}
+		for _, e := range sortEntries(es) {
+			if !fs.ValidPath(e.name) || strings.Contains(e.name, "/") || e.name == "." {
+				t.Fatalf("sortEntries kept %q", e.name)
+			}
+		}
+	})
 }

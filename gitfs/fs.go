@@ -81,11 +81,11 @@ type FS struct {
 // TreeFS returns the tree of commit as a file system. Reads are bounded by
 // lim and stop when ctx is done.
 func (r *Repo) TreeFS(ctx context.Context, commit Hash, lim Limits) (*FS, error) {
-	c, err := r.rootTree(ctx, commit)
+	c, err := r.commitInfo(ctx, commit)
 	if err != nil {
 		return nil, err
 	}
-	return &FS{ctx: ctx, repo: r, commit: commit, root: c.TreeHash, mtime: c.Committer.When, lim: lim.withDefaults()}, nil
+	return &FS{ctx: ctx, repo: r, commit: commit, root: c.tree, mtime: c.when, lim: lim.withDefaults()}, nil
 }
 
 // Commit is the commit the FS shows.

@@ -1,6 +1,7 @@
 package gitfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
@@ -204,7 +207,7 @@ type entry struct {
 
 // tree returns the entries of a tree object sorted by name (the order io/fs
 // wants, which differs from git's), decoding it at most once per Repo. Trees
-// larger than maxTreeSize bytes are refused.
+// larger than maxTreeSize bytes are refused before they are read.
 func (r *Repo) tree(h Hash) ([]entry, error) {
 	r.treesMu.Lock()
 	es, ok := r.trees[h]
@@ -212,25 +215,17 @@ func (r *Repo) tree(h Hash) ([]entry, error) {
 	if ok {
 		return es, nil
 	}
-
-	r.mu.Lock()
-	obj, err := r.repo.Storer.EncodedObject(plumbing.TreeObject, h)
+	data, err := r.readObject(h, plumbing.TreeObject, func(size int64) error {
+		if size > maxTreeSize {
+			return fmt.Errorf("tree %s is %d bytes, over %d: %w", h, size, maxTreeSize, ErrTooLarge)
+		}
+		return nil
+	})
 	if err != nil {
-		r.mu.Unlock()
+		return nil, err
+	}
+	if es, err = decodeTree(data); err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
-	}
-	if obj.Size() > maxTreeSize {
-		r.mu.Unlock()
-		return nil, fmt.Errorf("tree %s is %d bytes: %w", h, obj.Size(), ErrTooLarge)
-	}
-	t, err := object.DecodeTree(r.repo.Storer, obj)
-	r.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("tree %s: %w", h, err)
-	}
-	es = make([]entry, len(t.Entries))
-	for i, te := range t.Entries {
-		es[i] = entry{name: te.Name, mode: te.Mode, hash: te.Hash}
 	}
 	es = sortEntries(es)
 
@@ -263,20 +258,28 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 	return obj.Size(), nil
 }
 
-// readBlob reads a blob. check is called with the size from the object
-// header before any content is read; its error stops the read.
+// readBlob reads a blob. check gets the size from the object header before
+// any content is read; its error stops the read.
 func (r *Repo) readBlob(h Hash, check func(size int64) error) ([]byte, error) {
+	return r.readObject(h, plumbing.BlobObject, check)
+}
+
+// readObject reads an object of type typ. check gets the size from the
+// object header before any content is read; its error stops the read. Loose
+// objects are read here; packed ones (and those in alternates) through
+// go-git, whose packed objects above 16 KiB are also sized before reading.
+func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64) error) ([]byte, error) {
 	if o, err := openLoose(r.dot, h); err == nil {
 		defer o.Close()
-		if o.typ != "blob" {
-			return nil, fmt.Errorf("object %s is a %s, not a blob", h, o.typ)
+		if o.typ != typ.String() {
+			return nil, fmt.Errorf("object %s is a %s, not a %s", h, o.typ, typ)
 		}
 		if err := check(o.size); err != nil {
 			return nil, err
 		}
 		b, err := o.read()
 		if err != nil {
-			return nil, fmt.Errorf("blob %s: %w", h, err)
+			return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 		}
 		return b, nil
 	} else if !errors.Is(err, errNotLoose) {
@@ -285,9 +288,9 @@ func (r *Repo) readBlob(h Hash, check func(size int64) error) ([]byte, error) {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	obj, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.repo.Storer.EncodedObject(typ, h)
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
+		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
 	size := obj.Size()
 	if err := check(size); err != nil {
@@ -295,24 +298,106 @@ func (r *Repo) readBlob(h Hash, check func(size int64) error) ([]byte, error) {
 	}
 	rd, err := obj.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
+		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
 	defer rd.Close()
 	buf := make([]byte, size)
 	if _, err := io.ReadFull(rd, buf); err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
+		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
 	return buf, nil
 }
 
-// rootTree returns the tree hash and committer time of a commit.
-func (r *Repo) rootTree(ctx context.Context, commit Hash) (*object.Commit, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+// decodeTree parses a tree object: entries of "<octal mode> <name>\0<20-byte hash>".
+func decodeTree(data []byte) ([]entry, error) {
+	var es []entry
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp <= 0 {
+			return nil, errors.New("malformed entry mode")
+		}
+		mode, err := strconv.ParseUint(string(data[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("malformed entry mode %q", data[:sp])
+		}
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return nil, errors.New("truncated entry")
+		}
+		var h Hash
+		copy(h[:], data[nul+1:nul+21])
+		es = append(es, entry{name: string(data[:nul]), mode: filemode.FileMode(mode), hash: h})
+		data = data[nul+21:]
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.commit(commit)
+	return es, nil
+}
+
+// commitInfo is what TreeFS needs from a commit.
+type commitInfo struct {
+	tree Hash
+	when time.Time
+}
+
+// maxCommitSize bounds a commit object read by TreeFS.
+const maxCommitSize = 1 << 20
+
+// decodeCommit reads the tree and the committer time from a commit object's headers.
+func decodeCommit(data []byte) (commitInfo, error) {
+	var ci commitInfo
+	var haveTree bool
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) == 0 {
+			break // end of headers
+		}
+		key, val, _ := bytes.Cut(line, []byte(" "))
+		switch string(key) {
+		case "tree":
+			if len(val) != 40 || !isHex(string(val)) {
+				return ci, fmt.Errorf("malformed tree line %q", line)
+			}
+			ci.tree, haveTree = plumbing.NewHash(string(val)), true
+		case "committer":
+			// "Name <email> 1700000000 +0100": the time is the second-last field.
+			fields := bytes.Fields(val[bytes.LastIndexByte(val, '>')+1:])
+			if len(fields) >= 1 {
+				if sec, err := strconv.ParseInt(string(fields[0]), 10, 64); err == nil {
+					ci.when = time.Unix(sec, 0).UTC()
+				}
+			}
+		}
+	}
+	if !haveTree {
+		return ci, errors.New("commit has no tree")
+	}
+	return ci, nil
+}
+
+// commitInfo reads the tree and committer time of a commit, bounded.
+func (r *Repo) commitInfo(ctx context.Context, commit Hash) (commitInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return commitInfo{}, err
+	}
+	data, err := r.readObject(commit, plumbing.CommitObject, func(size int64) error {
+		if size > maxCommitSize {
+			return fmt.Errorf("commit %s is %d bytes, over %d: %w", commit, size, maxCommitSize, ErrTooLarge)
+		}
+		return nil
+	})
+	if err != nil {
+		return commitInfo{}, err
+	}
+	ci, err := decodeCommit(data)
+	if err != nil {
+		return commitInfo{}, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	return ci, nil
 }
 
 // sortEntries orders entries by name and drops names io/fs cannot show
