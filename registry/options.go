@@ -19,7 +19,7 @@ const (
 	DefaultMaxRetryWait = 10 * time.Second       // total time one HTTP request may spend waiting between tries
 	DefaultBackoff      = 250 * time.Millisecond // first wait after a 5xx or a network error (doubles each time)
 	DefaultMaxBackoff   = 2 * time.Second        // cap of one such wait
-	DefaultConcurrency  = 8                      // checks CheckAll runs at once
+	DefaultConcurrency  = 8                      // repositories CheckAll checks at once
 	DefaultUserAgent    = "catalogbot"
 )
 
@@ -79,7 +79,8 @@ func WithRetryBackoff(first, max time.Duration) Option {
 	return func(c *config) { c.backoff, c.maxBackoff = first, max }
 }
 
-// WithConcurrency sets how many checks CheckAll runs at once (default 8, at most 64).
+// WithConcurrency sets how many repositories CheckAll checks at once (default 8, at most 64); the references
+// of one repository are checked one after the other over a shared handshake.
 func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
 
 // WithUserAgent sets the User-Agent prefix sent to registries (default "catalogbot").
