@@ -52,17 +52,33 @@ func (f *Fake) routes() {
 	f.handle("PUT /repos/{owner}/{repo}/pulls/{number}/merge", authInstallation, f.mergePull)
 	f.handle("GET /repos/{owner}/{repo}/pulls/{number}/reviews", authInstallation, f.listReviews)
 
-	f.handle("GET /repos/{owner}/{repo}/issues/{number}/comments", authInstallation, f.listComments)
+	// One GET pattern for issues/{number}/comments, issues/{number}/labels and
+	// issues/comments/{id}, which ServeMux cannot tell apart by pattern.
+	f.handle("GET /repos/{owner}/{repo}/issues/{a}/{b}", authInstallation, f.getIssueSub)
 	f.handle("POST /repos/{owner}/{repo}/issues/{number}/comments", authInstallation, f.createComment)
-	f.handle("GET /repos/{owner}/{repo}/issues/comments/{id}", authInstallation, f.getComment)
 	f.handle("PATCH /repos/{owner}/{repo}/issues/comments/{id}", authInstallation, f.editComment)
 	f.handle("DELETE /repos/{owner}/{repo}/issues/comments/{id}", authInstallation, f.deleteComment)
-	f.handle("GET /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.listLabels)
 	f.handle("POST /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.addLabels)
 	f.handle("PUT /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.replaceLabels)
 	f.handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", authInstallation, f.removeLabel)
 
 	f.handle("GET /orgs/{org}/teams/{slug}/members", authInstallation, f.listTeamMembers)
+}
+
+func (f *Fake) getIssueSub(c *call) reply {
+	a, b := c.r.PathValue("a"), c.r.PathValue("b")
+	switch {
+	case a == "comments":
+		c.r.SetPathValue("id", b)
+		return f.getComment(c)
+	case b == "comments":
+		c.r.SetPathValue("number", a)
+		return f.listComments(c)
+	case b == "labels":
+		c.r.SetPathValue("number", a)
+		return f.listLabels(c)
+	}
+	return errorReply(http.StatusNotFound, "Not Found")
 }
 
 func (f *Fake) appJSON() map[string]any {
