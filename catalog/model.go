@@ -79,6 +79,10 @@ type Channel struct {
 	Value      *Value
 
 	entryByName map[string]*ChannelEntry // first entry of each name
+	// undecodable is set when opm could not decode the blob (reported as
+	// channel.field-invalid); the rules on its content are then skipped, as
+	// opm stops there too, so one mistake is not reported three times.
+	undecodable bool
 }
 
 // ChannelEntry is one entry of a channel with its upgrade edges.
@@ -106,6 +110,8 @@ type Bundle struct {
 	Properties    []Property
 	RelatedImages []RelatedImage
 	Value         *Value
+
+	undecodable bool // see Channel.undecodable
 }
 
 // RelatedImage is one entry of a bundle's relatedImages.
@@ -123,6 +129,8 @@ type Deprecation struct {
 	Pos        Position
 	Entries    []DeprecationEntry
 	Value      *Value
+
+	undecodable bool // see Channel.undecodable
 }
 
 // DeprecationEntry deprecates one package, channel or bundle.
@@ -286,7 +294,7 @@ func (c *Catalog) addPackage(d *Doc) {
 }
 
 func (c *Catalog) decodeChannel(d *Doc) *Channel {
-	c.checkBlob(d, shChannelBlob, ruleChannelFieldInvalid, d.Package)
+	bad := c.checkBlob(d, shChannelBlob, ruleChannelFieldInvalid, d.Package)
 	v := &d.Value
 	file := d.Pos.File
 	ch := &Channel{
@@ -294,6 +302,7 @@ func (c *Catalog) decodeChannel(d *Doc) *Channel {
 		Name: d.Name, NamePos: fieldPos(d, "name"),
 		Pos: d.Pos, Value: v,
 		entryByName: map[string]*ChannelEntry{},
+		undecodable: bad,
 	}
 	if es := getFold(v, "entries"); es != nil && es.Kind == KindArray {
 		ch.Entries = make([]*ChannelEntry, 0, len(es.Items))
@@ -328,13 +337,13 @@ func (c *Catalog) decodeChannel(d *Doc) *Channel {
 }
 
 func (c *Catalog) decodeBundle(d *Doc) *Bundle {
-	c.checkBlob(d, shBundleBlob, ruleBundleFieldInvalid, d.Package)
+	bad := c.checkBlob(d, shBundleBlob, ruleBundleFieldInvalid, d.Package)
 	v := &d.Value
 	file := d.Pos.File
 	b := &Bundle{
 		Package: d.Package, PackagePos: fieldPos(d, "package"),
 		Name: d.Name, NamePos: fieldPos(d, "name"),
-		Pos: d.Pos, Value: v,
+		Pos: d.Pos, Value: v, undecodable: bad,
 	}
 	b.Image, b.ImagePos = strAt(v, "image", file)
 	b.Properties = decodeProperties(d, getFold(v, "properties"))
@@ -353,10 +362,10 @@ func (c *Catalog) decodeBundle(d *Doc) *Bundle {
 }
 
 func (c *Catalog) decodeDeprecation(d *Doc) *Deprecation {
-	c.checkBlob(d, shDeprecationBlob, ruleDeprecationFieldInvalid, d.Package)
+	bad := c.checkBlob(d, shDeprecationBlob, ruleDeprecationFieldInvalid, d.Package)
 	v := &d.Value
 	file := d.Pos.File
-	dep := &Deprecation{Package: d.Package, PackagePos: fieldPos(d, "package"), Pos: d.Pos, Value: v}
+	dep := &Deprecation{Package: d.Package, PackagePos: fieldPos(d, "package"), Pos: d.Pos, Value: v, undecodable: bad}
 	if es := getFold(v, "entries"); es != nil && es.Kind == KindArray {
 		for i := range es.Items {
 			ev := &es.Items[i]
@@ -382,13 +391,15 @@ func (c *Catalog) decodeDeprecation(d *Doc) *Deprecation {
 	return dep
 }
 
-// checkBlob reports the fields of a blob opm could not decode into its type.
-func (c *Catalog) checkBlob(d *Doc, s *shape, rule, pkg string) {
+// checkBlob reports the fields of a blob opm could not decode into its type
+// and says whether there were any.
+func (c *Catalog) checkBlob(d *Doc, s *shape, rule, pkg string) bool {
 	errs := checkShape(&d.Value, s, "", nil)
 	for _, e := range errs {
 		c.LoadFindings = append(c.LoadFindings, newFinding(rule, e.at.Pos(d.Pos.File), pkg,
 			fmt.Sprintf("%s %s: %s", d.Schema, blobLabel(d), e.message())))
 	}
+	return len(errs) > 0
 }
 
 // blobLabel names a blob for messages: its name, or where it starts.

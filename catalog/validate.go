@@ -226,6 +226,9 @@ func (v *validator) channel(p *Package, ch *Channel) {
 		v.add(ruleChannelDuplicate, ch.NamePos, p.Name, "channel %q of package %q is defined again; it is first defined at %s", ch.Name, p.Name, where(first.NamePos))
 		return
 	}
+	if ch.undecodable {
+		return
+	}
 	if len(ch.Entries) == 0 {
 		v.add(ruleChannelNoEntries, ch.NamePos, p.Name, "channel %q of package %q has no entries", ch.Name, p.Name)
 		return
@@ -299,6 +302,9 @@ func (v *validator) bundle(p *Package, b *Bundle, inChannel map[string]bool, ver
 	}
 	if b.Name != "" && !inChannel[b.Name] {
 		v.add(ruleBundleNotInChannel, b.NamePos, p.Name, "bundle %q is not an entry of any channel of package %q", b.Name, p.Name)
+	}
+	if b.undecodable {
+		return
 	}
 
 	var pkgProps []*Property
@@ -402,6 +408,9 @@ func (v *validator) deprecations(p *Package) {
 	for i, d := range p.Deprecations {
 		if i > 0 {
 			v.add(ruleDeprecationDuplicate, d.PackagePos, p.Name, "package %q has another olm.deprecations blob; the first is at %s", p.Name, where(p.Deprecations[0].Pos))
+		}
+		if d.undecodable {
+			continue
 		}
 		type ref struct{ schema, name string }
 		seen := map[ref]*DeprecationEntry{}
