@@ -194,3 +194,32 @@ func TestChannelHead(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleCatalogGraph checks the upgrade graph of the README's sample catalog.
+func TestSampleCatalogGraph(t *testing.T) {
+	c, err := LoadDir(t.Context(), "../testdata/catalogs/sample", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := Validate(c, ValidateOptions{}); len(fs) != 0 {
+		t.Errorf("sample catalog has findings: %v", fs)
+	}
+	want := []UpgradeEdge{
+		{"etcd-lite.v0.9.0", "stable", EdgeSkipRange},
+		{"etcd-lite.v1.0.0", "stable", EdgeSkipRange},
+		{"etcd-lite.v1.0.1", "stable", EdgeReplaces},
+	}
+	if got := c.Predecessors("etcd-lite", "etcd-lite.v1.1.0"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Predecessors(etcd-lite.v1.1.0) = %v, want %v", got, want)
+	}
+	if got := c.Predecessors("etcd-lite", "etcd-lite.v1.0.0"); !reflect.DeepEqual(got, []UpgradeEdge{{"etcd-lite.v0.9.0", "alpha", EdgeReplaces}}) {
+		t.Errorf("Predecessors(etcd-lite.v1.0.0) = %v", got)
+	}
+	if h, err := c.ChannelHead("widget-operator", "fast"); h != "widget-operator.v0.3.0" || err != nil {
+		t.Errorf("ChannelHead(widget-operator, fast) = %q, %v", h, err)
+	}
+	objs, err := c.Package("etcd-lite").Bundle("etcd-lite.v1.1.0").Objects()
+	if err != nil || len(objs) != 2 || !strings.Contains(string(objs[0]), `"kind":"CustomResourceDefinition"`) {
+		t.Errorf("Objects() = %d objects, %v", len(objs), err)
+	}
+}

@@ -332,8 +332,9 @@ func (b *Bundle) HasObjects() bool {
 }
 
 // Objects returns the manifests of the bundle's olm.bundle.object properties,
-// base64-decoded (each YAML or JSON), in property order. They are decoded on
-// every call: keep the result if you need it twice.
+// base64-decoded (each YAML or JSON), in property order; properties whose
+// data is null are left out. They are decoded on every call: keep the result
+// if you need it twice.
 func (b *Bundle) Objects() ([][]byte, error) {
 	var out [][]byte
 	for i := range b.Properties {
@@ -345,7 +346,9 @@ func (b *Bundle) Objects() ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bundle %q property %d: %w", b.Name, p.Index, err)
 		}
-		out = append(out, data)
+		if data != nil { // data: null carries no manifest
+			out = append(out, data)
+		}
 	}
 	return out, nil
 }
