@@ -63,7 +63,8 @@ func modelRules() []Rule {
 		load    = "opm v1.60.0 (declcfg.LoadFS: decoding blobs)"
 		convert = "opm v1.60.0 (declcfg.ConvertToModel)"
 		model   = "opm v1.60.0 (model.Validate)"
-		newer   = "opm v1.64+ (declcfg.ConvertToModel / model.Validate)"
+		images  = "opm v1.64+ (declcfg.ConvertToModel: image pull specs)"
+		ranges  = "opm v1.69+ (model.Validate: skipRange)"
 		ours    = "catalogbot"
 	)
 	e, w := SeverityError, SeverityWarning
@@ -92,7 +93,7 @@ func modelRules() []Rule {
 		{ruleChannelEntryNoBundle, e, "a channel entry names a bundle that has no olm.bundle blob in the package", "add the bundle's olm.bundle blob, or fix the entry's name", convert},
 		{ruleChannelSkipEmpty, e, "a channel entry's skips list holds an empty string", "remove the empty item from skips", model},
 		{ruleChannelSkipRangeInvalid, e, "a skipRange does not parse as a semver range in opm's syntax (comparators < <= > >= = != on full X.Y.Z versions, AND by space, OR by ||; no ^, ~, commas or v prefix)",
-			"write it like '>=1.2.0 <1.4.0'", newer},
+			"write it like '>=1.2.0 <1.4.0'", ranges},
 		{ruleChannelNoHead, e, "a channel has no head: every entry is replaced or skipped by another entry, so the graph loops",
 			"break the loop: the newest entry must not be replaced or skipped by any entry", model},
 		{ruleChannelMultipleHeads, e, "a channel has more than one head (entries nothing replaces or skips; skipRange does not count)",
@@ -118,8 +119,8 @@ func modelRules() []Rule {
 		{ruleBundleVersionDuplicate, e, "two bundles of one package have the same version (build metadata counts: 1.0.0+a and 1.0.0+b differ)",
 			"give each bundle its own version", model},
 		{ruleBundleImageEmpty, e, "a bundle has no image and no olm.bundle.object properties", "set image to the bundle image reference (by digest)", model},
-		{ruleBundleImageInvalid, e, "a bundle's image is not a valid image reference", "fix the reference: registry/repository[:tag][@sha256:<64 hex digits>], lower-case repository, no spaces", newer},
-		{ruleBundleRelatedInvalid, e, "a relatedImages image is not a valid image reference", "fix the reference: registry/repository[:tag][@sha256:<64 hex digits>], lower-case repository, no spaces", newer},
+		{ruleBundleImageInvalid, e, "a bundle's image is not a valid image reference", "fix the reference: registry/repository[:tag][@sha256:<64 hex digits>], lower-case repository, no spaces", images},
+		{ruleBundleRelatedInvalid, e, "a relatedImages image is not a valid image reference", "fix the reference: registry/repository[:tag][@sha256:<64 hex digits>], lower-case repository, no spaces", images},
 		{ruleBundleRequiresUnknown, w, "an olm.package.required property names a package this catalog does not have, so OLM cannot install the bundle from it alone",
 			"check the package name, or make sure the package is in a catalog installed alongside", ours},
 		{ruleBundleRequiresUnsatisf, w, "no bundle of the required package has a version inside the olm.package.required versionRange (or the range does not parse)",
