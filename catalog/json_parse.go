@@ -18,6 +18,8 @@ type jsonParser struct {
 	lineStart int // offset of the current line
 	depth     int
 	err       bool
+	fields    []Field // stack of the fields of the objects being read
+	items     []Value // stack of the items of the arrays being read
 }
 
 // parseJSONStream reads every top-level value of the file.
@@ -138,48 +140,60 @@ func (j *jsonParser) object(v *Value) {
 	if !j.enter() {
 		return
 	}
-	defer func() { j.depth-- }()
+	// Fields gather on a stack shared by all objects of the file, then move
+	// to a slice of exact size.
+	base := len(j.fields)
 	var keys keyIndex
 	j.skipSpace()
 	if j.pos < len(j.src) && j.src[j.pos] == '}' {
 		j.pos++
+		j.depth--
 		return
 	}
 	for !j.err {
 		j.skipSpace()
 		if j.pos >= len(j.src) || j.src[j.pos] != '"' {
 			j.fail("unexpected %s looking for the beginning of an object key string", describeByte(j.src, j.pos))
-			return
+			break
 		}
 		kl, kc := j.here()
 		key := j.str()
 		j.skipSpace()
 		if j.pos >= len(j.src) || j.src[j.pos] != ':' {
 			j.fail("unexpected %s after object key", describeByte(j.src, j.pos))
-			return
+			break
 		}
 		j.pos++
 		val := j.value()
 		if j.err {
-			return
+			break
 		}
-		j.p.setField(v, &keys, Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}, true)
+		field := Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}
+		if i := keys.find(j.fields[base:], key); i >= 0 {
+			j.p.warnDuplicate(field, j.fields[base+i])
+			j.fields[base+i] = field
+		} else {
+			j.fields = append(j.fields, field)
+			keys.add(j.fields[base:], key)
+		}
 		j.skipSpace()
 		if j.pos >= len(j.src) {
 			j.fail("unexpected end of file in an object")
-			return
+			break
 		}
-		switch j.src[j.pos] {
-		case ',':
+		if c := j.src[j.pos]; c == ',' {
 			j.pos++
-		case '}':
+			continue
+		} else if c == '}' {
 			j.pos++
-			return
-		default:
-			j.fail("unexpected %s after object key:value pair", describeByte(j.src, j.pos))
-			return
+			break
 		}
+		j.fail("unexpected %s after object key:value pair", describeByte(j.src, j.pos))
 	}
+	v.Fields = j.p.slabs.fields(j.fields[base:])
+	clear(j.fields[base:])
+	j.fields = j.fields[:base]
+	j.depth--
 }
 
 func (j *jsonParser) array(v *Value) {
@@ -188,34 +202,37 @@ func (j *jsonParser) array(v *Value) {
 	if !j.enter() {
 		return
 	}
-	defer func() { j.depth-- }()
+	base := len(j.items)
 	j.skipSpace()
 	if j.pos < len(j.src) && j.src[j.pos] == ']' {
 		j.pos++
+		j.depth--
 		return
 	}
 	for !j.err {
 		item := j.value()
 		if j.err {
-			return
+			break
 		}
-		v.Items = append(v.Items, item)
+		j.items = append(j.items, item)
 		j.skipSpace()
 		if j.pos >= len(j.src) {
 			j.fail("unexpected end of file in an array")
-			return
+			break
 		}
-		switch j.src[j.pos] {
-		case ',':
+		if c := j.src[j.pos]; c == ',' {
 			j.pos++
-		case ']':
+			continue
+		} else if c == ']' {
 			j.pos++
-			return
-		default:
-			j.fail("unexpected %s after array element", describeByte(j.src, j.pos))
-			return
+			break
 		}
+		j.fail("unexpected %s after array element", describeByte(j.src, j.pos))
 	}
+	v.Items = j.p.slabs.items(j.items[base:])
+	clear(j.items[base:])
+	j.items = j.items[:base]
+	j.depth--
 }
 
 func (j *jsonParser) number(v *Value) {

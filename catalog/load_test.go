@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -375,5 +377,31 @@ func BenchmarkHostileInput(b *testing.B) {
 				ParseFile("hostile.yaml", tt.data, tt.lim)
 			}
 		})
+	}
+}
+
+// BenchmarkParseFileJSON parses the v4.21 catalog rendered as one JSON
+// stream, indented as opm renders it.
+func BenchmarkParseFileJSON(b *testing.B) {
+	dir := sharedCatalog(b, "community-operators-prod-v4.21")
+	docs, _, err := ReadFS(context.Background(), os.DirFS(dir), Limits{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stream bytes.Buffer
+	for i := range docs {
+		if err := json.Indent(&stream, docs[i].Value.AppendJSON(nil), "", "    "); err != nil {
+			b.Fatal(err)
+		}
+		stream.WriteByte('\n')
+	}
+	data := stream.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		got, findings := ParseFile("catalog.json", data, Limits{})
+		if len(got) != len(docs) || len(findings) != 0 {
+			b.Fatalf("got %d docs and %v, want %d docs", len(got), findings, len(docs))
+		}
 	}
 }

@@ -319,7 +319,7 @@ func (f *fastYAML) mapping(m, off int) Value {
 		}
 		off = f.ls + ind
 	}
-	v.Fields = append([]Field(nil), f.fields[base:]...)
+	v.Fields = f.p.slabs.fields(f.fields[base:])
 	clear(f.fields[base:])
 	f.fields = f.fields[:base]
 	f.depth--
@@ -377,7 +377,7 @@ func (f *fastYAML) sequence(s int) Value {
 			break // the parent mapping goes on (indentless sequence)
 		}
 	}
-	v.Items = append([]Value(nil), f.items[base:]...)
+	v.Items = f.p.slabs.items(f.items[base:])
 	clear(f.items[base:])
 	f.items = f.items[:base]
 	f.depth--
