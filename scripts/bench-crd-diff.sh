@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares `catalog-check crd-diff` with crdify v0.6.0 on the same generated pair
 # of large CRD files (16,000 lines each, two versions, deep nesting) and prints
-# median wall time and peak RSS of each, and the ratios.
+# median wall time and peak RSS of each (runs alternate between the tools), and
+# the ratios.
 #
 #   scripts/bench-crd-diff.sh            # RUNS=5 by default
 #   CRDIFY=/path/to/crdify CATALOG_CHECK=/path/to/catalog-check RUNS=9 scripts/bench-crd-diff.sh
@@ -26,25 +27,32 @@ if [ -z "${CATALOG_CHECK:-}" ]; then
 	CATALOG_CHECK=$work/catalog-check
 fi
 
-# measure NAME CMD... runs CMD $RUNS times (after one warm-up) and prints
-# "median-seconds median-peak-KiB exit-code".
-measure() {
-	local rc=0
-	"$@" >/dev/null 2>&1 || rc=$?
-	for _ in $(seq "$RUNS"); do
-		/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>&1 || true
-		tail -n1 "$work/time"
-	done >"$work/samples"
-	local secs kib
-	secs=$(cut -d' ' -f1 "$work/samples" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	kib=$(cut -d' ' -f2 "$work/samples" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$secs $kib $rc"
+# sample OUT CMD... runs CMD once under GNU time and appends "seconds peak-KiB" to OUT.
+sample() {
+	local out=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>&1 || true
+	tail -n1 "$work/time" >>"$out"
+}
+
+# median COLUMN FILE prints the median of a column of samples.
+median() {
+	cut -d' ' -f"$1" "$2" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
 old=$work/old.yaml new=$work/new.yaml
 echo "pair: $(wc -l <"$old") + $(wc -l <"$new") lines, $(($(wc -c <"$old") + $(wc -c <"$new"))) bytes; $RUNS runs each, medians"
-read -r ours_s ours_k ours_rc < <(measure "$CATALOG_CHECK" crd-diff "$old" "$new")
-read -r ref_s ref_k ref_rc < <(measure "$CRDIFY" "file://$old" "file://$new")
+ours_rc=0 ref_rc=0
+"$CATALOG_CHECK" crd-diff "$old" "$new" >/dev/null 2>&1 || ours_rc=$?
+"$CRDIFY" "file://$old" "file://$new" >/dev/null 2>&1 || ref_rc=$?
+# Alternate the two tools so that load from other work on the machine hits both alike.
+: >"$work/ours" && : >"$work/ref"
+for _ in $(seq "$RUNS"); do
+	sample "$work/ours" "$CATALOG_CHECK" crd-diff "$old" "$new"
+	sample "$work/ref" "$CRDIFY" "file://$old" "file://$new"
+done
+ours_s=$(median 1 "$work/ours") ours_k=$(median 2 "$work/ours")
+ref_s=$(median 1 "$work/ref") ref_k=$(median 2 "$work/ref")
 awk -v s="$ours_s" -v k="$ours_k" -v rc="$ours_rc" 'BEGIN { printf "%-24s %6.2f s %8.1f MiB  exit %s\n", "catalog-check crd-diff", s, k/1024, rc }'
 awk -v s="$ref_s" -v k="$ref_k" -v rc="$ref_rc" 'BEGIN { printf "%-24s %6.2f s %8.1f MiB  exit %s\n", "crdify v0.6.0", s, k/1024, rc }'
 awk -v os="$ours_s" -v rs="$ref_s" -v ok="$ours_k" -v rk="$ref_k" 'BEGIN {
