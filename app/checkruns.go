@@ -1,0 +1,382 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/google/go-github/v62/github"
+)
+
+// GitHub's documented check-run limits.
+const (
+	// MaxAnnotationsPerRequest: a create or update request carries at most 50 annotations.
+	MaxAnnotationsPerRequest = 50
+	// MaxCheckRunOutput is the limit of summary and text, in characters.
+	MaxCheckRunOutput    = 65535
+	maxAnnotationMessage = 60 << 10 // bytes; GitHub allows 64 KB
+	maxCheckRunTitle     = 255
+)
+
+// MaxAnnotationsPerRun bounds how many findings become annotations of one
+// check run (20 requests); the rest are counted in the summary and listed in
+// the text.
+const MaxAnnotationsPerRun = 1000
+
+// RerunActionID is the identifier of the "Re-run" button; GitHub sends it
+// back in check_run.requested_action.
+const RerunActionID = "rerun"
+
+// rerunAction is the button on every completed run (label ≤ 20, identifier
+// ≤ 20, description ≤ 40 characters).
+func rerunAction() *github.CheckRunAction {
+	return &github.CheckRunAction{Label: "Re-run", Identifier: RerunActionID, Description: "Run this check again on this commit"}
+}
+
+// CheckRunExternalID is the external_id of our check runs: it records the
+// pull request, because check events of fork PRs carry no pull_requests.
+func CheckRunExternalID(pr int) string { return "pr:" + strconv.Itoa(pr) }
+
+// ParseCheckRunExternalID returns the pull request number in an external_id
+// written by CheckRunExternalID.
+func ParseCheckRunExternalID(s string) (int, bool) {
+	rest, ok := strings.CutPrefix(s, "pr:")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// maxRememberedRuns bounds the run id → name memory of a reporter.
+const maxRememberedRuns = 10000
+
+// CheckRunReporter creates check runs and completes them with results.
+type CheckRunReporter struct {
+	log *slog.Logger
+
+	mu    sync.Mutex
+	names map[int64]string // run id → name, from Start; updates must repeat the name
+}
+
+// NewCheckRunReporter returns a reporter; log may be nil.
+func NewCheckRunReporter(log *slog.Logger) *CheckRunReporter {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &CheckRunReporter{log: log, names: map[int64]string{}}
+}
+
+// Start creates one in_progress run per name on headSHA and returns their
+// ids by name. On error the runs created so far are returned with it.
+func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, names []string) (map[string]int64, error) {
+	ids := make(map[string]int64, len(names))
+	now := github.Timestamp{Time: time.Now()}
+	for _, name := range names {
+		cr, _, err := gh.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
+			Name:       name,
+			HeadSHA:    headSHA,
+			Status:     github.String("in_progress"),
+			StartedAt:  &now,
+			ExternalID: github.String(CheckRunExternalID(pr)),
+		})
+		if err != nil {
+			return ids, fmt.Errorf("creating check run %q on %s/%s@%s: %w", name, owner, repo, headSHA, err)
+		}
+		ids[name] = cr.GetID()
+		r.remember(cr.GetID(), name)
+	}
+	return ids, nil
+}
+
+func (r *CheckRunReporter) remember(id int64, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.names) >= maxRememberedRuns {
+		for k := range r.names {
+			delete(r.names, k)
+			break
+		}
+	}
+	r.names[id] = name
+}
+
+// nameOf returns a run's name, asking GitHub when Start was not ours (another
+// replica, a restart).
+func (r *CheckRunReporter) nameOf(ctx context.Context, gh *github.Client, owner, repo string, id int64) (string, error) {
+	r.mu.Lock()
+	name, ok := r.names[id]
+	r.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	cr, _, err := gh.Checks.GetCheckRun(ctx, owner, repo, id)
+	if err != nil {
+		return "", fmt.Errorf("reading check run %d of %s/%s: %w", id, owner, repo, err)
+	}
+	r.remember(id, cr.GetName())
+	return cr.GetName(), nil
+}
+
+// Complete reports a result on a run: the first update carries the
+// conclusion, title, summary, text, the Re-run button and the first 50
+// annotations, so the verdict shows at once; further updates add the other
+// annotations 50 at a time (GitHub appends annotations across updates).
+func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error {
+	name, err := r.nameOf(ctx, gh, owner, repo, runID)
+	if err != nil {
+		return err
+	}
+	rep := RenderCheckRun(res, extraMarkdown)
+	now := github.Timestamp{Time: time.Now()}
+	first := github.UpdateCheckRunOptions{
+		Name:        name,
+		Status:      github.String("completed"),
+		Conclusion:  github.String(rep.Conclusion),
+		CompletedAt: &now,
+		Output: &github.CheckRunOutput{
+			Title:       github.String(rep.Title),
+			Summary:     github.String(rep.Summary),
+			Text:        github.String(rep.Text),
+			Annotations: batch(rep.Annotations, 0),
+		},
+		Actions: []*github.CheckRunAction{rerunAction()},
+	}
+	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, first); err != nil {
+		return fmt.Errorf("completing check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
+	}
+	for start := MaxAnnotationsPerRequest; start < len(rep.Annotations); start += MaxAnnotationsPerRequest {
+		more := github.UpdateCheckRunOptions{
+			Name: name,
+			Output: &github.CheckRunOutput{
+				Title:       github.String(rep.Title),
+				Summary:     github.String(rep.Summary),
+				Annotations: batch(rep.Annotations, start),
+			},
+		}
+		if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, more); err != nil {
+			return fmt.Errorf("adding annotations %d-%d to check run %d (%s) of %s/%s: %w", start+1, min(start+MaxAnnotationsPerRequest, len(rep.Annotations)), runID, name, owner, repo, err)
+		}
+	}
+	r.log.LogAttrs(ctx, slog.LevelDebug, "check run completed", slog.String("repo", owner+"/"+repo), slog.Int64("check_run", runID),
+		slog.String("name", name), slog.String("conclusion", rep.Conclusion), slog.Int("annotations", len(rep.Annotations)))
+	return nil
+}
+
+func batch(as []*github.CheckRunAnnotation, start int) []*github.CheckRunAnnotation {
+	if start >= len(as) {
+		return nil
+	}
+	return as[start:min(start+MaxAnnotationsPerRequest, len(as))]
+}
+
+// CheckRunReport is a result rendered for GitHub, within GitHub's limits.
+type CheckRunReport struct {
+	Conclusion  string
+	Title       string
+	Summary     string
+	Text        string
+	Annotations []*github.CheckRunAnnotation
+}
+
+// RenderCheckRun turns a result into what a check run shows: findings with a
+// file become annotations at their line (line 1 when unknown; columns only
+// when known, on that one line); findings without a file are listed in the
+// summary; the text lists every finding. Summary and text are cut to
+// GitHub's 65,535 characters on a rune boundary with a visible note.
+func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
+	fs := append([]catalog.Finding(nil), res.Findings...)
+	catalog.SortFindings(fs)
+	var anns []*github.CheckRunAnnotation
+	var fileless []catalog.Finding
+	var errs, warns, notAnnotated int
+	for _, f := range fs {
+		switch f.Severity {
+		case catalog.SeverityIgnore:
+			continue
+		case catalog.SeverityError:
+			errs++
+		default:
+			warns++
+		}
+		path := strings.TrimLeft(strings.TrimPrefix(f.File, "./"), "/")
+		if path == "" {
+			fileless = append(fileless, f)
+			continue
+		}
+		if len(anns) >= MaxAnnotationsPerRun {
+			notAnnotated++
+			continue
+		}
+		anns = append(anns, annotation(path, f))
+	}
+
+	conclusion := string(res.Conclusion)
+	switch res.Conclusion {
+	case checks.Success, checks.Failure, checks.Neutral:
+	default:
+		conclusion = string(checks.Neutral)
+	}
+	title := res.Title
+	if title == "" {
+		title = defaultTitle(res.Conclusion, errs, warns)
+	}
+	title = truncateRunes(strings.ReplaceAll(title, "\n", " "), maxCheckRunTitle, "…")
+
+	var sum strings.Builder
+	sum.WriteString(res.Summary)
+	if res.Err != "" {
+		fmt.Fprintf(&sum, "\n\n**The check could not finish:** %s\n", markdownInline(res.Err))
+	}
+	if len(fileless) > 0 {
+		sum.WriteString("\n\n### Findings not tied to a file\n\n")
+		for _, f := range fileless {
+			fmt.Fprintf(&sum, "- **%s** `%s`: %s", f.Severity, markdownCode(f.Rule), markdownInline(f.Message))
+			if f.Hint != "" {
+				fmt.Fprintf(&sum, " — %s", markdownInline(f.Hint))
+			}
+			sum.WriteString("\n")
+		}
+	}
+	if notAnnotated > 0 {
+		fmt.Fprintf(&sum, "\n\n%d more findings are not annotated (at most %d annotations per check run); the details list all of them.\n", notAnnotated, MaxAnnotationsPerRun)
+	}
+	if extraMarkdown != "" {
+		sum.WriteString("\n\n")
+		sum.WriteString(extraMarkdown)
+	}
+
+	var text strings.Builder
+	if len(fs) > 0 {
+		text.WriteString("| Where | Severity | Rule | Finding |\n|---|---|---|---|\n")
+		for _, f := range fs {
+			if f.Severity == catalog.SeverityIgnore {
+				continue
+			}
+			msg := markdownCell(f.Message)
+			if f.Hint != "" {
+				msg += "<br>Fix: " + markdownCell(f.Hint)
+			}
+			fmt.Fprintf(&text, "| `%s` | %s | `%s` | %s |\n", markdownCode(f.Position.String()), f.Severity, markdownCode(f.Rule), msg)
+		}
+	}
+	return CheckRunReport{
+		Conclusion:  conclusion,
+		Title:       title,
+		Summary:     truncateOutput(sum.String()),
+		Text:        truncateOutput(text.String()),
+		Annotations: anns,
+	}
+}
+
+func annotation(path string, f catalog.Finding) *github.CheckRunAnnotation {
+	level := "warning"
+	if f.Severity == catalog.SeverityError {
+		level = "failure"
+	}
+	line := f.Line
+	if line <= 0 {
+		line = 1
+	}
+	msg := f.Message
+	if f.Hint != "" {
+		msg += "\n\nHow to fix: " + f.Hint
+	}
+	a := &github.CheckRunAnnotation{
+		Path:            github.String(path),
+		StartLine:       github.Int(line),
+		EndLine:         github.Int(line),
+		AnnotationLevel: github.String(level),
+		Message:         github.String(truncateBytes(msg, maxAnnotationMessage)),
+		Title:           github.String(truncateRunes(f.Rule, maxCheckRunTitle, "…")),
+	}
+	if f.Line > 0 && f.Column > 0 {
+		a.StartColumn = github.Int(f.Column)
+		a.EndColumn = github.Int(f.Column)
+	}
+	return a
+}
+
+func defaultTitle(c checks.Conclusion, errs, warns int) string {
+	switch {
+	case c == checks.Neutral:
+		return "Could not reach a verdict"
+	case errs > 0:
+		return fmt.Sprintf("%d %s, %d %s", errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"))
+	case warns > 0:
+		return fmt.Sprintf("Passed with %d %s", warns, plural(warns, "warning", "warnings"))
+	}
+	return "Passed"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// truncateOutput cuts s to GitHub's limit, on a rune boundary, ending with a
+// note that says how much was left out.
+func truncateOutput(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= MaxCheckRunOutput {
+		return s
+	}
+	note := fmt.Sprintf("\n\n… *(truncated: %d of %d characters shown, GitHub's limit is %d)*", 0, n, MaxCheckRunOutput)
+	keep := MaxCheckRunOutput - utf8.RuneCountInString(note) - 8 // room for the shown count to grow
+	note = fmt.Sprintf("\n\n… *(truncated: %d of %d characters shown, GitHub's limit is %d)*", keep, n, MaxCheckRunOutput)
+	return truncateRunes(s, keep, "") + note
+}
+
+// truncateRunes keeps at most n runes of s, the last of which is suffix when cut.
+func truncateRunes(s string, n int, suffix string) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	keep := n - utf8.RuneCountInString(suffix)
+	i := 0
+	for pos := range s {
+		if i == keep {
+			return s[:pos] + suffix
+		}
+		i++
+	}
+	return s
+}
+
+// truncateBytes keeps at most n bytes of s, cut on a rune boundary.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// markdownInline keeps a message on one line and stops it from starting
+// markdown constructs GitHub would render (HTML, links to elsewhere).
+func markdownInline(s string) string {
+	s = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+	return truncateRunes(s, 2000, "…")
+}
+
+// markdownCell is markdownInline for a table cell, where | ends the cell.
+func markdownCell(s string) string { return strings.ReplaceAll(markdownInline(s), "|", `\|`) }
+
+// markdownCode makes s safe inside a single-backtick code span.
+func markdownCode(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`).Replace(truncateRunes(s, 500, "…"))
+}
