@@ -1,0 +1,138 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the server's Prometheus metrics, in a registry of their own
+// (one per server, so tests and several servers in a process never clash).
+// It implements APIMetrics for the GitHub client.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	received   *prometheus.CounterVec
+	rejected   *prometheus.CounterVec
+	duplicate  *prometheus.CounterVec
+	ackSeconds prometheus.Histogram
+	jobSeconds *prometheus.HistogramVec
+	checkSecs  *prometheus.HistogramVec
+	apiCalls   *prometheus.CounterVec
+	rateLeft   *prometheus.GaugeVec
+}
+
+// NewMetrics creates the metrics and registers Go and process collectors.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_webhook_deliveries_received_total",
+			Help: "Verified webhook deliveries stored, by event.",
+		}, []string{"event"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_webhook_deliveries_rejected_total",
+			Help: "Webhook deliveries refused, by reason (signature, too_large, bad_request, store).",
+		}, []string{"reason"}),
+		duplicate: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_webhook_deliveries_duplicate_total",
+			Help: "Webhook deliveries whose X-GitHub-Delivery was already stored (redeliveries), by event.",
+		}, []string{"event"}),
+		ackSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "catalogbot_webhook_ack_seconds",
+			Help:    "Time from request to acknowledgement of a stored delivery.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		jobSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "catalogbot_job_duration_seconds",
+			Help:    "Job durations by kind and outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 16),
+		}, []string{"kind", "outcome"}),
+		checkSecs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "catalogbot_check_duration_seconds",
+			Help:    "Durations of each check by conclusion.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}, []string{"check", "conclusion"}),
+		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "catalogbot_github_api_calls_total",
+			Help: "GitHub API calls by endpoint and HTTP status.",
+		}, []string{"endpoint", "status"}),
+		rateLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "catalogbot_github_rate_limit_remaining",
+			Help: "GitHub API requests left in the current window, by installation.",
+		}, []string{"installation"}),
+	}
+	m.reg.MustRegister(m.received, m.rejected, m.duplicate, m.ackSeconds, m.jobSeconds, m.checkSecs,
+		m.apiCalls, m.rateLeft, collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the server's registry (for tests and extra collectors).
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in Prometheus' text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// APICall counts one GitHub API call (APIMetrics).
+func (m *Metrics) APICall(endpoint string, status int) {
+	m.apiCalls.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+}
+
+// RateLimitRemaining records the rate limit left for an installation (APIMetrics).
+func (m *Metrics) RateLimitRemaining(installationID int64, remaining int) {
+	m.rateLeft.WithLabelValues(strconv.FormatInt(installationID, 10)).Set(float64(remaining))
+}
+
+func (m *Metrics) deliveryReceived(event string)  { m.received.WithLabelValues(event).Inc() }
+func (m *Metrics) deliveryRejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+func (m *Metrics) deliveryDuplicate(event string) { m.duplicate.WithLabelValues(event).Inc() }
+func (m *Metrics) ack(d time.Duration)            { m.ackSeconds.Observe(d.Seconds()) }
+
+// ObserveJob records one job's duration.
+func (m *Metrics) ObserveJob(kind, outcome string, d time.Duration) {
+	m.jobSeconds.WithLabelValues(kind, outcome).Observe(d.Seconds())
+}
+
+// ObserveCheck records one check's duration.
+func (m *Metrics) ObserveCheck(check, conclusion string, d time.Duration) {
+	m.checkSecs.WithLabelValues(check, conclusion).Observe(d.Seconds())
+}
+
+// queueCollector reads the backlog from the database at each scrape.
+type queueCollector struct {
+	q     *Queue
+	log   *slog.Logger
+	depth *prometheus.Desc
+	age   *prometheus.Desc
+}
+
+func (m *Metrics) registerQueue(q *Queue, log *slog.Logger) {
+	m.reg.MustRegister(&queueCollector{q: q, log: log,
+		depth: prometheus.NewDesc("catalogbot_queue_depth", "Jobs not finished yet (waiting, scheduled, retrying or running).", nil, nil),
+		age:   prometheus.NewDesc("catalogbot_queue_oldest_available_seconds", "How long the oldest job ready to run has waited.", nil, nil),
+	})
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.depth; ch <- c.age }
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := c.q.Stats(ctx)
+	if err != nil {
+		c.log.Warn("reading queue statistics", "err", err)
+		ch <- prometheus.NewInvalidMetric(c.depth, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(s.Depth))
+	ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.OldestAvailable.Seconds())
+}

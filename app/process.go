@@ -1,0 +1,282 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/gitpr"
+	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// installationClients gives GitHub clients acting as one installation
+// (implemented by *GitHub).
+type installationClients interface {
+	Installation(ctx context.Context, installationID int64) (*github.Client, error)
+	InstallationToken(ctx context.Context, installationID int64) (string, error)
+}
+
+// checkRunReporting creates and completes check runs (implemented by
+// *CheckRunReporter).
+type checkRunReporting interface {
+	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, names []string) (map[string]int64, error)
+	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
+}
+
+// CheckRunName maps a check to the check run that shows it. Immutability's
+// findings (released bundles modified, released channel entries removed)
+// go into catalogbot/validate: they are rules about what a valid change to
+// the catalog is, and keeping four runs keeps branch protection's list of
+// required checks short and stable. "" means the check is not reported.
+func CheckRunName(check string) string {
+	switch check {
+	case "ownership":
+		return "catalogbot/ownership"
+	case "validation", "immutability":
+		return "catalogbot/validate"
+	case "crd-safety":
+		return "catalogbot/crd-safety"
+	case "images":
+		return "catalogbot/images"
+	}
+	return ""
+}
+
+// Pipeline checks one pull request head and reports check runs.
+type Pipeline struct {
+	gh           installationClients
+	reporter     checkRunReporting
+	teams        func(*github.Client) policy.TeamResolver
+	cache        *GitCache
+	checks       []checks.Check
+	checkTimeout time.Duration
+	catalogs     []string
+	limits       catalog.Limits
+	metrics      *Metrics
+	log          *slog.Logger
+}
+
+// runNames lists the check runs of the configured checks, in order.
+func (p *Pipeline) runNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, c := range p.checks {
+		if n := CheckRunName(c.Name()); n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// errPermanent marks a failure that a retry cannot fix (the base's policy
+// file is invalid, no catalog is configured).
+type errPermanent struct{ err error }
+
+func (e errPermanent) Error() string { return e.err.Error() }
+func (e errPermanent) Unwrap() error { return e.err }
+
+// CheckPR is the work of one check job: it is safe to run twice for the same
+// head (the second run reports again) and drops work for a head that is no
+// longer the PR's.
+func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttempts int) (err error) {
+	start := time.Now()
+	outcome := "error"
+	defer func() { p.metrics.ObserveJob(KindCheckPR, outcome, time.Since(start)) }()
+	full := a.Owner + "/" + a.Repo
+	log := p.log.With("delivery", a.DeliveryID, "repo", full, "pr", a.Number, "sha", a.HeadSHA, "reason", a.Reason, "attempt", attempt)
+
+	gh, err := p.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
+	}
+	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return fmt.Errorf("reading pull request %s#%d: %w", full, a.Number, err)
+	}
+	if drop := whyDrop(pr, a.HeadSHA); drop != "" {
+		log.Info("check dropped", "why", drop)
+		outcome = "dropped"
+		return nil
+	}
+
+	names := p.runNames()
+	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, names)
+	if err != nil {
+		return fmt.Errorf("creating check runs: %w", err)
+	}
+	log.Info("checking", "runs", len(ids))
+
+	results, runErr := p.run(ctx, gh, a, pr)
+	if runErr != nil {
+		// Perhaps the head moved (a force push removes the old head from refs/pull/N/head).
+		if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && whyDrop(cur, a.HeadSHA) != "" {
+			outcome = "superseded"
+			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
+		}
+		var perm errPermanent
+		retry := !errors.As(runErr, &perm) && attempt < maxAttempts
+		res := checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Err: runErr.Error(),
+			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
+		if retry {
+			res.Summary += fmt.Sprintf("\n\nIt will try again (attempt %d of %d).", attempt, maxAttempts)
+		}
+		if cerr := p.completeAll(ctx, gh, a, ids, res); cerr != nil {
+			log.Warn("completing check runs after a failure", "err", cerr)
+		}
+		if !retry {
+			log.Error("check could not run", "err", runErr)
+			outcome = "failed"
+			return nil
+		}
+		return runErr
+	}
+
+	// Report only if this head is still the PR's: otherwise the newer job reports.
+	cur, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+	if err == nil {
+		if drop := whyDrop(cur, a.HeadSHA); drop != "" {
+			log.Info("results dropped", "why", drop)
+			outcome = "superseded"
+			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
+		}
+	}
+	var errs []error
+	for _, name := range names {
+		res := mergeResults(name, results[name])
+		id, ok := ids[name]
+		if !ok {
+			continue
+		}
+		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, res, ""); err != nil {
+			errs = append(errs, fmt.Errorf("completing %s: %w", name, err))
+			continue
+		}
+		log.Info("check run completed", "check_run", name, "conclusion", string(res.Conclusion), "findings", len(res.Findings))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	outcome = "reported"
+	return nil
+}
+
+// whyDrop says why work for sha on pr must not be reported, or "".
+func whyDrop(pr *github.PullRequest, sha string) string {
+	switch {
+	case pr.GetState() != "open":
+		return "the pull request is " + pr.GetState()
+	case !strings.EqualFold(pr.GetHead().GetSHA(), sha):
+		return "superseded by " + pr.GetHead().GetSHA()
+	case pr.GetDraft():
+		return "draft (it is checked when marked ready for review)"
+	}
+	return ""
+}
+
+func supersededResult(newSHA string) checks.Result {
+	return checks.Result{Conclusion: checks.Neutral, Title: "Superseded",
+		Summary: fmt.Sprintf("The pull request's head moved to %s before this check finished; that commit is checked instead.", newSHA)}
+}
+
+func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a CheckPRArgs, ids map[string]int64, res checks.Result) error {
+	var errs []error
+	for name, id := range ids {
+		r := res
+		r.Check = name
+		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, r, ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run fetches both revisions, builds the checks' input and runs them; the
+// results are grouped by check run name.
+func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr *github.PullRequest) (map[string][]checks.Result, error) {
+	baseRef := pr.GetBase().GetRef()
+	if baseRef == "" {
+		return nil, errors.New("the pull request has no base branch")
+	}
+	cloneURL := a.CloneURL
+	if cloneURL == "" {
+		cloneURL = pr.GetBase().GetRepo().GetCloneURL()
+	}
+	token, err := p.gh.InstallationToken(ctx, a.InstallationID)
+	if err != nil {
+		return nil, fmt.Errorf("installation token: %w", err)
+	}
+	baseFull := "refs/heads/" + baseRef
+	headRef := fmt.Sprintf("refs/pull/%d/head", a.Number)
+	path, err := p.cache.Fetch(ctx, a.Owner, a.Repo, cloneURL, token, []string{baseFull, headRef})
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitfs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in, err := gitpr.Build(ctx, repo, gitpr.Options{
+		Base: baseFull, Head: a.HeadSHA, Author: pr.GetUser().GetLogin(),
+		Repo: a.Owner + "/" + a.Repo, Number: a.Number, DiffFromMergeBase: true,
+		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits,
+	})
+	if err != nil {
+		var pe *policy.ParseError
+		if errors.As(err, &pe) || errors.Is(err, gitpr.ErrNoCatalogs) {
+			return nil, errPermanent{fmt.Errorf("the base branch's %s: %w", policy.FileName, err)}
+		}
+		return nil, err
+	}
+	if err := checks.Prepare(ctx, in); err != nil {
+		return nil, err
+	}
+	runner := checks.NewRunner(p.checks, checks.WithTimeout(p.checkTimeout), checks.WithLogger(p.log))
+	out := map[string][]checks.Result{}
+	for _, r := range runner.Run(ctx, in) {
+		p.metrics.ObserveCheck(r.Check, string(r.Conclusion), r.Duration)
+		if n := CheckRunName(r.Check); n != "" {
+			out[n] = append(out[n], r)
+		}
+	}
+	return out, nil
+}
+
+// mergeResults makes one check run's result out of the checks it shows.
+func mergeResults(name string, rs []checks.Result) checks.Result {
+	switch len(rs) {
+	case 0:
+		return checks.Result{Check: name, Conclusion: checks.Neutral, Title: "Not run", Summary: "This check did not run."}
+	case 1:
+		r := rs[0]
+		r.Check = name
+		return r
+	}
+	out := checks.Result{Check: name, Conclusion: checks.Success}
+	var titles, summaries, errs []string
+	for _, r := range rs {
+		out.Conclusion = checks.Worst(out.Conclusion, r.Conclusion)
+		out.Findings = append(out.Findings, r.Findings...)
+		out.Duration += r.Duration
+		if r.Title != "" {
+			titles = append(titles, r.Title)
+		}
+		summaries = append(summaries, fmt.Sprintf("### %s\n\n%s", r.Check, r.Summary))
+		if r.Err != "" {
+			errs = append(errs, r.Check+": "+r.Err)
+		}
+	}
+	catalog.SortFindings(out.Findings)
+	out.Title = strings.Join(titles, "; ")
+	out.Summary = strings.Join(summaries, "\n\n")
+	out.Err = strings.Join(errs, "; ")
+	return out
+}

@@ -1,0 +1,570 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// Queue backends.
+const (
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
+)
+
+// Delivery is one verified webhook delivery, as recorded in the delivery log.
+// The payload itself is not kept: what must survive is the job it caused.
+type Delivery struct {
+	ID             string // X-GitHub-Delivery; a redelivery keeps it
+	Event          string // X-GitHub-Event
+	Action         string
+	InstallationID int64
+	Repo           string // owner/name, "" for events without a repository
+	ReceivedAt     time.Time
+}
+
+// InstalledRepo is a repository the App is installed on, as learned from
+// webhooks. The resync job walks these.
+type InstalledRepo struct {
+	InstallationID int64
+	Owner, Name    string
+	CloneURL       string
+}
+
+// plan is what a delivery changes: jobs to enqueue and installed repositories
+// to record or forget, all written in the delivery's transaction.
+type plan struct {
+	Jobs         []river.InsertManyParams
+	UpsertRepos  []InstalledRepo
+	RemoveRepos  []InstalledRepo // by Owner/Name
+	RemoveInstID int64           // forget every repository of this installation (uninstalled)
+}
+
+// QueueStats describe the backlog, for /metrics.
+type QueueStats struct {
+	// Depth counts jobs not yet finished (available, scheduled, retryable, running, pending).
+	Depth int64
+	// OldestAvailable is how long the oldest job ready to run has waited.
+	OldestAvailable time.Duration
+}
+
+// QueueOptions configure OpenQueue.
+type QueueOptions struct {
+	// DatabaseURL selects PostgreSQL (postgres://...); empty selects SQLite.
+	DatabaseURL string
+	// Schema is the PostgreSQL schema (created if missing); "" uses the search_path.
+	Schema string
+	// SQLitePath is the database file for the SQLite backend.
+	SQLitePath string
+	// River is the client configuration (workers, queues, periodic jobs,
+	// timeouts). The schema is set from Schema.
+	River *river.Config
+	Log   *slog.Logger
+}
+
+// Queue is the durable delivery log and the job queue (River) in one
+// database, so that a delivery and its jobs are written in one transaction.
+type Queue struct {
+	backend string
+	b       queueBackend
+	started atomic.Bool
+	log     *slog.Logger
+}
+
+// queueBackend is Queue's work for one database driver. River's client is
+// generic over the driver's transaction type; this hides it.
+type queueBackend interface {
+	record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error)
+	insert(ctx context.Context, jobs []river.InsertManyParams) error
+	start(ctx context.Context) error
+	stop(ctx context.Context) error
+	ping(ctx context.Context) error
+	stats(ctx context.Context) (QueueStats, error)
+	installedRepos(ctx context.Context) ([]InstalledRepo, error)
+	count(ctx context.Context, table string) (int64, error)
+	close()
+	// setBeforeCommit installs a test hook run just before commit.
+	setBeforeCommit(func() error)
+}
+
+// OpenQueue connects to the database, runs River's migrations and ours, and
+// builds the River client (not started).
+func OpenQueue(ctx context.Context, opt QueueOptions) (*Queue, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg := *opt.River
+	cfg.Logger = log.With("component", "river")
+	if opt.DatabaseURL != "" {
+		b, err := openPostgres(ctx, opt.DatabaseURL, opt.Schema, &cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return &Queue{backend: BackendPostgres, b: b, log: log}, nil
+	}
+	b, err := openSQLite(ctx, opt.SQLitePath, &cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{backend: BackendSQLite, b: b, log: log}, nil
+}
+
+// Backend names the database in use: "sqlite" or "postgres".
+func (q *Queue) Backend() string { return q.backend }
+
+// Record stores a delivery, the repositories it teaches us and its jobs in
+// one transaction. A delivery ID seen before is a no-op: duplicate is true
+// and nothing is written.
+func (q *Queue) Record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error) {
+	return q.b.record(ctx, d, p)
+}
+
+// Insert enqueues jobs outside any delivery (resync, tests). Unique jobs
+// already queued are skipped by River.
+func (q *Queue) Insert(ctx context.Context, jobs []river.InsertManyParams) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	return q.b.insert(ctx, jobs)
+}
+
+// Start starts working jobs.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.b.start(ctx); err != nil {
+		return err
+	}
+	q.started.Store(true)
+	return nil
+}
+
+// Stop lets running jobs finish until ctx is done, then cancels them: a
+// cancelled job is retried later, by this or another replica.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.started.Store(false)
+	return q.b.stop(ctx)
+}
+
+// Ready reports whether the database answers and the workers run.
+func (q *Queue) Ready(ctx context.Context) error {
+	if !q.started.Load() {
+		return errors.New("the job queue is not started")
+	}
+	return q.b.ping(ctx)
+}
+
+// Stats reads the backlog.
+func (q *Queue) Stats(ctx context.Context) (QueueStats, error) { return q.b.stats(ctx) }
+
+// InstalledRepos lists the repositories recorded from installation events
+// and deliveries.
+func (q *Queue) InstalledRepos(ctx context.Context) ([]InstalledRepo, error) {
+	return q.b.installedRepos(ctx)
+}
+
+// Close releases the database. Stop first.
+func (q *Queue) Close() { q.b.close() }
+
+// activeJobStates are the states in which a job blocks a duplicate of
+// itself: while it waits or runs. A finished job does not, so that a
+// re-requested check runs again.
+func activeJobStates() []rivertype.JobState {
+	return []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+		rivertype.JobStateScheduled, rivertype.JobStateRetryable}
+}
+
+// txDB is the little a backend needs from its database, with SQL written
+// with $1, $2... placeholders.
+type txDB[TTx any] interface {
+	begin(ctx context.Context) (TTx, error)
+	exec(ctx context.Context, tx TTx, q string, args ...any) (int64, error)
+	commit(ctx context.Context, tx TTx) error
+	rollback(ctx context.Context, tx TTx)
+	query(ctx context.Context, q string, args []any, row func(scan func(...any) error) error) error
+	ping(ctx context.Context) error
+	close()
+}
+
+type riverBackend[TTx any] struct {
+	client       *river.Client[TTx]
+	db           txDB[TTx]
+	statsSQL     string
+	beforeCommit func() error
+}
+
+func (b *riverBackend[TTx]) setBeforeCommit(f func() error) { b.beforeCommit = f }
+
+func (b *riverBackend[TTx]) record(ctx context.Context, d Delivery, p plan) (bool, error) {
+	tx, err := b.db.begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("recording delivery %s: %w", d.ID, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			b.db.rollback(context.WithoutCancel(ctx), tx)
+		}
+	}()
+	n, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_delivery (id, event, action, installation_id, repo, jobs, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+		d.ID, d.Event, d.Action, d.InstallationID, d.Repo, len(p.Jobs), d.ReceivedAt.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return false, fmt.Errorf("recording delivery %s: %w", d.ID, err)
+	}
+	if n == 0 {
+		return true, nil
+	}
+	if p.RemoveInstID != 0 {
+		if _, err := b.db.exec(ctx, tx, `DELETE FROM catalogbot_installation_repo WHERE installation_id = $1`, p.RemoveInstID); err != nil {
+			return false, fmt.Errorf("forgetting installation %d: %w", p.RemoveInstID, err)
+		}
+	}
+	for _, r := range p.RemoveRepos {
+		if _, err := b.db.exec(ctx, tx, `DELETE FROM catalogbot_installation_repo WHERE owner = $1 AND name = $2`, r.Owner, r.Name); err != nil {
+			return false, fmt.Errorf("forgetting repository %s/%s: %w", r.Owner, r.Name, err)
+		}
+	}
+	for _, r := range p.UpsertRepos {
+		if _, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_installation_repo (owner, name, installation_id, clone_url, updated_at)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (owner, name) DO UPDATE SET installation_id = excluded.installation_id,
+				clone_url = CASE WHEN excluded.clone_url = '' THEN catalogbot_installation_repo.clone_url ELSE excluded.clone_url END,
+				updated_at = excluded.updated_at`,
+			r.Owner, r.Name, r.InstallationID, r.CloneURL, d.ReceivedAt.UTC().Format(time.RFC3339Nano)); err != nil {
+			return false, fmt.Errorf("recording repository %s/%s: %w", r.Owner, r.Name, err)
+		}
+	}
+	if len(p.Jobs) > 0 {
+		if _, err := b.client.InsertManyTx(ctx, tx, p.Jobs); err != nil {
+			return false, fmt.Errorf("enqueueing the jobs of delivery %s: %w", d.ID, err)
+		}
+	}
+	if b.beforeCommit != nil {
+		if err := b.beforeCommit(); err != nil {
+			return false, err
+		}
+	}
+	if err := b.db.commit(ctx, tx); err != nil {
+		return false, fmt.Errorf("committing delivery %s: %w", d.ID, err)
+	}
+	committed = true
+	return false, nil
+}
+
+func (b *riverBackend[TTx]) insert(ctx context.Context, jobs []river.InsertManyParams) error {
+	_, err := b.client.InsertMany(ctx, jobs)
+	return err
+}
+
+func (b *riverBackend[TTx]) start(ctx context.Context) error { return b.client.Start(ctx) }
+
+func (b *riverBackend[TTx]) stop(ctx context.Context) error {
+	err := b.client.Stop(ctx)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	// Jobs still run after the grace period: cancel them so that they are
+	// released (retried later) instead of lost with the process.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	return b.client.StopAndCancel(cctx)
+}
+
+func (b *riverBackend[TTx]) ping(ctx context.Context) error { return b.db.ping(ctx) }
+
+func (b *riverBackend[TTx]) stats(ctx context.Context) (QueueStats, error) {
+	var s QueueStats
+	var age float64
+	err := b.db.query(ctx, b.statsSQL, nil, func(scan func(...any) error) error {
+		return scan(&s.Depth, &age)
+	})
+	s.OldestAvailable = time.Duration(age * float64(time.Second))
+	return s, err
+}
+
+func (b *riverBackend[TTx]) installedRepos(ctx context.Context) ([]InstalledRepo, error) {
+	var out []InstalledRepo
+	err := b.db.query(ctx, `SELECT installation_id, owner, name, clone_url FROM catalogbot_installation_repo ORDER BY owner, name`, nil,
+		func(scan func(...any) error) error {
+			var r InstalledRepo
+			if err := scan(&r.InstallationID, &r.Owner, &r.Name, &r.CloneURL); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	return out, err
+}
+
+// count counts the rows of one of our or River's tables (tests, checks).
+func (b *riverBackend[TTx]) count(ctx context.Context, table string) (int64, error) {
+	switch table {
+	case "catalogbot_delivery", "catalogbot_installation_repo", "river_job":
+	default:
+		return 0, fmt.Errorf("unknown table %q", table)
+	}
+	var n int64
+	err := b.db.query(ctx, "SELECT count(*) FROM "+table, nil, func(scan func(...any) error) error { return scan(&n) })
+	return n, err
+}
+
+func (b *riverBackend[TTx]) close() { b.db.close() }
+
+// Our schema, applied in order after River's; the index is the version.
+// Each dialect lists the same changes.
+var (
+	sqliteSchema = []string{
+		`CREATE TABLE catalogbot_delivery (
+			id TEXT PRIMARY KEY,
+			event TEXT NOT NULL,
+			action TEXT NOT NULL,
+			installation_id INTEGER NOT NULL,
+			repo TEXT NOT NULL,
+			jobs INTEGER NOT NULL,
+			received_at TEXT NOT NULL)`,
+		`CREATE TABLE catalogbot_installation_repo (
+			owner TEXT NOT NULL,
+			name TEXT NOT NULL,
+			installation_id INTEGER NOT NULL,
+			clone_url TEXT NOT NULL,
+			updated_at TEXT NOT NULL,
+			PRIMARY KEY (owner, name))`,
+	}
+	postgresSchema = []string{
+		`CREATE TABLE catalogbot_delivery (
+			id TEXT PRIMARY KEY,
+			event TEXT NOT NULL,
+			action TEXT NOT NULL,
+			installation_id BIGINT NOT NULL,
+			repo TEXT NOT NULL,
+			jobs INTEGER NOT NULL,
+			received_at TEXT NOT NULL)`,
+		`CREATE TABLE catalogbot_installation_repo (
+			owner TEXT NOT NULL,
+			name TEXT NOT NULL,
+			installation_id BIGINT NOT NULL,
+			clone_url TEXT NOT NULL,
+			updated_at TEXT NOT NULL,
+			PRIMARY KEY (owner, name))`,
+	}
+)
+
+// migrateOurs applies the missing steps of our schema in one transaction;
+// lock serialises replicas that start together (PostgreSQL).
+func migrateOurs[TTx any](ctx context.Context, db txDB[TTx], steps []string, lock string) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.rollback(context.WithoutCancel(ctx), tx)
+	if lock != "" {
+		if _, err := db.exec(ctx, tx, lock); err != nil {
+			return fmt.Errorf("locking for migration: %w", err)
+		}
+	}
+	if _, err := db.exec(ctx, tx, `CREATE TABLE IF NOT EXISTS catalogbot_schema (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	// The version is read inside the transaction through exec's row count:
+	// delete-and-reinsert keeps exactly one row.
+	version := 0
+	for v := len(steps); v > 0; v-- {
+		n, err := db.exec(ctx, tx, `UPDATE catalogbot_schema SET version = version WHERE version = $1`, v)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			version = v
+			break
+		}
+	}
+	for i := version; i < len(steps); i++ {
+		if _, err := db.exec(ctx, tx, steps[i]); err != nil {
+			return fmt.Errorf("schema step %d: %w", i+1, err)
+		}
+	}
+	if version < len(steps) {
+		if _, err := db.exec(ctx, tx, `DELETE FROM catalogbot_schema`); err != nil {
+			return err
+		}
+		if _, err := db.exec(ctx, tx, `INSERT INTO catalogbot_schema (version) VALUES ($1)`, len(steps)); err != nil {
+			return err
+		}
+	}
+	return db.commit(ctx, tx)
+}
+
+func migrateRiver[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], schema string, log *slog.Logger) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Schema: schema, Logger: log})
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrating River's schema: %w", err)
+	}
+	return nil
+}
+
+// --- SQLite ---------------------------------------------------------------
+
+type sqliteDB struct{ db *sql.DB }
+
+var dollarParam = regexp.MustCompile(`\$(\d+)`)
+
+// SQLite numbers parameters ?1, ?2...
+func sqliteSQL(q string) string { return dollarParam.ReplaceAllString(q, "?$1") }
+
+func (s sqliteDB) begin(ctx context.Context) (*sql.Tx, error) { return s.db.BeginTx(ctx, nil) }
+func (s sqliteDB) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
+	res, err := tx.ExecContext(ctx, sqliteSQL(q), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+func (s sqliteDB) commit(_ context.Context, tx *sql.Tx) error { return tx.Commit() }
+func (s sqliteDB) rollback(_ context.Context, tx *sql.Tx)     { _ = tx.Rollback() }
+func (s sqliteDB) query(ctx context.Context, q string, args []any, row func(func(...any) error) error) error {
+	rows, err := s.db.QueryContext(ctx, sqliteSQL(q), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+func (s sqliteDB) ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+func (s sqliteDB) close()                         { _ = s.db.Close() }
+
+func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.Logger) (queueBackend, error) {
+	if path == "" {
+		return nil, errors.New("no SQLite database path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data directory: %w", err)
+	}
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening SQLite database %s: %w", path, err)
+	}
+	// SQLite allows one writer; River's own advice is a single connection,
+	// which also makes database/sql queue callers instead of failing busy.
+	db.SetMaxOpenConns(1)
+	sdb := sqliteDB{db}
+	driver := riversqlite.New(db)
+	if err := migrateRiver(ctx, driver, "", log); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := migrateOurs[*sql.Tx](ctx, sdb, sqliteSchema, ""); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrating catalogbot's schema: %w", err)
+	}
+	client, err := river.NewClient(driver, cfg)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("configuring the job queue: %w", err)
+	}
+	return &riverBackend[*sql.Tx]{client: client, db: sdb, statsSQL: `SELECT
+		count(*),
+		COALESCE((julianday('now') - julianday(min(CASE WHEN state = 'available' THEN scheduled_at END))) * 86400.0, 0)
+		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}, nil
+}
+
+// --- PostgreSQL -----------------------------------------------------------
+
+type pgDB struct{ pool *pgxpool.Pool }
+
+func (p pgDB) begin(ctx context.Context) (pgx.Tx, error) { return p.pool.Begin(ctx) }
+func (p pgDB) exec(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
+	tag, err := tx.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+func (p pgDB) commit(ctx context.Context, tx pgx.Tx) error { return tx.Commit(ctx) }
+func (p pgDB) rollback(ctx context.Context, tx pgx.Tx)     { _ = tx.Rollback(ctx) }
+func (p pgDB) query(ctx context.Context, q string, args []any, row func(func(...any) error) error) error {
+	rows, err := p.pool.Query(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+func (p pgDB) ping(ctx context.Context) error { return p.pool.Ping(ctx) }
+func (p pgDB) close()                         { p.pool.Close() }
+
+func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, log *slog.Logger) (queueBackend, error) {
+	pcfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		// pgx's message may quote the URL, password included.
+		return nil, errors.New("the database URL does not parse as a PostgreSQL connection string")
+	}
+	if schema != "" {
+		if !validIdentifier(schema) {
+			return nil, fmt.Errorf("database schema %q: use letters, digits and _ only", schema)
+		}
+		pcfg.ConnConfig.RuntimeParams["search_path"] = schema
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	fail := func(err error) (queueBackend, error) { pool.Close(); return nil, err }
+	if err := pool.Ping(ctx); err != nil {
+		return fail(fmt.Errorf("connecting to PostgreSQL at %s: %w", pcfg.ConnConfig.Host, err))
+	}
+	if schema != "" {
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
+			return fail(fmt.Errorf("creating schema %s: %w", schema, err))
+		}
+	}
+	driver := riverpgxv5.New(pool)
+	if err := migrateRiver(ctx, driver, schema, log); err != nil {
+		return fail(err)
+	}
+	db := pgDB{pool}
+	if err := migrateOurs[pgx.Tx](ctx, db, postgresSchema, `SELECT pg_advisory_xact_lock(7165024313)`); err != nil {
+		return fail(fmt.Errorf("migrating catalogbot's schema: %w", err))
+	}
+	cfg.Schema = schema
+	client, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return fail(fmt.Errorf("configuring the job queue: %w", err))
+	}
+	return &riverBackend[pgx.Tx]{client: client, db: db, statsSQL: `SELECT
+		count(*),
+		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
+		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}, nil
+}

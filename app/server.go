@@ -1,0 +1,232 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// Server is the GitHub App: the composition root that wires configuration,
+// metrics, GitHub clients, the git cache, the queue, the workers and the
+// HTTP routes.
+type Server struct {
+	cfg      *Config
+	log      *slog.Logger
+	metrics  *Metrics
+	queue    *Queue
+	pipeline *Pipeline
+	handler  http.Handler
+	registry *registry.Client
+	ready    atomic.Bool
+}
+
+// ServerOption adjusts a Server; the defaults are for production.
+type ServerOption func(*serverOptions)
+
+type serverOptions struct {
+	checks     []checks.Check
+	review     ReviewHandler
+	rebuild    RebuildHandler
+	httpClient *http.Client
+	github     *githubDeps
+}
+
+// githubDeps is everything the server takes from the GitHub side.
+type githubDeps struct {
+	clients  installationClients
+	reporter checkRunReporting
+	teams    func(*github.Client) policy.TeamResolver
+	recovery recoveryGitHub
+}
+
+// WithChecks replaces the checks run on each pull request.
+func WithChecks(cs ...checks.Check) ServerOption {
+	return func(o *serverOptions) { o.checks = cs }
+}
+
+// WithReviewHandler plugs the merge evaluation in.
+func WithReviewHandler(h ReviewHandler) ServerOption {
+	return func(o *serverOptions) { o.review = h }
+}
+
+// WithRebuildHandler plugs the catalog image rebuild in.
+func WithRebuildHandler(h RebuildHandler) ServerOption {
+	return func(o *serverOptions) { o.rebuild = h }
+}
+
+// WithGitHubHTTPClient sets the HTTP client used for GitHub's API.
+func WithGitHubHTTPClient(c *http.Client) ServerOption {
+	return func(o *serverOptions) { o.httpClient = c }
+}
+
+// withGitHubDeps replaces the GitHub side (tests).
+func withGitHubDeps(d *githubDeps) ServerOption {
+	return func(o *serverOptions) { o.github = d }
+}
+
+// NewServer wires a server and prepares its database (migrations included).
+// It does not listen or work jobs until Run.
+func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...ServerOption) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	var o serverOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	s := &Server{cfg: cfg, log: log, metrics: NewMetrics()}
+
+	if o.github == nil {
+		d, err := newGitHubDeps(cfg, o.httpClient, s.metrics, log)
+		if err != nil {
+			return nil, err
+		}
+		o.github = d
+	}
+	if o.checks == nil {
+		reg, err := s.newRegistry()
+		if err != nil {
+			return nil, err
+		}
+		s.registry = reg
+		o.checks = []checks.Check{
+			checks.Ownership{}, checks.Validation{}, checks.Immutability{},
+			checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}}, checks.Images{Registry: reg},
+		}
+	}
+	if o.review == nil {
+		o.review = recordOnly{log}
+	}
+	if o.rebuild == nil {
+		o.rebuild = recordOnly{log}
+	}
+	cache, err := NewGitCache(cfg.GitCacheDir, cfg.FetchTimeout, log)
+	if err != nil {
+		return nil, err
+	}
+	s.pipeline = &Pipeline{
+		gh: o.github.clients, reporter: o.github.reporter, teams: o.github.teams, cache: cache,
+		checks: o.checks, checkTimeout: cfg.CheckTimeout, catalogs: cfg.Catalogs,
+		metrics: s.metrics, log: log,
+	}
+	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
+	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
+	if err != nil {
+		return nil, err
+	}
+	q, err := OpenQueue(ctx, QueueOptions{
+		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema,
+		SQLitePath: cfg.SQLitePath(), River: rc, Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	recovery.q = q
+	s.queue = q
+	s.metrics.registerQueue(q, log)
+	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
+	if err != nil {
+		q.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/webhook", wh)
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	s.handler = mux
+	return s, nil
+}
+
+func (s *Server) newRegistry() (*registry.Client, error) {
+	ro := []registry.Option{registry.WithLogger(s.log)}
+	if s.cfg.RegistryAuthFile != "" {
+		ro = append(ro, registry.WithAuthFile(s.cfg.RegistryAuthFile))
+	}
+	if len(s.cfg.RegistryInternalHosts) > 0 {
+		ro = append(ro, registry.WithAllowedHosts(s.cfg.RegistryInternalHosts...))
+	}
+	if len(s.cfg.RegistryInsecureHosts) > 0 {
+		ro = append(ro, registry.WithInsecureHosts(s.cfg.RegistryInsecureHosts...))
+	}
+	reg, err := registry.New(ro...)
+	if err != nil {
+		return nil, fmt.Errorf("configuring the registry client: %w", err)
+	}
+	return reg, nil
+}
+
+// Handler is the server's HTTP routes (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics are the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Queue is the server's queue.
+func (s *Server) Queue() *Queue { return s.queue }
+
+// Run starts the workers and serves HTTP on ln until ctx is done, then shuts
+// down gracefully: it stops accepting requests, lets in-flight requests and
+// jobs finish within the shutdown timeout, and cancels the jobs still
+// running (River retries them later, here or on another replica).
+func (s *Server) Run(ctx context.Context, ln net.Listener) error {
+	defer s.close()
+	// River stops hard when its start context ends: stop it explicitly instead.
+	if err := s.queue.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("starting the job queue: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.ready.Store(true)
+	s.log.Info("catalogbot serving", "addr", ln.Addr().String(), "backend", s.queue.Backend(), "workers", s.cfg.Workers)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.ready.Store(false)
+	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	herr := srv.Shutdown(sctx)
+	qerr := s.queue.Stop(sctx)
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	if err := errors.Join(serveErr, herr, qerr); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// Close releases what NewServer opened, for a server that never ran.
+func (s *Server) Close() { s.close() }
+
+func (s *Server) close() {
+	s.queue.Close()
+	if s.registry != nil {
+		s.registry.Close()
+	}
+}

@@ -1,0 +1,250 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// MaxWebhookBody is GitHub's cap on a webhook payload (25 MiB); anything
+// larger is not from GitHub.
+const MaxWebhookBody = 25 << 20
+
+// deliveryStore records a delivery and its jobs atomically (*Queue).
+type deliveryStore interface {
+	Record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error)
+}
+
+// Webhook is the POST /webhook endpoint. It answers 2xx only once the
+// delivery and its jobs are committed, so an acknowledged event is never
+// lost; anything else makes GitHub mark the delivery failed, and the
+// redelivery job asks for it again.
+//
+// Every verified delivery is recorded, including events catalogbot ignores
+// (with no job): a redelivery of any event is then a no-op, and the log
+// shows what arrived. Deliveries with a bad or missing signature are never
+// stored.
+type Webhook struct {
+	secrets []Secret
+	store   deliveryStore
+	metrics *Metrics
+	log     *slog.Logger
+	// storeTimeout bounds the transaction; GitHub gives up after 10 s.
+	storeTimeout time.Duration
+	now          func() time.Time
+}
+
+// NewWebhook returns the endpoint. secrets must not be empty.
+func NewWebhook(secrets []Secret, store deliveryStore, m *Metrics, log *slog.Logger) (*Webhook, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("no webhook secret")
+	}
+	for i, s := range secrets {
+		if s.Empty() {
+			return nil, fmt.Errorf("webhook secret %d is empty", i+1)
+		}
+	}
+	return &Webhook{secrets: secrets, store: store, metrics: m, log: log, storeTimeout: 8 * time.Second, now: time.Now}, nil
+}
+
+// verifySignature checks X-Hub-Signature-256 ("sha256=<hex>") against every
+// secret, in constant time for each.
+func verifySignature(secrets []Secret, header string, body []byte) bool {
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	if !ok {
+		return false
+	}
+	sig, err := hex.DecodeString(hexSig)
+	if err != nil || len(sig) != sha256.Size {
+		return false
+	}
+	match := false
+	for _, s := range secrets {
+		mac := hmac.New(sha256.New, s.Reveal())
+		mac.Write(body)
+		if hmac.Equal(mac.Sum(nil), sig) {
+			match = true
+		}
+	}
+	return match
+}
+
+// Sign computes the X-Hub-Signature-256 header of body, as GitHub does (for
+// tests, the demo and load generators).
+func Sign(secret, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.metrics.deliveryRejected("too_large")
+			http.Error(w, "payload larger than 25 MiB", http.StatusRequestEntityTooLarge)
+			return
+		}
+		h.metrics.deliveryRejected("bad_request")
+		http.Error(w, "reading the payload failed", http.StatusBadRequest)
+		return
+	}
+	if !verifySignature(h.secrets, r.Header.Get("X-Hub-Signature-256"), body) {
+		h.metrics.deliveryRejected("signature")
+		h.log.Warn("webhook signature rejected", "delivery", r.Header.Get("X-GitHub-Delivery"), "remote", r.RemoteAddr)
+		http.Error(w, "bad or missing X-Hub-Signature-256", http.StatusUnauthorized)
+		return
+	}
+	id, event := r.Header.Get("X-GitHub-Delivery"), r.Header.Get("X-GitHub-Event")
+	if !validHeaderToken(id) || !validHeaderToken(event) {
+		h.metrics.deliveryRejected("bad_request")
+		http.Error(w, "missing or malformed X-GitHub-Delivery or X-GitHub-Event", http.StatusBadRequest)
+		return
+	}
+	d, p, err := routeEvent(event, body)
+	if err != nil {
+		h.metrics.deliveryRejected("bad_request")
+		h.log.Warn("webhook payload rejected", "delivery", id, "event", event, "err", err)
+		http.Error(w, "payload does not parse: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	d.ID, d.Event, d.ReceivedAt = id, event, h.now()
+	log := h.log.With("delivery", id, "event", event, "action", d.Action, "repo", d.Repo, "installation", d.InstallationID)
+
+	ctx, cancel := context.WithTimeout(r.Context(), h.storeTimeout)
+	defer cancel()
+	dup, err := h.store.Record(ctx, d, p)
+	if err != nil {
+		h.metrics.deliveryRejected("store")
+		log.Error("storing delivery failed; GitHub will show it failed and it will be redelivered", "err", err)
+		http.Error(w, "could not store the delivery, try again", http.StatusServiceUnavailable)
+		return
+	}
+	h.metrics.ack(time.Since(start))
+	if dup {
+		h.metrics.deliveryDuplicate(event)
+		log.Info("duplicate delivery ignored")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "duplicate delivery, already stored\n")
+		return
+	}
+	h.metrics.deliveryReceived(event)
+	log.Info("delivery stored", "jobs", len(p.Jobs))
+	w.WriteHeader(http.StatusAccepted)
+	if len(p.Jobs) == 0 {
+		io.WriteString(w, "stored, nothing to do\n")
+		return
+	}
+	fmt.Fprintf(w, "stored, %d job(s) queued\n", len(p.Jobs))
+}
+
+// validHeaderToken bounds the delivery id and event name: printable ASCII
+// without spaces, at most 100 bytes.
+func validHeaderToken(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// envelope is what every event payload shares.
+type envelope struct {
+	Action       string `json:"action"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+	Repository *payloadRepo `json:"repository"`
+}
+
+type payloadRepo struct {
+	FullName      string `json:"full_name"`
+	Name          string `json:"name"`
+	CloneURL      string `json:"clone_url"`
+	DefaultBranch string `json:"default_branch"`
+	Owner         struct {
+		Login string `json:"login"`
+	} `json:"owner"`
+}
+
+// eventContext is the parsed envelope handed to each event's handler.
+type eventContext struct {
+	Action         string
+	InstallationID int64
+	Owner, Name    string
+	CloneURL       string
+	DefaultBranch  string
+}
+
+// eventHandler turns one event's payload into a plan; it must filter early
+// and never call GitHub (the delivery is being acknowledged).
+type eventHandler func(ec eventContext, body []byte) (plan, error)
+
+func eventHandlers() map[string]eventHandler {
+	return map[string]eventHandler{
+		"pull_request":              onPullRequest,
+		"check_suite":               onCheckSuite,
+		"check_run":                 onCheckRun,
+		"pull_request_review":       onPullRequestReview,
+		"push":                      onPush,
+		"installation":              onInstallation,
+		"installation_repositories": onInstallationRepositories,
+	}
+}
+
+// routeEvent parses the envelope and runs the event's handler. Events
+// without a handler give an empty plan (recorded, nothing enqueued).
+func routeEvent(event string, body []byte) (Delivery, plan, error) {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return Delivery{}, plan{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	ec := eventContext{Action: env.Action}
+	d := Delivery{Action: env.Action}
+	if env.Installation != nil {
+		ec.InstallationID = env.Installation.ID
+		d.InstallationID = env.Installation.ID
+	}
+	if r := env.Repository; r != nil {
+		owner, name := r.Owner.Login, r.Name
+		if o, n, ok := strings.Cut(r.FullName, "/"); ok {
+			owner, name = o, n
+		}
+		ec.Owner, ec.Name, ec.CloneURL, ec.DefaultBranch = owner, name, r.CloneURL, r.DefaultBranch
+		d.Repo = owner + "/" + name
+	}
+	h, ok := eventHandlers()[event]
+	if !ok {
+		return d, plan{}, nil
+	}
+	p, err := h(ec, body)
+	if err != nil {
+		return d, plan{}, err
+	}
+	// Every repository event teaches us an installed repository (the resync
+	// walks them), unless the event removes it.
+	if ec.InstallationID != 0 && ec.Owner != "" && ec.Name != "" && event != "installation" && event != "installation_repositories" {
+		p.UpsertRepos = append(p.UpsertRepos, InstalledRepo{InstallationID: ec.InstallationID, Owner: ec.Owner, Name: ec.Name, CloneURL: ec.CloneURL})
+	}
+	return d, p, nil
+}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
+)
+
+// onCheckSuite runs the checks again when GitHub requests a suite (a push)
+// or someone presses "Re-run all checks". The suite lists its pull requests
+// only when they come from the same repository; fork PRs are covered by the
+// pull_request event and by the resync job.
+func onCheckSuite(ec eventContext, body []byte) (plan, error) {
+	if ec.Action != "requested" && ec.Action != "rerequested" {
+		return plan{}, nil
+	}
+	var ev github.CheckSuiteEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("check_suite event: %w", err)
+	}
+	suite := ev.GetCheckSuite()
+	if suite == nil || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}, nil
+	}
+	var p plan
+	for _, pr := range suite.PullRequests {
+		p.Jobs = append(p.Jobs, checkPlan(ec, pr.GetNumber(), suite.GetHeadSHA(), "check_suite."+ec.Action).Jobs...)
+	}
+	return p, nil
+}
+
+// onCheckRun runs the checks again when someone presses "Re-run" on one of
+// our check runs or one of its buttons. The PR number comes from the run's
+// external_id (set when the run was created; fork PRs have no
+// pull_requests in the event).
+func onCheckRun(ec eventContext, body []byte) (plan, error) {
+	if ec.Action != "rerequested" && ec.Action != "requested_action" {
+		return plan{}, nil
+	}
+	var ev github.CheckRunEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("check_run event: %w", err)
+	}
+	run := ev.GetCheckRun()
+	if run == nil || !strings.HasPrefix(run.GetName(), "catalogbot/") || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}, nil
+	}
+	number, ok := prFromExternalID(run.GetExternalID())
+	if !ok && len(run.PullRequests) > 0 {
+		number, ok = run.PullRequests[0].GetNumber(), true
+	}
+	if !ok {
+		return plan{}, nil
+	}
+	reason := "check_run." + ec.Action
+	if ec.Action == "requested_action" {
+		reason += ":" + ev.GetRequestedAction().Identifier
+	}
+	return checkPlan(ec, number, run.GetHeadSHA(), reason), nil
+}
+
+// prFromExternalID reads the PR number from a check run's external_id: the
+// number itself or the digits after its last non-digit ("pr-12", "pr:12", "#12").
+func prFromExternalID(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	digits := s[i:]
+	if digits == "" || len(digits) > 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// enqueueCheck is the plan for one explicit head (resync).
+func enqueueCheck(r InstalledRepo, number int, sha, reason string) []river.InsertManyParams {
+	return checkPlan(eventContext{InstallationID: r.InstallationID, Owner: r.Owner, Name: r.Name, CloneURL: r.CloneURL}, number, sha, reason).Jobs
+}

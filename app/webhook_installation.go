@@ -1,0 +1,58 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// onInstallation records the repositories of a new installation and forgets
+// those of a removed or suspended one.
+func onInstallation(ec eventContext, body []byte) (plan, error) {
+	var ev github.InstallationEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("installation event: %w", err)
+	}
+	if ec.InstallationID == 0 {
+		return plan{}, nil
+	}
+	switch ec.Action {
+	case "deleted", "suspend":
+		return plan{RemoveInstID: ec.InstallationID}, nil
+	case "created", "unsuspend", "new_permissions_accepted":
+		return plan{UpsertRepos: installedRepos(ec.InstallationID, ev.Repositories)}, nil
+	}
+	return plan{}, nil
+}
+
+// onInstallationRepositories follows repositories added to or removed from
+// an installation.
+func onInstallationRepositories(ec eventContext, body []byte) (plan, error) {
+	var ev github.InstallationRepositoriesEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("installation_repositories event: %w", err)
+	}
+	if ec.InstallationID == 0 {
+		return plan{}, nil
+	}
+	return plan{
+		UpsertRepos: installedRepos(ec.InstallationID, ev.RepositoriesAdded),
+		RemoveRepos: installedRepos(ec.InstallationID, ev.RepositoriesRemoved),
+	}, nil
+}
+
+// installedRepos reads owner/name from full_name (installation payloads
+// carry no clone URL; the first event of the repository fills it in).
+func installedRepos(inst int64, rs []*github.Repository) []InstalledRepo {
+	var out []InstalledRepo
+	for _, r := range rs {
+		owner, name, ok := strings.Cut(r.GetFullName(), "/")
+		if !ok || owner == "" || name == "" {
+			continue
+		}
+		out = append(out, InstalledRepo{InstallationID: inst, Owner: owner, Name: name, CloneURL: r.GetCloneURL()})
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
+)
+
+// onPullRequest checks the head of an open, non-draft pull request when its
+// head or base may have changed.
+func onPullRequest(ec eventContext, body []byte) (plan, error) {
+	switch ec.Action {
+	case "opened", "synchronize", "reopened", "ready_for_review", "edited":
+	default:
+		return plan{}, nil
+	}
+	var ev github.PullRequestEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("pull_request event: %w", err)
+	}
+	pr := ev.GetPullRequest()
+	if ec.Action == "edited" && ev.GetChanges().GetBase() == nil {
+		return plan{}, nil // a title or body edit changes nothing we check
+	}
+	if pr == nil || pr.GetState() != "open" || pr.GetDraft() || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}, nil
+	}
+	return checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action), nil
+}
+
+// checkPlan enqueues the check of one head.
+func checkPlan(ec eventContext, number int, sha, reason string) plan {
+	if number <= 0 || !isSHA(sha) {
+		return plan{}
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: CheckPRArgs{
+		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: number,
+		HeadSHA: sha, CloneURL: ec.CloneURL, Reason: reason,
+	}}}}
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

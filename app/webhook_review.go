@@ -1,0 +1,31 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
+)
+
+// onPullRequestReview records a review for the merge evaluation.
+func onPullRequestReview(ec eventContext, body []byte) (plan, error) {
+	switch ec.Action {
+	case "submitted", "edited", "dismissed":
+	default:
+		return plan{}, nil
+	}
+	var ev github.PullRequestReviewEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("pull_request_review event: %w", err)
+	}
+	pr, rv := ev.GetPullRequest(), ev.GetReview()
+	if pr == nil || rv == nil || pr.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}, nil
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: ReviewArgs{
+		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(),
+		HeadSHA: pr.GetHead().GetSHA(), ReviewID: rv.GetID(), Reviewer: rv.GetUser().GetLogin(),
+		State: rv.GetState(), Action: ec.Action,
+	}}}}, nil
+}
