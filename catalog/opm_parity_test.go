@@ -365,6 +365,17 @@ func TestOPMParityCorpusShape(t *testing.T) {
 		if expect != nil && expect.valid == golden.valid() && len(expect.rules) == 0 {
 			t.Errorf("%s: expect says %s as opm does; drop it or name the rules that differ", e.Name(), verdictWord(expect.valid))
 		}
+		// Where expect cites newer opm, the newer opm recorded with
+		// OPM_NEWER (if any) must give the same verdict.
+		newer, err := readOPMGolden(filepath.Join(dir, "opm-newer.golden"))
+		switch {
+		case os.IsNotExist(err):
+		case err != nil:
+			t.Error(err)
+		case expect != nil && strings.Contains(expect.reason, "newer opm") && newer.valid() != expect.valid:
+			t.Errorf("%s: expect says %s citing newer opm, but opm-newer.golden says %s",
+				e.Name(), verdictWord(expect.valid), verdictWord(newer.valid()))
+		}
 	}
 	if valid < 20 || invalid < 20 {
 		t.Errorf("corpus has %d valid and %d invalid cases per opm, want at least 20 of each", valid, invalid)

@@ -19,24 +19,40 @@
 # reason) marks a place where catalogbot deliberately differs from opm v1.60.0;
 # the test uses that verdict instead, but the golden is still recorded.
 #
+# With OPM_NEWER=/path/to/newer/opm (scripts/build-reference-tools.sh builds
+# one with OPM_NEWER=v1.69.0), each case that has an expect file also gets
+# <case>/opm-newer.golden in the same format plus a "# opm vX" line 2. The
+# test checks that expect files citing newer opm agree with it.
+#
 # Build opm first with scripts/build-reference-tools.sh.
 #
 # Usage: scripts/record-opm-golden.sh [case-name...]   (default: every case)
-#   OPM=/path/to/opm overrides the binary.
+#   OPM=/path/to/opm overrides the v1.60.0 binary.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cases="$repo/testdata/opm-parity/cases"
 OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+OPM_NEWER=${OPM_NEWER:-}
+
+# opm_version BINARY prints the opmVersion an opm binary reports.
+opm_version() {
+	"$1" version 2>&1 | sed -n 's/.*OpmVersion:"\([^"]*\)".*/\1/p'
+}
 
 if [[ ! -x "$OPM" ]]; then
 	echo "record-opm-golden: $OPM not found; run scripts/build-reference-tools.sh" >&2
 	exit 2
 fi
-version=$("$OPM" version 2>&1 || true)
-if [[ "$version" != *'OpmVersion:"v1.60.0"'* ]]; then
-	echo "record-opm-golden: want opm v1.60.0, got: $version" >&2
+if [[ "$(opm_version "$OPM")" != v1.60.0 ]]; then
+	echo "record-opm-golden: want opm v1.60.0 at $OPM, got: $("$OPM" version 2>&1 | head -n 1)" >&2
 	exit 2
+fi
+newer_version=
+if [[ -n "$OPM_NEWER" ]]; then
+	[[ -x "$OPM_NEWER" ]] || { echo "record-opm-golden: OPM_NEWER=$OPM_NEWER is not executable" >&2; exit 2; }
+	newer_version=$(opm_version "$OPM_NEWER")
+	[[ -n "$newer_version" ]] || { echo "record-opm-golden: $OPM_NEWER reports no version" >&2; exit 2; }
 fi
 
 if [[ $# -gt 0 ]]; then
@@ -54,34 +70,48 @@ canon() {
 	sed -e 's/\\n/\n/g' "$1" | sed -e 's/[│├└─ ]//g' -e 's/"$//' | LC_ALL=C sort
 }
 
-valid=0 invalid=0
+# record BINARY DIR GOLDEN [HEADER] runs BINARY validate on DIR/catalog and
+# writes DIR/GOLDEN (unless only the order of opm's lines changed). It prints
+# opm's exit code.
+record() {
+	local bin=$1 dir=$2 golden=$3 header=${4:-} stderr code
+	set +e
+	stderr=$(cd "$dir" && timeout 60 "$bin" validate catalog 2>&1 >/dev/null)
+	code=$?
+	set -e
+	if [[ $code -eq 124 ]]; then
+		echo "record-opm-golden: $bin timed out on $dir" >&2
+		exit 2
+	fi
+	{
+		echo "exit $code"
+		[[ -z "$header" ]] || echo "$header"
+		if [[ -n "$stderr" ]]; then
+			printf '%s\n' "$stderr" |
+				sed -E -e 's/time="[^"]*"/time="<time>"/g' \
+					-e "s#$(printf '%s' "$dir" | sed 's/[.[\*^$#]/\\&/g')#<case>#g"
+		fi
+	} >"$dir/$golden.new"
+	if [[ -f "$dir/$golden" ]] && cmp -s <(canon "$dir/$golden") <(canon "$dir/$golden.new"); then
+		rm "$dir/$golden.new"
+	else
+		mv "$dir/$golden.new" "$dir/$golden"
+	fi
+	echo "$code"
+}
+
+valid=0 invalid=0 newer=0
 for name in "${names[@]}"; do
 	dir="$cases/$name"
 	if [[ ! -d "$dir/catalog" ]]; then
 		echo "record-opm-golden: $dir/catalog does not exist" >&2
 		exit 2
 	fi
-	set +e
-	stderr=$(cd "$dir" && timeout 60 "$OPM" validate catalog 2>&1 >/dev/null)
-	code=$?
-	set -e
-	if [[ $code -eq 124 ]]; then
-		echo "record-opm-golden: opm timed out on $name" >&2
-		exit 2
-	fi
-	{
-		echo "exit $code"
-		if [[ -n "$stderr" ]]; then
-			printf '%s\n' "$stderr" |
-				sed -E -e 's/time="[^"]*"/time="<time>"/g' \
-					-e "s#$(printf '%s' "$dir" | sed 's/[.[\*^$#]/\\&/g')#<case>#g"
-		fi
-	} >"$dir/opm.golden.new"
-	if [[ -f "$dir/opm.golden" ]] && cmp -s <(canon "$dir/opm.golden") <(canon "$dir/opm.golden.new"); then
-		rm "$dir/opm.golden.new"
-	else
-		mv "$dir/opm.golden.new" "$dir/opm.golden"
-	fi
+	code=$(record "$OPM" "$dir" opm.golden)
 	if [[ $code -eq 0 ]]; then valid=$((valid + 1)); else invalid=$((invalid + 1)); fi
+	if [[ -n "$OPM_NEWER" && -f "$dir/expect" ]]; then
+		record "$OPM_NEWER" "$dir" opm-newer.golden "# opm $newer_version" >/dev/null
+		newer=$((newer + 1))
+	fi
 done
-echo "record-opm-golden: ${#names[@]} cases recorded ($valid valid, $invalid invalid per opm)"
+echo "record-opm-golden: ${#names[@]} cases recorded ($valid valid, $invalid invalid per opm v1.60.0)${OPM_NEWER:+; $newer with opm $newer_version}"
