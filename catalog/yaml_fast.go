@@ -12,8 +12,9 @@ import (
 // collections — straight into a Value, with the positions goyaml.v3 gives.
 // ok is false as soon as the chunk holds anything outside that subset or
 // anything invalid; the caller then uses yamlFull, which reports errors and
-// must give the same Value (FuzzYAMLFastMatchesFull checks it). Scalars that
-// fit on one line are substrings of the file, never copied.
+// must give the same Value (FuzzParseFile and
+// TestYAMLFastMatchesFullOnRealCatalogs check it). Scalars that fit on one
+// line are substrings of the file, never copied.
 func (p *fileParser) yamlFast(c yamlChunk) (Value, bool) {
 	end := c.off + len(c.text)
 	if !fastYAMLChars(c.text) {
