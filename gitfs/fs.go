@@ -66,6 +66,8 @@ func (l Limits) withDefaults() Limits {
 // with ErrSymlink (ReadLink and Lstat work). A submodule is listed with
 // fs.ModeIrregular and opening it fails with ErrSubmodule. Every file and
 // directory has the commit's committer time as its modification time;
+// a name that is not valid UTF-8 is listed but cannot be opened (io/fs paths
+// are UTF-8: fs.ErrInvalid), so a loader reports it rather than missing it;
 // executable files have mode 0755, others 0644. Every call fails once the
 // context given to TreeFS is done.
 type FS struct {
