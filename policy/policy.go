@@ -95,6 +95,7 @@ type Override struct {
 // MergeMethod is how an automatic merge is made, as GitHub's merge API names it.
 type MergeMethod string
 
+// The merge methods of GitHub's merge API.
 const (
 	MergeMethodMerge  MergeMethod = "merge"
 	MergeMethodSquash MergeMethod = "squash"
@@ -112,7 +113,8 @@ type Automerge struct {
 	RequireOwnerApproval bool
 }
 
-// DefaultHoldLabels apply when automerge.holdLabels is not set.
+// defaultHoldLabels apply when automerge.holdLabels is not set. Never
+// modified: Default copies it.
 var defaultHoldLabels = []string{"do-not-merge/hold"}
 
 // Default is the policy of a repository whose base revision has no
