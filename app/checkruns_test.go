@@ -1,0 +1,193 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+var checkNames = []string{"catalogbot/ownership", "catalogbot/validate", "catalogbot/crd-safety", "catalogbot/images"}
+
+func findings(n int, file string) []catalog.Finding {
+	out := make([]catalog.Finding, n)
+	for i := range out {
+		sev := catalog.SeverityError
+		if i%3 == 0 {
+			sev = catalog.SeverityWarning
+		}
+		out[i] = catalog.Finding{Rule: "channel.multiple-heads", Severity: sev, Position: catalog.Position{File: file, Line: i + 1, Column: 3}, Message: fmt.Sprintf("finding %d", i), Hint: "fix it"}
+	}
+	return out
+}
+
+func TestCheckRunReporterStartAndComplete(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	ctx := context.Background()
+	c := e.installation(t)
+	head := githubfake.MakeSHA("head")
+	rep := NewCheckRunReporter(nil)
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 4 {
+		t.Fatalf("Start created %d runs, want 4", len(ids))
+	}
+	for _, r := range e.fake.CheckRuns(testOwner, testRepo, head) {
+		if r.Status != "in_progress" || r.ExternalID != "pr:12" {
+			t.Errorf("run %s: status %q external_id %q, want in_progress pr:12", r.Name, r.Status, r.ExternalID)
+		}
+	}
+
+	fs := findings(120, "operators/etcd/catalog.yaml")
+	fs = append(fs,
+		catalog.Finding{Rule: "policy.unreadable", Severity: catalog.SeverityError, Message: "no file here", Hint: "add a policy"},
+		catalog.Finding{Rule: "bundle.bad", Severity: catalog.SeverityError, Position: catalog.Position{File: "operators/etcd/bundle.json", Column: 7}, Message: "no line"},
+		catalog.Finding{Rule: "ignored", Severity: catalog.SeverityIgnore, Position: catalog.Position{File: "x", Line: 1}, Message: "dropped"},
+	)
+	res := checks.Result{Check: "validation", Conclusion: checks.Failure, Title: "Validation failed", Summary: "## Validation\n\nThe catalog is invalid.", Findings: fs}
+	id := ids["catalogbot/validate"]
+	// A fresh reporter (another replica) must find the run's name itself.
+	if err := NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, id, res, "```mermaid\nflowchart LR\n```\n"); err != nil {
+		t.Fatal(err)
+	}
+	var run githubfake.CheckRun
+	for _, r := range e.fake.CheckRuns(testOwner, testRepo, head) {
+		if r.ID == id {
+			run = r
+		}
+	}
+	if run.Name != "catalogbot/validate" || run.Status != "completed" || run.Conclusion != "failure" {
+		t.Errorf("run = %q %q %q, want catalogbot/validate completed failure", run.Name, run.Status, run.Conclusion)
+	}
+	if len(run.Annotations) != 121 {
+		t.Fatalf("annotations = %d, want 121 (120 + the one without a line)", len(run.Annotations))
+	}
+	if run.Requests != 4 {
+		t.Errorf("requests on the run = %d, want 4 (create, completion with 50, two more batches)", run.Requests)
+	}
+	byMsg := map[string]githubfake.Annotation{}
+	for _, a := range run.Annotations {
+		byMsg[strings.SplitN(a.Message, "\n", 2)[0]] = a
+	}
+	a7 := byMsg["finding 7"]
+	if a7.Path != "operators/etcd/catalog.yaml" || a7.StartLine != 8 || a7.EndLine != 8 || a7.Level != "failure" || a7.StartColumn == nil || *a7.StartColumn != 3 {
+		t.Errorf("annotation of finding 7 = %+v, want catalog.yaml:8 col 3 failure", a7)
+	}
+	if a := byMsg["finding 6"]; a.Level != "warning" {
+		t.Errorf("warning finding annotated as %q, want warning", a.Level)
+	}
+	if a := byMsg["no line"]; a.StartLine != 1 || a.StartColumn != nil {
+		t.Errorf("finding without a line: line %d columns %v, want line 1 without columns", a.StartLine, a.StartColumn)
+	}
+	if _, ok := byMsg["dropped"]; ok {
+		t.Error("an ignored finding was annotated")
+	}
+	if !strings.Contains(run.Summary, "no file here") || !strings.Contains(run.Summary, "```mermaid") || !strings.HasPrefix(run.Summary, "## Validation") {
+		t.Errorf("summary lacks the result summary, the file-less finding or the extra markdown:\n%s", run.Summary)
+	}
+	if !strings.Contains(run.Text, "operators/etcd/catalog.yaml:8:3") {
+		t.Errorf("text does not list the findings:\n%.300s", run.Text)
+	}
+	if len(run.Actions) != 1 || run.Actions[0].Identifier != RerunActionID {
+		t.Errorf("actions = %+v, want the Re-run button", run.Actions)
+	}
+}
+
+func TestCheckRunReporterLongSummaryIsAccepted(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	ctx := context.Background()
+	c := e.installation(t)
+	head := githubfake.MakeSHA("head")
+	rep := NewCheckRunReporter(nil)
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 3, []string{"catalogbot/images"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := checks.Result{Conclusion: checks.Success, Summary: strings.Repeat("ü", 70000)}
+	if err := rep.Complete(ctx, c, testOwner, testRepo, ids["catalogbot/images"], res, strings.Repeat("x", 100)); err != nil {
+		t.Fatalf("Complete with a 70,000-character summary: %v", err)
+	}
+	run := e.fake.CheckRuns(testOwner, testRepo, head)[0]
+	if n := utf8.RuneCountInString(run.Summary); n > MaxCheckRunOutput || n < MaxCheckRunOutput-200 {
+		t.Errorf("summary has %d characters, want just under %d", n, MaxCheckRunOutput)
+	}
+	if !utf8.ValidString(run.Summary) || !strings.Contains(run.Summary, "truncated") {
+		t.Error("summary is not valid UTF-8 or has no truncation note")
+	}
+	if run.Title != "Passed" {
+		t.Errorf("title = %q, want the default Passed", run.Title)
+	}
+}
+
+func TestRenderCheckRun(t *testing.T) {
+	tests := []struct {
+		name            string
+		res             checks.Result
+		wantConclusion  string
+		wantTitle       string
+		wantAnnotations int
+		wantInSummary   string
+	}{
+		{"success without findings", checks.Result{Conclusion: checks.Success}, "success", "Passed", 0, ""},
+		{"warnings only", checks.Result{Conclusion: checks.Success, Findings: findings(1, "a.yaml")}, "success", "Passed with 1 warning", 1, ""},
+		{"errors", checks.Result{Conclusion: checks.Failure, Findings: findings(3, "a.yaml")}, "failure", "2 errors, 1 warning", 3, ""},
+		{"could not run", checks.Result{Conclusion: checks.Neutral, Err: "registry timed out"}, "neutral", "Could not reach a verdict", 0, "registry timed out"},
+		{"unknown conclusion", checks.Result{Conclusion: "weird"}, "neutral", "Passed", 0, ""},
+		{"more than the per-run cap", checks.Result{Conclusion: checks.Failure, Findings: findings(MaxAnnotationsPerRun+5, "a.yaml")}, "failure", "", MaxAnnotationsPerRun, "5 more findings are not annotated"},
+		{"multi-line title", checks.Result{Conclusion: checks.Failure, Title: "a\nb"}, "failure", "a b", 0, ""},
+		{"hostile message stays text", checks.Result{Conclusion: checks.Failure, Findings: []catalog.Finding{{Rule: "r", Severity: catalog.SeverityError, Message: "<img src=x>\n# heading"}}}, "failure", "", 0, "&lt;img src=x&gt; # heading"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RenderCheckRun(tt.res, "")
+			if got.Conclusion != tt.wantConclusion {
+				t.Errorf("conclusion = %q, want %q", got.Conclusion, tt.wantConclusion)
+			}
+			if tt.wantTitle != "" && got.Title != tt.wantTitle {
+				t.Errorf("title = %q, want %q", got.Title, tt.wantTitle)
+			}
+			if len(got.Annotations) != tt.wantAnnotations {
+				t.Errorf("annotations = %d, want %d", len(got.Annotations), tt.wantAnnotations)
+			}
+			if !strings.Contains(got.Summary, tt.wantInSummary) {
+				t.Errorf("summary %q does not contain %q", got.Summary, tt.wantInSummary)
+			}
+		})
+	}
+}
+
+func TestTruncateOutput(t *testing.T) {
+	for _, n := range []int{MaxCheckRunOutput, MaxCheckRunOutput + 1, 200000} {
+		s := strings.Repeat("日", n)
+		got := truncateOutput(s)
+		if c := utf8.RuneCountInString(got); c > MaxCheckRunOutput {
+			t.Errorf("truncateOutput(%d runes) has %d runes, want at most %d", n, c, MaxCheckRunOutput)
+		}
+		if n == MaxCheckRunOutput && got != s {
+			t.Errorf("truncateOutput changed a string at the limit")
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("truncateOutput(%d runes) is not valid UTF-8", n)
+		}
+	}
+}
+
+func TestCheckRunExternalID(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{{CheckRunExternalID(42), 42, true}, {"pr:0", 0, false}, {"42", 0, false}, {"pr:x", 0, false}, {"", 0, false}} {
+		got, ok := ParseCheckRunExternalID(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseCheckRunExternalID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
