@@ -1,14 +1,42 @@
 package app
 
 import (
-	"errors"
+	"context"
 	"log/slog"
 	"net/http"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/catalogbot/catalogbot/policy"
 )
 
-// newGitHubDeps wires the GitHub side. Until the check-run reporter, the
-// team resolver and the recovery calls land, a server can only run with
-// withGitHubDeps.
+// newGitHubDeps wires the GitHub side: the App's clients, the check-run
+// reporter, the team resolver and the recovery calls.
 func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (*githubDeps, error) {
-	return nil, errors.New("the GitHub side (check runs, teams, recovery) is not wired yet")
+	gh, err := NewGitHub(GitHubConfig{AppID: cfg.AppID, PrivateKeyPEM: cfg.PrivateKey.Reveal(), BaseURL: cfg.GitHubAPIURL, HTTPClient: hc}, m)
+	if err != nil {
+		return nil, err
+	}
+	return &githubDeps{
+		clients:  gh,
+		reporter: NewCheckRunReporter(log),
+		teams:    func(c *github.Client) policy.TeamResolver { return NewTeamResolver(c) },
+		recovery: recoveryGitHub{
+			installation: gh.Installation,
+			app:          gh.App,
+			openPRs: func(ctx context.Context, c *github.Client, owner, repo string) ([]openPR, error) {
+				prs, err := OpenPullRequests(ctx, c, owner, repo)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]openPR, 0, len(prs))
+				for _, p := range prs {
+					out = append(out, openPR{Number: p.Number, HeadSHA: p.HeadSHA, Draft: p.Draft})
+				}
+				return out, nil
+			},
+			hasCompleted: HasCompletedChecks,
+			redeliver:    RedeliverFailed,
+		},
+	}, nil
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/google/go-github/v62/github"
@@ -36,7 +35,7 @@ func onCheckSuite(ec eventContext, body []byte) (plan, error) {
 // onCheckRun runs the checks again when someone presses "Re-run" on one of
 // our check runs or one of its buttons. The PR number comes from the run's
 // external_id (set when the run was created; fork PRs have no
-// pull_requests in the event).
+// pull_requests in the event); the first pull request listed is the fallback.
 func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	if ec.Action != "rerequested" && ec.Action != "requested_action" {
 		return plan{}, nil
@@ -49,7 +48,7 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	if run == nil || !strings.HasPrefix(run.GetName(), "catalogbot/") || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
 	}
-	number, ok := prFromExternalID(run.GetExternalID())
+	number, ok := ParseCheckRunExternalID(run.GetExternalID())
 	if !ok && len(run.PullRequests) > 0 {
 		number, ok = run.PullRequests[0].GetNumber(), true
 	}
@@ -61,25 +60,6 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 		reason += ":" + ev.GetRequestedAction().Identifier
 	}
 	return checkPlan(ec, number, run.GetHeadSHA(), reason), nil
-}
-
-// prFromExternalID reads the PR number from a check run's external_id: the
-// number itself or the digits after its last non-digit ("pr-12", "pr:12", "#12").
-func prFromExternalID(s string) (int, bool) {
-	s = strings.TrimSpace(s)
-	i := len(s)
-	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
-		i--
-	}
-	digits := s[i:]
-	if digits == "" || len(digits) > 9 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(digits)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
 }
 
 // enqueueCheck is the plan for one explicit head (resync).

@@ -253,11 +253,13 @@ func TestRouteEvent(t *testing.T) {
 		{"suite completed", "check_suite", mk(map[string]any{"action": "completed", "check_suite": map[string]any{"head_sha": testSHA,
 			"pull_requests": []any{map[string]any{"number": 3}}}}), nil},
 		{"run rerequested", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "catalogbot/validate",
-			"head_sha": testSHA, "external_id": "9"}}), check(testSHA, 9)},
+			"head_sha": testSHA, "external_id": "pr:9"}}), check(testSHA, 9)},
 		{"run action", "check_run", mk(map[string]any{"action": "requested_action", "check_run": map[string]any{"name": "catalogbot/images",
-			"head_sha": testSHA, "external_id": "pr-11"}, "requested_action": map[string]any{"identifier": "recheck"}}), check(testSHA, 11)},
+			"head_sha": testSHA, "external_id": "pr:11"}, "requested_action": map[string]any{"identifier": "recheck"}}), check(testSHA, 11)},
 		{"other app's run", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "ci/build",
-			"head_sha": testSHA, "external_id": "9"}}), nil},
+			"head_sha": testSHA, "external_id": "pr:9"}}), nil},
+		{"run without external id", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "catalogbot/validate",
+			"head_sha": testSHA, "pull_requests": []any{map[string]any{"number": 5}}}}), check(testSHA, 5)},
 		{"review", "pull_request_review", mk(map[string]any{"action": "submitted", "review": map[string]any{"id": 5, "state": "approved",
 			"user": map[string]any{"login": "bob"}}, "pull_request": map[string]any{"number": 7, "state": "open", "head": map[string]any{"sha": testSHA}}}),
 			[]any{ReviewArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, ReviewID: 5, Reviewer: "bob", State: "approved", Action: "submitted"}}},
@@ -329,20 +331,5 @@ func TestRouteInstallationEvents(t *testing.T) {
 	got, _ = q.InstalledRepos(context.Background())
 	if len(got) != 2 || got[1].CloneURL == "" {
 		t.Errorf("InstalledRepos after a pull_request event = %+v, want acme/catalog with its clone URL", got)
-	}
-}
-
-func TestPRFromExternalID(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int
-		ok   bool
-	}{{"12", 12, true}, {"pr-12", 12, true}, {"pr:7", 7, true}, {"#3", 3, true}, {"", 0, false}, {"pr", 0, false},
-		{"0", 0, false}, {"99999999999", 0, false}}
-	for _, tt := range tests {
-		got, ok := prFromExternalID(tt.in)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("prFromExternalID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
-		}
 	}
 }
