@@ -64,13 +64,14 @@ func (l Limits) withDefaults() Limits {
 // What differs from a checkout: a symbolic link is listed with fs.ModeSymlink,
 // and Open, Stat, ReadFile and ReadDir of it, or of a path through it, fail
 // with ErrSymlink (ReadLink and Lstat work). A submodule is listed with
-// fs.ModeIrregular and opening it fails with ErrSubmodule. Every file and
+// fs.ModeIrregular and opening it fails with ErrSubmodule. A name that is not
+// valid UTF-8 is listed but cannot be opened (io/fs paths are UTF-8, so
+// fs.ErrInvalid): a loader reports it rather than missing it. Every file and
 // directory has the commit's committer time as its modification time;
-// a name that is not valid UTF-8 is listed but cannot be opened (io/fs paths
-// are UTF-8: fs.ErrInvalid), so a loader reports it rather than missing it;
 // executable files have mode 0755, others 0644. Every call fails once the
 // context given to TreeFS is done.
 type FS struct {
+	// ctx is kept because io/fs methods take no context; it bounds the FS's life.
 	ctx    context.Context
 	repo   *Repo
 	commit Hash
