@@ -1,0 +1,200 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// MergeFacts is everything the merge decision looks at, gathered from GitHub
+// and from the result of our own checks. The decision is a pure function of
+// them, so it is re-derived from the current state every time an input
+// changes (level-triggered), and tested without GitHub.
+type MergeFacts struct {
+	Open, Draft, Merged bool
+	// HeadSHA is the pull request's head now; CheckedSHA the head our checks ran on.
+	HeadSHA, CheckedSHA string
+	Author              string
+	Labels              []string
+	// OurChecks maps each of our check runs on HeadSHA to its conclusion; a
+	// run not completed (or absent) maps to "".
+	OurChecks map[string]string
+	// Required are the checks and statuses branch protection and rulesets
+	// require on the base branch, with their state on HeadSHA.
+	Required []RequiredCheck
+	// Touched are the packages the pull request touches; NewPackages those of
+	// them the base does not have (from our change set).
+	Touched []string
+	// Reviews are the latest review of each reviewer.
+	Reviews []Review
+	// Automerge is the base branch policy's automerge section; Policy the
+	// whole base policy (owners, maintainers).
+	Policy *policy.Policy
+}
+
+// RequiredCheck is one required status check and its state on the head.
+type RequiredCheck struct {
+	Name string
+	// State is success, pending, failure or missing (never reported).
+	State string
+}
+
+// Review is a reviewer's latest review.
+type Review struct {
+	ID       int64
+	User     string
+	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED
+	CommitID string // the head the review was made on
+}
+
+// MergeDecision says whether to merge, and if not, every reason why not.
+type MergeDecision struct {
+	Merge bool
+	// Blocking lists, in plain words, every condition that is not met.
+	Blocking []string
+	// AuthorizedBy says who vouched for the change: "author <login>" when the
+	// author owns every touched package, else the approving reviewers.
+	AuthorizedBy string
+	// ApprovalIDs are the reviews that authorized the merge.
+	ApprovalIDs []int64
+}
+
+// DecideMerge applies the merge rules: the pull request is open and not a
+// draft; its head is the commit our checks ran on; all our check runs passed
+// on it; every required check is green; no hold label; automerge is enabled
+// in the base policy; and the author owns every touched package — or, for
+// each package the author does not own (and for every package when the
+// policy demands owner approval), an owner or a maintainer approved this
+// exact head. An approval of an older commit does not count.
+func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams policy.TeamResolver) MergeDecision {
+	var d MergeDecision
+	block := func(format string, a ...any) { d.Blocking = append(d.Blocking, fmt.Sprintf(format, a...)) }
+	pol := f.Policy
+	if pol == nil {
+		pol = policy.Default()
+	}
+	switch {
+	case f.Merged:
+		block("the pull request is already merged")
+	case !f.Open:
+		block("the pull request is closed")
+	}
+	if f.Draft {
+		block("the pull request is a draft")
+	}
+	if !pol.Automerge.Enabled {
+		block("automerge is not enabled in the base branch's %s (automerge.enabled)", policy.FileName)
+	}
+	if f.CheckedSHA == "" {
+		block("catalogbot has not checked this pull request yet")
+	} else if f.HeadSHA != f.CheckedSHA {
+		block("the head moved to %s after the check of %s; the new head is being checked", short(f.HeadSHA), short(f.CheckedSHA))
+	}
+	for _, name := range ourChecks {
+		switch c := f.OurChecks[name]; c {
+		case "success":
+		case "":
+			block("check %s has not completed on %s", name, short(f.HeadSHA))
+		default:
+			block("check %s concluded %s", name, c)
+		}
+	}
+	for _, r := range f.Required {
+		if r.State != "success" {
+			block("required check %q is %s", r.Name, r.State)
+		}
+	}
+	for _, l := range f.Labels {
+		for _, h := range pol.Automerge.HoldLabels {
+			if strings.EqualFold(l, h) {
+				block("the hold label %q is set", l)
+			}
+		}
+	}
+
+	// Who vouches for the change.
+	approvals := currentApprovals(f.Reviews, f.HeadSHA, f.Author)
+	var approvers []string
+	used := map[int64]bool{}
+	authorOwnsAll := true
+	for _, pkg := range f.Touched {
+		owns := false
+		if !pol.Automerge.RequireOwnerApproval {
+			owns = vouches(ctx, pol, pkg, f.Author, teams)
+		}
+		if owns {
+			continue
+		}
+		authorOwnsAll = false
+		var by *Review
+		for i := range approvals {
+			if vouches(ctx, pol, pkg, approvals[i].User, teams) {
+				by = &approvals[i]
+				break
+			}
+		}
+		if by == nil {
+			if pol.Automerge.RequireOwnerApproval {
+				block("package %q needs an approving review from one of its owners on %s", pkg, short(f.HeadSHA))
+			} else {
+				block("@%s does not own package %q: an owner must approve %s", f.Author, pkg, short(f.HeadSHA))
+			}
+			continue
+		}
+		if !used[by.ID] {
+			used[by.ID] = true
+			approvers = append(approvers, by.User)
+			d.ApprovalIDs = append(d.ApprovalIDs, by.ID)
+		}
+	}
+	if len(f.Touched) == 0 && !vouchesAsMaintainer(ctx, pol, f.Author, teams) {
+		block("the pull request touches no package, so only a maintainer's pull request merges by itself")
+		authorOwnsAll = false
+	}
+	switch {
+	case authorOwnsAll:
+		d.AuthorizedBy = "author " + f.Author
+	case len(approvers) > 0:
+		sort.Strings(approvers)
+		d.AuthorizedBy = "approved by " + strings.Join(approvers, ", ")
+	}
+	d.Merge = len(d.Blocking) == 0
+	return d
+}
+
+// currentApprovals keeps the approving reviews made on head by someone other
+// than the author.
+func currentApprovals(reviews []Review, head, author string) []Review {
+	var out []Review
+	for _, r := range reviews {
+		if r.State == "APPROVED" && r.CommitID == head && !policy.SameLogin(r.User, author) {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// vouches reports whether login may vouch for pkg: an owner or a maintainer.
+// An unresolved team counts as no: merging needs a yes.
+func vouches(ctx context.Context, pol *policy.Policy, pkg, login string, teams policy.TeamResolver) bool {
+	if d, _ := pol.IsOwner(ctx, pkg, login, teams); d == policy.Yes {
+		return true
+	}
+	return vouchesAsMaintainer(ctx, pol, login, teams)
+}
+
+func vouchesAsMaintainer(ctx context.Context, pol *policy.Policy, login string, teams policy.TeamResolver) bool {
+	d, _ := pol.IsMaintainer(ctx, login, teams)
+	return d == policy.Yes
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
