@@ -105,6 +105,7 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 		return nil, p.findings
 	}
 	p.parse()
+	compactStrings(p.docs, p.src)
 	return p.docs, p.findings
 }
 

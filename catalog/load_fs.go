@@ -209,6 +209,7 @@ func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64)
 	src := unsafe.String(unsafe.SliceData(data), len(data))
 	p := newFileParser(f.path, src, lim)
 	p.parse()
+	compactStrings(p.docs, src)
 	return fileResult{docs: p.docs, findings: p.findings}, nil
 }
 

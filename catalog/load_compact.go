@@ -1,0 +1,97 @@
+package catalog
+
+import "unsafe"
+
+// compactStrings lets a file's buffer go once it is parsed. Scalars and keys
+// are substrings of the file, so the whole file stays in memory as long as
+// any of its values does. Where they cover less than four fifths of it
+// (block YAML, with its indentation and keys), they are copied into one block
+// of their exact size and the file becomes garbage; where they cover nearly
+// all of it (big base64 blobs), nothing is copied.
+func compactStrings(docs []Doc, src string) {
+	if len(src) < 64<<10 || len(docs) == 0 {
+		return
+	}
+	c := stringCompactor{lo: uintptr(unsafe.Pointer(unsafe.StringData(src)))}
+	c.hi = c.lo + uintptr(len(src))
+	for i := range docs {
+		c.measureValue(&docs[i].Value)
+	}
+	if c.size > len(src)*4/5 {
+		return
+	}
+	c.block = make([]byte, 0, c.size)
+	for i := range docs {
+		d := &docs[i]
+		c.moveValue(&d.Value)
+		// The meta strings are substrings of their fields' values: point at
+		// the moved copies.
+		d.Schema, d.Package, d.Name = c.metaCopy(d.Schema), c.metaCopy(d.Package), c.metaCopy(d.Name)
+	}
+}
+
+type stringCompactor struct {
+	lo, hi uintptr // the file's bytes
+	size   int     // bytes of file substrings referenced
+	block  []byte  // where they move
+}
+
+func (c *stringCompactor) inFile(s string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return p >= c.lo && p < c.hi
+}
+
+func (c *stringCompactor) measureValue(v *Value) {
+	if c.inFile(v.Str) {
+		c.size += len(v.Str)
+	}
+	for i := range v.Fields {
+		if c.inFile(v.Fields[i].Key) {
+			c.size += len(v.Fields[i].Key)
+		}
+		c.measureValue(&v.Fields[i].Value)
+	}
+	for i := range v.Items {
+		c.measureValue(&v.Items[i])
+	}
+}
+
+func (c *stringCompactor) move(s string) string {
+	if len(s) == 0 {
+		return "" // an empty substring still points into the file
+	}
+	if !c.inFile(s) {
+		return s
+	}
+	start := len(c.block)
+	c.block = append(c.block, s...)
+	// The block is never written again below start+len(s), and its capacity
+	// was fixed up front, so it never moves.
+	return unsafe.String(&c.block[start], len(s))
+}
+
+func (c *stringCompactor) moveValue(v *Value) {
+	v.Str = c.move(v.Str)
+	for i := range v.Fields {
+		v.Fields[i].Key = c.move(v.Fields[i].Key)
+		c.moveValue(&v.Fields[i].Value)
+	}
+	for i := range v.Items {
+		c.moveValue(&v.Items[i])
+	}
+}
+
+// metaCopy returns a copy of s that is not in the file (a meta string was
+// measured only through its field, so it gets its own small allocation).
+func (c *stringCompactor) metaCopy(s string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	if !c.inFile(s) {
+		return s
+	}
+	return string([]byte(s))
+}
