@@ -200,3 +200,29 @@ func FuzzDecodeTree(f *testing.F) {
 		}
 	})
 }
+
+// TestResolveAmbiguousShortHash: an abbreviated hash that matches two
+// commits is refused, not resolved to whichever comes first; a ref with a
+// hex-looking name wins over a hash prefix, as in git.
+func TestResolveAmbiguousShortHash(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "one")
+	tree := runGit(t, dir, "rev-parse", "HEAD^{tree}")
+	body := "tree " + tree + "\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nx\n"
+	raw := "commit " + strconv.Itoa(len(body)) + "\x00" + body
+	writeLoose(t, dir, "abcd111111111111111111111111111111111111", raw)
+	writeLoose(t, dir, "abcd222222222222222222222222222222222222", raw)
+	r := openRepo(t, dir)
+	if h, err := r.Resolve("abcd"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("Resolve(abcd) = %s, %v, want an ambiguity error", h, err)
+	}
+	if h, err := r.Resolve("abcd1"); err != nil || h.String() != "abcd111111111111111111111111111111111111" {
+		t.Errorf("Resolve(abcd1) = %s, %v, want the one match", h, err)
+	}
+	runGit(t, dir, "branch", "abcd")
+	head := runGit(t, dir, "rev-parse", "HEAD")
+	if h, err := r.Resolve("abcd"); err != nil || h.String() != head {
+		t.Errorf("Resolve(abcd) with a branch abcd = %s, %v, want the branch's commit %s", h, err, head)
+	}
+}

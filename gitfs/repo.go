@@ -3,11 +3,13 @@ package gitfs
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +137,13 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 		}
 		return c, nil
 	}
+	if len(rev) >= 4 && isHex(rev) {
+		// An abbreviated hash: unlike go-git, which takes the first match,
+		// refuse an ambiguous one, as git does.
+		if h, ok, err := r.shortHash(rev); err != nil || ok {
+			return h, err
+		}
+	}
 	h, err := r.repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return Hash{}, fmt.Errorf("resolving revision %q: %w", rev, err)
@@ -143,6 +152,50 @@ func (r *Repo) Resolve(rev string) (Hash, error) {
 		return Hash{}, fmt.Errorf("resolving revision %q: %s is not a commit: %w", rev, h, err)
 	}
 	return *h, nil
+}
+
+// shortHash resolves a hex-looking rev: as a ref when one has that name (git
+// prefers refs to abbreviated hashes; go-git does not), else as the one
+// commit whose hash starts with it (through annotated tags). ok is false when
+// nothing matches: the caller then resolves rev as a revision. The caller
+// holds r.mu.
+func (r *Repo) shortHash(rev string) (Hash, bool, error) {
+	for _, name := range []string{rev, "refs/" + rev, "refs/tags/" + rev, "refs/heads/" + rev, "refs/remotes/" + rev} {
+		if ref, err := r.repo.Reference(plumbing.ReferenceName(name), true); err == nil {
+			c, err := r.peel(ref.Hash())
+			return c, err == nil, err
+		}
+	}
+	prefixer, ok := r.repo.Storer.(interface {
+		HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error)
+	})
+	if !ok {
+		return Hash{}, false, nil
+	}
+	even, err := hex.DecodeString(rev[:len(rev)&^1])
+	if err != nil {
+		return Hash{}, false, nil
+	}
+	cands, err := prefixer.HashesWithPrefix(even)
+	if err != nil {
+		return Hash{}, false, fmt.Errorf("resolving %s: %w", rev, err)
+	}
+	var found []Hash
+	for _, c := range cands {
+		if !strings.HasPrefix(c.String(), strings.ToLower(rev)) {
+			continue
+		}
+		if commit, err := r.peel(c); err == nil && !slices.Contains(found, commit) {
+			found = append(found, commit)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return Hash{}, false, nil
+	case 1:
+		return found[0], true, nil
+	}
+	return Hash{}, false, fmt.Errorf("resolving %s: the abbreviated hash is ambiguous (%d commits match): give more digits", rev, len(found))
 }
 
 // peel returns the commit h names, through annotated tags.
