@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -139,6 +140,29 @@ func TestReadFSRealCatalogs(t *testing.T) {
 			}
 			if len(docs) < 100 {
 				t.Errorf("got %d docs, want hundreds", len(docs))
+			}
+			// ReadFS moves strings out of the file buffers; the values must be
+			// those of a plain parse.
+			var plain []Doc
+			err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				rel, _ := filepath.Rel(dir, path)
+				p := newFileParser(filepath.ToSlash(rel), string(data), DefaultLimits())
+				p.parse()
+				plain = append(plain, p.docs...)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(docs, plain) {
+				t.Errorf("ReadFS's documents differ from a plain parse of each file")
 			}
 		})
 	}
