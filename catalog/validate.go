@@ -249,20 +249,16 @@ func (v *validator) channel(p *Package, ch *Channel) {
 			}
 		}
 		if e.SkipRange != "" {
+			// blang/semver's ParseRange is exactly what opm v1.69+ runs: it
+			// already refuses ^, ~, commas, v prefixes and two-part versions
+			// (while "1.x" wildcards pass), so nothing stricter is added.
 			if _, err := parseRange(e.SkipRange); err != nil {
 				v.add(ruleChannelSkipRangeInvalid, e.SkipRangePos, p.Name, "skipRange %q of entry %q in channel %q does not parse: %v", e.SkipRange, e.Name, ch.Name, err)
-			} else if msg := skipRangeExtraStrict(e.SkipRange); msg != "" {
-				v.add(ruleChannelSkipRangeInvalid, e.SkipRangePos, p.Name, "skipRange %q of entry %q in channel %q: %s", e.SkipRange, e.Name, ch.Name, msg)
 			}
 		}
 	}
 	v.graph(p, ch)
 }
-
-// skipRangeExtraStrict returns why a range blang accepts is still refused, or "".
-// blang/semver v4 is exactly what newer opm uses, so nothing is added for now;
-// the hook keeps room for stricter rules without touching the caller.
-func skipRangeExtraStrict(string) string { return "" }
 
 // graph checks heads, the replaces chain and stranded entries, as opm does.
 func (v *validator) graph(p *Package, ch *Channel) {
