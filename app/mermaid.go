@@ -20,7 +20,9 @@ const maxNodeLabel = 60
 // channelGraph is a channel's upgrade graph: entries in channel order (plus
 // names only referenced by an edge), edges into each entry, and heads.
 type channelGraph struct {
-	exists  bool
+	exists bool
+	// entries are the channel's entries; other nodes are only named by an edge.
+	entries map[string]bool
 	nodes   []string
 	inGraph map[string]bool
 	edges   []graphEdge
@@ -33,7 +35,7 @@ type graphEdge struct {
 }
 
 func buildChannelGraph(c *catalog.Catalog, pkg, channel string) channelGraph {
-	g := channelGraph{inGraph: map[string]bool{}, heads: map[string]bool{}}
+	g := channelGraph{inGraph: map[string]bool{}, heads: map[string]bool{}, entries: map[string]bool{}}
 	if c == nil {
 		return g
 	}
@@ -64,7 +66,7 @@ func buildChannelGraph(c *catalog.Catalog, pkg, channel string) channelGraph {
 		seen[e] = true
 		g.edges = append(g.edges, e)
 	}
-	inChannel := map[string]bool{}
+	inChannel := g.entries
 	for _, n := range g.nodes[:entries] {
 		inChannel[n] = true
 	}
@@ -217,6 +219,9 @@ func UpgradeGraphMermaid(before, after *catalog.Catalog, pkg, channel string) st
 			drawn++
 			label := n
 			switch {
+			case !g.entries[n]:
+				label += " (not in channel)"
+				classes = append(classes, "  class "+nid+" outside\n")
 			case isAfter && g.heads[n] && !other.heads[n]:
 				label += " (new head)"
 				classes = append(classes, "  class "+nid+" newHead\n")
@@ -263,6 +268,7 @@ func UpgradeGraphMermaid(before, after *catalog.Catalog, pkg, channel string) st
 	sb.WriteString("  classDef newHead fill:#dafbe1,stroke:#1a7f37,stroke-width:3px\n")
 	sb.WriteString("  classDef added fill:#ddf4ff,stroke:#0969da,stroke-width:2px\n")
 	sb.WriteString("  classDef removed fill:#ffebe9,stroke:#cf222e,stroke-dasharray:4 3\n")
+	sb.WriteString("  classDef outside fill:#f6f8fa,stroke:#8c959f,stroke-dasharray:2 2\n")
 	for _, c := range classes {
 		sb.WriteString(c)
 	}
@@ -293,7 +299,7 @@ func union(a, b []string) []string {
 
 // mermaidLabel shortens a bundle name and escapes it for a quoted label.
 func mermaidLabel(s string) string {
-	return mermaidText(truncateRunes(s, maxNodeLabel+len(" (new head)"), "…"))
+	return mermaidText(truncateRunes(s, maxNodeLabel+len(" (not in channel)"), "…"))
 }
 
 // mermaidText escapes text for a quoted mermaid label: anything but letters,
