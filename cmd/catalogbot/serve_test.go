@@ -61,7 +61,9 @@ func TestServeStartsAndStops(t *testing.T) {
 	var stderr lockedBuffer
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, []string{"--config", cfg}, &stderr, func(k string) string { return env[k] }, ready) }()
+	go func() {
+		done <- serve(ctx, []string{"--config", cfg}, &stderr, func(k string) string { return env[k] }, ready)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
