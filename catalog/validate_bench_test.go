@@ -29,6 +29,7 @@ func BenchmarkLoadValidate(b *testing.B) {
 			dir := realCatalogDir(b, name)
 			fsys := os.DirFS(dir)
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				c, err := catalog.Load(context.Background(), fsys, catalog.Limits{})
 				if err != nil {
@@ -52,6 +53,7 @@ func BenchmarkLoadValidate(b *testing.B) {
 			}
 			b.SetBytes(size)
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				c, err := catalog.Load(context.Background(), fsys, catalog.Limits{})
 				if err != nil {
@@ -72,6 +74,7 @@ func BenchmarkValidate(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
 				catalog.Validate(c, catalog.ValidateOptions{})
 			}
@@ -83,6 +86,7 @@ func BenchmarkValidate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			catalog.Validate(c, catalog.ValidateOptions{})
 		}
@@ -104,7 +108,19 @@ func BenchmarkValidateIncremental(b *testing.B) {
 	}
 	opt := catalog.ValidateOptions{Packages: []string{biggest.Name}}
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		catalog.Validate(c, opt)
+	}
+}
+
+// reportCPU starts measuring process CPU time; the returned func reports it
+// per operation as cpu-ms/op (all goroutines, GC included).
+func reportCPU(b *testing.B) func() {
+	start := processCPU()
+	return func() {
+		if b.N > 0 && start > 0 {
+			b.ReportMetric(float64(processCPU()-start)/float64(b.N)/1e6, "cpu-ms/op")
+		}
 	}
 }
