@@ -34,6 +34,7 @@ func commands() map[string]command {
 		"crd-diff": {"compare two sets of CRDs for backward-incompatible changes", runCRDDiff},
 		"images":   {"check that bundle and related images exist, are allowed and pinned", runImages},
 		"check":    {"check a pull request (base and head revisions of a git repository, and its author)", runCheck},
+		"rules":    {"list every rule with its default severity, meaning and fix (markdown or json)", runRules},
 	}
 }
 
