@@ -38,7 +38,10 @@ func (k Kind) String() string {
 type Value struct {
 	Kind Kind
 	// Str is the text of a string, the literal of a number as JSON would spell
-	// it, and "true"/"false" for a boolean.
+	// it, and "true"/"false" for a boolean. Numbers are spelled as
+	// encoding/json spells their float64 value, because opm decodes every blob
+	// into map[string]any before its typed decoding: 1.0 is "1", 1e3 is
+	// "1000", and an integer beyond 2^53 loses its last digits as in opm.
 	Str string
 	// Fields of an object in document order. A key given twice keeps its last
 	// value (the loader reports the duplicate).
