@@ -99,11 +99,13 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 		return nil, nil
 	}
 	lim = lim.withDefaults()
-	p := newFileParser(name, string(data), lim)
 	if int64(len(data)) > lim.MaxFileSize {
-		p.addf(ruleLoadFileTooLarge, 1, 0, "", "file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize)
-		return nil, p.findings
+		return nil, []Finding{newLoadFinding(ruleLoadFileTooLarge, name,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize))}
 	}
+	// One copy of the file: the values' strings are substrings of it (until
+	// compactStrings moves them), and the caller may reuse data.
+	p := newFileParser(name, string(data), lim)
 	p.parse()
 	compactStrings(p.docs, p.src)
 	return p.docs, p.findings
