@@ -326,6 +326,9 @@ func (c *nodeConverter) key(n *yaml.Node) (string, bool) {
 		}
 		return v.Str, true
 	}
+	if c.nonSpecificTag(n) {
+		return n.Value, true
+	}
 	s, problem := yamlKeyString(n.Value)
 	if problem != "" {
 		c.fail(n, ruleLoadUnsupportedKey, "mapping key %q %s, which opm's YAML-to-JSON conversion refuses", n.Value, problem)
