@@ -170,6 +170,10 @@ func (v *validator) misspelt(p *Package, b *Bundle, prop *Property) {
 func (v *validator) requirements(p *Package, b *Bundle) {
 	for _, r := range b.RequiredPackages() {
 		target := v.c.Package(r.PackageName)
+		if r.PackageName == "" {
+			v.add(ruleBundleRequiresUnknown, r.PackageNamePos, p.Name, "bundle %q has an %s property that names no package", b.Name, PropertyPackageRequired)
+			continue
+		}
 		if target == nil || !target.Declared {
 			v.add(ruleBundleRequiresUnknown, r.PackageNamePos, p.Name, "bundle %q requires package %q, which is not in this catalog", b.Name, r.PackageName)
 			continue

@@ -90,6 +90,13 @@ func TestValidateGolden(t *testing.T) {
 			if ok && HasErrors(fs) {
 				t.Errorf("case %s must be valid, got errors:\n%s", name, got)
 			}
+			if rule, isOK := strings.CutSuffix(name, ".ok"); isOK {
+				for _, f := range fs {
+					if f.Rule == rule {
+						t.Errorf("case %s must not report %s, got %s", name, rule, f)
+					}
+				}
+			}
 			if !ok {
 				rule := name
 				if i := strings.IndexByte(name, '+'); i >= 0 {
@@ -108,8 +115,8 @@ func TestValidateGolden(t *testing.T) {
 }
 
 // TestEveryRuleHasGoldenCases: each model rule has a failing case folder
-// (named after it) and the catalog has valid cases; every rule id that appears
-// in expected output is in Rules().
+// named after it and a valid near-miss named <rule>.ok; every rule id that
+// appears in expected output is in Rules().
 func TestEveryRuleHasGoldenCases(t *testing.T) {
 	cases := goldenCases(t)
 	has := map[string]bool{}
@@ -123,6 +130,9 @@ func TestEveryRuleHasGoldenCases(t *testing.T) {
 	for _, r := range modelRules() {
 		if !has[r.ID] {
 			t.Errorf("rule %s has no failing case folder testdata/validate/%s", r.ID, r.ID)
+		}
+		if !has[r.ID+".ok"] {
+			t.Errorf("rule %s has no valid case folder testdata/validate/%s.ok", r.ID, r.ID)
 		}
 	}
 	known := map[string]bool{}
