@@ -59,6 +59,7 @@ var opmMessageRules = []opmMessageRule{
 	{regexp.MustCompile(`expected value for key "(?i:schema|package|name)" to be a string`), []string{"load.meta-not-string"}},
 	{regexp.MustCompile(`duplicate keys for key `), []string{"load.case-folded-key"}},
 	{regexp.MustCompile(`cannot unmarshal \w+ into Go value of type map\[string\]interface`), []string{"load.not-object"}},
+	{regexp.MustCompile(`cannot unmarshal number \S+ into Go value of type float64`), []string{"load.number-range"}},
 	{regexp.MustCompile(`^(json: offset \d+: )?(invalid character |unexpected EOF$)`), []string{"load.json-syntax"}},
 	// Typed decoding of the four OLM schemas.
 	{regexp.MustCompile(`^parse package: `), []string{"package.field-invalid"}},
