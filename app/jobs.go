@@ -31,6 +31,9 @@ type CheckPRArgs struct {
 	// follows GitHub Enterprise Server's host.
 	CloneURL   string `json:"clone_url"`
 	DeliveryID string `json:"delivery_id,omitempty"`
+	// Rerun is the delivery of an explicit re-run request; it makes the job
+	// unique by that delivery instead of by head alone.
+	Rerun string `json:"rerun,omitempty" river:"unique"`
 	// Reason says which event asked (pull_request.synchronize, check_run.rerequested, resync...).
 	Reason string `json:"reason"`
 }

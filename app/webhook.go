@@ -117,7 +117,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "missing or malformed X-GitHub-Delivery or X-GitHub-Event", http.StatusBadRequest)
 		return
 	}
-	d, p, err := routeEvent(event, body)
+	d, p, err := routeEvent(id, event, body)
 	if err != nil {
 		h.metrics.deliveryRejected("bad_request")
 		h.log.Warn("webhook payload rejected", "delivery", id, "event", event, "err", err)
@@ -189,6 +189,7 @@ type payloadRepo struct {
 
 // eventContext is the parsed envelope handed to each event's handler.
 type eventContext struct {
+	DeliveryID     string
 	Action         string
 	InstallationID int64
 	Owner, Name    string
@@ -214,12 +215,12 @@ func eventHandlers() map[string]eventHandler {
 
 // routeEvent parses the envelope and runs the event's handler. Events
 // without a handler give an empty plan (recorded, nothing enqueued).
-func routeEvent(event string, body []byte) (Delivery, plan, error) {
+func routeEvent(deliveryID, event string, body []byte) (Delivery, plan, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return Delivery{}, plan{}, fmt.Errorf("not a JSON object: %w", err)
 	}
-	ec := eventContext{Action: env.Action}
+	ec := eventContext{DeliveryID: deliveryID, Action: env.Action}
 	d := Delivery{Action: env.Action}
 	if env.Installation != nil {
 		ec.InstallationID = env.Installation.ID

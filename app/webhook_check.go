@@ -27,7 +27,7 @@ func onCheckSuite(ec eventContext, body []byte) (plan, error) {
 	}
 	var p plan
 	for _, pr := range suite.PullRequests {
-		p.Jobs = append(p.Jobs, checkPlan(ec, pr.GetNumber(), suite.GetHeadSHA(), "check_suite."+ec.Action).Jobs...)
+		p.Jobs = append(p.Jobs, checkPlan(ec, pr.GetNumber(), suite.GetHeadSHA(), "check_suite."+ec.Action, ec.Action == "rerequested").Jobs...)
 	}
 	return p, nil
 }
@@ -59,10 +59,10 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	if ec.Action == "requested_action" {
 		reason += ":" + ev.GetRequestedAction().Identifier
 	}
-	return checkPlan(ec, number, run.GetHeadSHA(), reason), nil
+	return checkPlan(ec, number, run.GetHeadSHA(), reason, true), nil
 }
 
 // enqueueCheck is the plan for one explicit head (resync).
 func enqueueCheck(r InstalledRepo, number int, sha, reason string) []river.InsertManyParams {
-	return checkPlan(eventContext{InstallationID: r.InstallationID, Owner: r.Owner, Name: r.Name, CloneURL: r.CloneURL}, number, sha, reason).Jobs
+	return checkPlan(eventContext{InstallationID: r.InstallationID, Owner: r.Owner, Name: r.Name, CloneURL: r.CloneURL}, number, sha, reason, false).Jobs
 }

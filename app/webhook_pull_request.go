@@ -27,18 +27,24 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 	if pr == nil || pr.GetState() != "open" || pr.GetDraft() || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
 	}
-	return checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action), nil
+	return checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false), nil
 }
 
-// checkPlan enqueues the check of one head.
-func checkPlan(ec eventContext, number int, sha, reason string) plan {
+// checkPlan enqueues the check of one head. A rerun (someone pressed
+// "Re-run") is unique by its delivery, so that it runs even while a check of
+// the same head is still finishing.
+func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) plan {
 	if number <= 0 || !isSHA(sha) {
 		return plan{}
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: CheckPRArgs{
+	a := CheckPRArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: number,
-		HeadSHA: sha, CloneURL: ec.CloneURL, Reason: reason,
-	}}}}
+		HeadSHA: sha, CloneURL: ec.CloneURL, Reason: reason, DeliveryID: ec.DeliveryID,
+	}
+	if rerun {
+		a.Rerun = ec.DeliveryID
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: a}}}
 }
 
 func isSHA(s string) bool {

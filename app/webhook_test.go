@@ -271,7 +271,7 @@ func TestRouteEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, p, err := routeEvent(tt.event, tt.body)
+			_, p, err := routeEvent("", tt.event, tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,15 +305,15 @@ func TestRouteInstallationEvents(t *testing.T) {
 		return b
 	}
 
-	_, p, err := routeEvent("installation", body(map[string]any{"action": "created", "repositories": repos}))
+	_, p, err := routeEvent("i", "installation", body(map[string]any{"action": "created", "repositories": repos}))
 	if err != nil || len(p.UpsertRepos) != 2 || p.UpsertRepos[1] != (InstalledRepo{InstallationID: 9, Owner: "acme", Name: "b"}) {
 		t.Errorf("installation.created plan = %+v, %v", p, err)
 	}
-	_, p, _ = routeEvent("installation", body(map[string]any{"action": "deleted"}))
+	_, p, _ = routeEvent("i", "installation", body(map[string]any{"action": "deleted"}))
 	if p.RemoveInstID != 9 {
 		t.Errorf("installation.deleted RemoveInstID = %d, want 9", p.RemoveInstID)
 	}
-	_, p, _ = routeEvent("installation_repositories", body(map[string]any{"action": "removed", "repositories_removed": repos[:1]}))
+	_, p, _ = routeEvent("i", "installation_repositories", body(map[string]any{"action": "removed", "repositories_removed": repos[:1]}))
 	if len(p.RemoveRepos) != 1 || p.RemoveRepos[0].Name != "a" || len(p.UpsertRepos) != 0 {
 		t.Errorf("installation_repositories.removed plan = %+v", p)
 	}
