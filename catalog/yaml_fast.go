@@ -263,7 +263,7 @@ func (f *fastYAML) node(parent int) Value {
 	if _, _, ok := f.keyAt(off); ok {
 		return f.mapping(ind, off)
 	}
-	return f.scalarAfter(off, parent, false)
+	return f.scalarAfter(off, parent)
 }
 
 func (f *fastYAML) enter() bool {
@@ -355,7 +355,7 @@ func (f *fastYAML) sequence(s int) Value {
 			if _, _, ok := f.keyAt(off); ok {
 				item = f.mapping(off-f.ls, off)
 			} else {
-				item = f.scalarAfter(off, s, false)
+				item = f.scalarAfter(off, s)
 			}
 		}
 		if f.bail {
@@ -398,7 +398,7 @@ func (f *fastYAML) valueAfter(off, parent int, mapValue bool) Value {
 		return Value{}
 	}
 	if off < f.le && s[off] != '#' {
-		return f.scalarAfter(off, parent, true)
+		return f.scalarAfter(off, parent)
 	}
 	if off < f.le && !isBlank(s[off-1]) {
 		f.bail = true
@@ -425,8 +425,7 @@ func (f *fastYAML) valueAfter(off, parent int, mapValue bool) Value {
 }
 
 // scalarAfter parses a scalar (or an empty flow collection) starting at off.
-// sameLine is true when it follows "key:" or "- " on the same line.
-func (f *fastYAML) scalarAfter(off, parent int, sameLine bool) Value {
+func (f *fastYAML) scalarAfter(off, parent int) Value {
 	s := f.src
 	line, col := f.pos(off)
 	var v Value
