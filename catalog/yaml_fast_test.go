@@ -154,6 +154,10 @@ func FuzzParseFile(f *testing.F) {
 	for _, data := range loadCorpus(f) {
 		f.Add(data)
 	}
+	for _, src := range yamlSnippets() {
+		f.Add([]byte(src))
+	}
+	f.Add([]byte("schema: olm.bundle\npackage: foo\nname: foo.v1\nimage: quay.io/x/y@sha256:00\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 1.0.0\n- type: olm.csv.metadata\n  value:\n    description: |-\n      # Title\n\n      text\n    keywords:\n    - a\n    - 'b c'\nrelatedImages: []\n"))
 	f.Add([]byte("schema: olm.package\nname: foo\n"))
 	f.Add([]byte(`{"schema":"olm.package","name":"foo"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -209,7 +213,48 @@ func assertSameJSON(t *testing.T, v Value, want any, src string) {
 // TestYAMLSnippets runs both YAML paths and the sigs.k8s.io/yaml oracle on
 // small inputs at the edges of the fast path's subset.
 func TestYAMLSnippets(t *testing.T) {
-	snippets := []string{
+	for _, src := range yamlSnippets() {
+		t.Run("", func(t *testing.T) {
+			compareFastFull(t, "s.yaml", src)
+			docs, findings := ParseFile("s.yaml", []byte(src), Limits{})
+			if !valueIsOpms(findings) || len(docs) != 1 {
+				return
+			}
+			text := []byte(src)
+			if text[len(text)-1] != '\n' {
+				text = append(text, '\n')
+			}
+			j, err := sigsyaml.YAMLToJSON(text)
+			if err != nil {
+				t.Fatalf("%q: we accept what sigs.k8s.io/yaml refuses: %v", src, err)
+			}
+			var want any
+			if err := json.Unmarshal(j, &want); err != nil {
+				t.Fatal(err)
+			}
+			assertSameJSON(t, docs[0].Value, want, src)
+		})
+	}
+}
+
+// valueIsOpms reports whether a document's Value must equal what opm's
+// YAML/JSON decoding makes of it: the findings only judge the object (its
+// schema, its meta keys), not how it was read. Duplicate keys are left out:
+// opm keeps an arbitrary one when "1" and 1 collide.
+func valueIsOpms(findings []Finding) bool {
+	for _, f := range findings {
+		switch f.Rule {
+		case ruleLoadMissingSchema, ruleLoadMetaNotString, ruleLoadFoldedKey:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// yamlSnippets are small inputs at the edges of the fast path's subset.
+func yamlSnippets() []string {
+	return []string{
 		"a: b\n  c: d\n",
 		"a:\n- b\n- c\nd: e\n",
 		"a: 'it''s'\nb: \"x\\u00e9\\t\"\n",
@@ -270,41 +315,4 @@ func TestYAMLSnippets(t *testing.T) {
 		"a: \"\"\nb: ''\n",
 		"'': x\n\"\": y\n",
 	}
-	for _, src := range snippets {
-		t.Run("", func(t *testing.T) {
-			compareFastFull(t, "s.yaml", src)
-			docs, findings := ParseFile("s.yaml", []byte(src), Limits{})
-			if !valueIsOpms(findings) || len(docs) != 1 {
-				return
-			}
-			text := []byte(src)
-			if text[len(text)-1] != '\n' {
-				text = append(text, '\n')
-			}
-			j, err := sigsyaml.YAMLToJSON(text)
-			if err != nil {
-				t.Fatalf("%q: we accept what sigs.k8s.io/yaml refuses: %v", src, err)
-			}
-			var want any
-			if err := json.Unmarshal(j, &want); err != nil {
-				t.Fatal(err)
-			}
-			assertSameJSON(t, docs[0].Value, want, src)
-		})
-	}
-}
-
-// valueIsOpms reports whether a document's Value must equal what opm's
-// YAML/JSON decoding makes of it: the findings only judge the object (its
-// schema, its meta keys), not how it was read. Duplicate keys are left out:
-// opm keeps an arbitrary one when "1" and 1 collide.
-func valueIsOpms(findings []Finding) bool {
-	for _, f := range findings {
-		switch f.Rule {
-		case ruleLoadMissingSchema, ruleLoadMetaNotString, ruleLoadFoldedKey:
-		default:
-			return false
-		}
-	}
-	return true
 }
