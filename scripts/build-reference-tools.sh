@@ -10,6 +10,10 @@
 # Idempotent: a tool whose binary already exists is not rebuilt (set
 # REBUILD=1 to force). Prints the version of each tool at the end.
 #
+# OPM_NEWER=v1.69.0 also builds that newer opm as bin/opm-v1.69.0: the corpus
+# in testdata/opm-parity uses it to confirm the rules catalogbot takes from
+# newer opm releases (image references, skipRange syntax).
+#
 # Usage: scripts/build-reference-tools.sh
 set -euo pipefail
 
@@ -62,6 +66,11 @@ build() {
 build opm "$OPM_MODULE" "$OPM_VERSION" ./cmd/opm json1,containers_image_openpgp \
 	"-X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_VERSION"
 build crdify "$CRDIFY_MODULE" "$CRDIFY_VERSION" . "" ""
+if [[ -n "${OPM_NEWER:-}" ]]; then
+	build "opm-$OPM_NEWER" "$OPM_MODULE" "$OPM_NEWER" ./cmd/opm json1,containers_image_openpgp \
+		"-X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_NEWER"
+	echo "opm-$OPM_NEWER: $("$OUT/opm-$OPM_NEWER" version 2>&1 | head -n 1)"
+fi
 
 echo "opm:    $("$OUT/opm" version 2>&1 | head -n 1)"
 echo "crdify: $CRDIFY_MODULE@$CRDIFY_VERSION at $OUT/crdify"
