@@ -109,11 +109,25 @@ const (
 func (c *nodeConverter) indexLines() {
 	c.lineStarts = append(c.lineStarts, 0)
 	c.lineFlags = append(c.lineFlags, 0)
-	for i := 0; i < len(c.text); i++ {
-		switch ch := c.text[i]; {
-		case ch == '\n':
+	t := c.text
+	for i := 0; i < len(t); i++ {
+		// goyaml.v3 counts lines at \n, \r\n, a lone \r, NEL, LS and PS.
+		brk := 0
+		switch {
+		case t[i] == '\n', t[i] == '\r' && (i+1 == len(t) || t[i+1] != '\n'):
+			brk = 1
+		case t[i] == 0xC2 && i+1 < len(t) && t[i+1] == 0x85:
+			brk = 2
+		case t[i] == 0xE2 && i+2 < len(t) && t[i+1] == 0x80 && (t[i+2] == 0xA8 || t[i+2] == 0xA9):
+			brk = 3
+		}
+		if brk > 0 {
+			i += brk - 1
 			c.lineStarts = append(c.lineStarts, i+1)
 			c.lineFlags = append(c.lineFlags, 0)
+			continue
+		}
+		switch ch := t[i]; {
 		case ch == '!':
 			c.lineFlags[len(c.lineFlags)-1] |= lineHasBang
 		case ch >= utf8.RuneSelf:
