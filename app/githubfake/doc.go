@@ -41,7 +41,10 @@
 // statuses (combined and list), installation repositories, and App webhook
 // deliveries: list with cursor pagination (newest first), get, and redeliver
 // (202, sent in the background with the same GUID, within 3 days).
-// Deliver sends signed webhooks (X-Hub-Signature-256) and records them.
+// Deliver sends signed webhooks (X-Hub-Signature-256) and records them;
+// PullRequestEvent, PullRequestReviewEvent, CheckRunEvent, CheckSuiteEvent
+// and PushEvent build their payloads from the current state. The fake does
+// not send events on its own: a test delivers the ones GitHub would send.
 //
 // InjectFault makes chosen requests fail (500, 502, 403 rate limited, 429
 // with Retry-After) before authentication, a bounded number of times.

@@ -706,3 +706,66 @@ func TestDeliveries(t *testing.T) {
 		t.Errorf("redeliver unknown: %v, want 404", err)
 	}
 }
+
+func TestEventPayloadsParse(t *testing.T) {
+	e := newEnv(t)
+	head := sha("head")
+	n, _ := e.fake.AddPullRequest(owner, repoNm, githubfake.PR{Author: "alice", HeadSHA: head, HeadRepo: "alice/catalog"})
+	rid, _ := e.fake.AddReview(owner, repoNm, n, githubfake.Review{User: "bob", State: "APPROVED"})
+	runID, _ := e.fake.AddCheckRun(owner, repoNm, githubfake.CheckRun{AppID: appID, Name: "catalogbot/validate", HeadSHA: head, ExternalID: "pr:1", Conclusion: "failure"})
+	build := []struct {
+		event string
+		data  func() ([]byte, error)
+		check func(ev any) string
+	}{
+		{"pull_request", func() ([]byte, error) { return e.fake.PullRequestEvent(owner, repoNm, n, "opened") }, func(ev any) string {
+			p := ev.(*github.PullRequestEvent)
+			if p.GetAction() != "opened" || p.GetPullRequest().GetHead().GetSHA() != head || p.GetInstallation().GetID() != instID || p.GetPullRequest().GetHead().GetRepo().GetFullName() != "alice/catalog" {
+				return "pull_request payload lacks action, head, installation or fork"
+			}
+			return ""
+		}},
+		{"pull_request_review", func() ([]byte, error) { return e.fake.PullRequestReviewEvent(owner, repoNm, n, rid, "submitted") }, func(ev any) string {
+			p := ev.(*github.PullRequestReviewEvent)
+			if p.GetReview().GetCommitID() != head || p.GetReview().GetState() != "APPROVED" {
+				return "review payload lacks commit or state"
+			}
+			return ""
+		}},
+		{"check_run", func() ([]byte, error) {
+			return e.fake.CheckRunEvent(owner, repoNm, runID, "requested_action", "rerun", "alice")
+		}, func(ev any) string {
+			p := ev.(*github.CheckRunEvent)
+			if p.GetRequestedAction().Identifier != "rerun" || p.GetCheckRun().GetExternalID() != "pr:1" || len(p.GetCheckRun().PullRequests) != 0 {
+				return "check_run payload lacks requested action or external_id, or lists a fork PR"
+			}
+			return ""
+		}},
+		{"check_suite", func() ([]byte, error) { return e.fake.CheckSuiteEvent(owner, repoNm, "main", head, "requested") }, func(ev any) string {
+			if ev.(*github.CheckSuiteEvent).GetCheckSuite().GetHeadSHA() != head {
+				return "check_suite payload lacks head sha"
+			}
+			return ""
+		}},
+		{"push", func() ([]byte, error) { return e.fake.PushEvent(owner, repoNm, "main", sha("a"), sha("b"), "bob") }, func(ev any) string {
+			p := ev.(*github.PushEvent)
+			if p.GetRef() != "refs/heads/main" || p.GetAfter() != sha("b") || p.GetRepo().GetDefaultBranch() != "main" {
+				return "push payload lacks ref, after or default branch"
+			}
+			return ""
+		}},
+	}
+	for _, b := range build {
+		data, err := b.data()
+		if err != nil {
+			t.Fatalf("%s: %v", b.event, err)
+		}
+		ev, err := github.ParseWebHook(b.event, data)
+		if err != nil {
+			t.Fatalf("%s: go-github cannot parse the payload: %v", b.event, err)
+		}
+		if msg := b.check(ev); msg != "" {
+			t.Errorf("%s: %s", b.event, msg)
+		}
+	}
+}
