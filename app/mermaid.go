@@ -321,3 +321,79 @@ func mermaidText(s string) string {
 	}
 	return sb.String()
 }
+
+// maxGraphChannels bounds how many channel pictures one summary carries; a
+// picture is at most a few kilobytes, so three stay well inside GitHub's
+// 65,535-character summary.
+const maxGraphChannels = 3
+
+// ChangedChannelGraphs returns markdown with the before/after upgrade graph
+// of each channel whose entries or edges differ between the two catalogs
+// (either may be nil), at most maxGraphChannels of them; further changed
+// channels are named in one line. It returns "" when no channel changed.
+func ChangedChannelGraphs(before, after *catalog.Catalog) string {
+	type key struct{ pkg, channel string }
+	var changed []key
+	seen := map[key]bool{}
+	consider := func(c *catalog.Catalog) {
+		if c == nil {
+			return
+		}
+		for _, p := range c.Packages {
+			for _, ch := range p.Channels {
+				k := key{p.Name, ch.Name}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if channelSignature(before, k.pkg, k.channel) != channelSignature(after, k.pkg, k.channel) {
+					changed = append(changed, k)
+				}
+			}
+		}
+	}
+	consider(before)
+	consider(after)
+	if len(changed) == 0 {
+		return ""
+	}
+	sort.Slice(changed, func(i, j int) bool {
+		if changed[i].pkg != changed[j].pkg {
+			return changed[i].pkg < changed[j].pkg
+		}
+		return changed[i].channel < changed[j].channel
+	})
+	var sb strings.Builder
+	sb.WriteString("### Upgrade graphs of the changed channels\n")
+	for i, k := range changed {
+		if i == maxGraphChannels {
+			rest := make([]string, 0, len(changed)-i)
+			for _, r := range changed[i:] {
+				rest = append(rest, "`"+markdownCode(r.pkg+"/"+r.channel)+"`")
+			}
+			fmt.Fprintf(&sb, "\nAlso changed (not drawn): %s\n", strings.Join(rest, ", "))
+			break
+		}
+		fmt.Fprintf(&sb, "\n**Package `%s`, channel `%s`**\n\n", markdownCode(k.pkg), markdownCode(k.channel))
+		sb.WriteString(UpgradeGraphMermaid(before, after, k.pkg, k.channel))
+	}
+	return sb.String()
+}
+
+// channelSignature summarizes a channel's entries and edges, "" when absent.
+func channelSignature(c *catalog.Catalog, pkg, channel string) string {
+	g := buildChannelGraph(c, pkg, channel)
+	if !g.exists {
+		return ""
+	}
+	var sb strings.Builder
+	for _, n := range g.nodes {
+		sb.WriteString(n)
+		sb.WriteByte(0)
+	}
+	sb.WriteByte(1)
+	for _, e := range g.edges {
+		sb.WriteString(e.from + "\x00" + e.to + "\x00" + string(e.kind) + "\x00")
+	}
+	return sb.String()
+}

@@ -137,3 +137,19 @@ func TestUpgradeGraphMermaidEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedChannelGraphs(t *testing.T) {
+	base := []testEntry{{Name: "etcd.v0.9.0"}, {Name: "etcd.v0.9.2", Replaces: "etcd.v0.9.0"}}
+	added := append(append([]testEntry(nil), base...), testEntry{Name: "etcd.v0.9.4", Replaces: "etcd.v0.9.2"})
+	before := testCatalog(t, "stable", base, nil)
+	if got := ChangedChannelGraphs(before, testCatalog(t, "stable", base, nil)); got != "" {
+		t.Errorf("unchanged catalogs drew %q, want nothing", got)
+	}
+	got := ChangedChannelGraphs(before, testCatalog(t, "stable", added, nil))
+	if strings.Count(got, "```mermaid") != 1 || !strings.Contains(got, "channel `stable`") || !strings.Contains(got, "etcd.v0.9.4 (new head)") {
+		t.Errorf("ChangedChannelGraphs =\n%s\nwant one picture of etcd/stable with the new head", got)
+	}
+	if got := ChangedChannelGraphs(nil, before); strings.Count(got, "```mermaid") != 1 {
+		t.Errorf("a new catalog should draw its one channel:\n%s", got)
+	}
+}
