@@ -373,3 +373,7 @@ func scrape(t *testing.T, base string) string {
 	}
 	return b.String()
 }
+
+func githubfakeDelivery(event, action string, payload []byte, status int) githubfake.Delivery {
+	return githubfake.Delivery{Event: event, Action: action, StatusCode: status, InstallationID: e2eInstID, Payload: payload}
+}

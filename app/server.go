@@ -26,6 +26,7 @@ type Server struct {
 	metrics  *Metrics
 	queue    *Queue
 	pipeline *Pipeline
+	recovery *Recovery
 	handler  http.Handler
 	registry *registry.Client
 	ready    atomic.Bool
@@ -121,6 +122,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		metrics: s.metrics, log: log,
 	}
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
+	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
 	if err != nil {
 		return nil, err
