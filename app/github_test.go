@@ -342,3 +342,20 @@ func TestEndpointLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenRequestIsRetriedOn5xx(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	e.fake.InjectFault("POST /app/installations/*/access_tokens", 502, 1, nil)
+	if _, err := e.gh.Installation(context.Background(), testInstID); err != nil {
+		t.Fatalf("Installation after one 502 on the token request: %v", err)
+	}
+	if n := e.metrics.count("POST /app/installations/{id}/access_tokens "); n != 2 {
+		t.Errorf("token exchanges = %d, want 2", n)
+	}
+	e.metrics.mu.Lock()
+	_, app := e.metrics.remaining[0]
+	e.metrics.mu.Unlock()
+	if !app {
+		t.Error("the token request's rate limit was not reported as the App's (installation 0)")
+	}
+}

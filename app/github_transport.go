@@ -99,7 +99,10 @@ func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		key = req.URL.String() + "\x00" + req.Header.Get("Accept")
 		cached = t.etags.get(key)
 	}
-	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
+	// Creating an installation token has no effect beyond the new token, so
+	// it is as safe to repeat as a GET.
+	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead ||
+		(req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/access_tokens"))
 
 	for attempt := 1; ; attempt++ {
 		r := req
@@ -158,7 +161,11 @@ func (t *apiTransport) record(endpoint string, status int, h http.Header) {
 	}
 	if v := h.Get("X-RateLimit-Remaining"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
-			t.metrics.RateLimitRemaining(t.installationID, n)
+			id := t.installationID
+			if strings.HasPrefix(endpoint, "POST /app/") {
+				id = 0 // token requests are made with the App's JWT and spend its budget
+			}
+			t.metrics.RateLimitRemaining(id, n)
 		}
 	}
 }
