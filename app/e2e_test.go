@@ -264,6 +264,10 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 			v := runs["catalogbot/validate"]
+			if !strings.Contains(v.Summary, "```mermaid") || !strings.Contains(v.Summary, "etcd.v1.1.0") {
+				t.Errorf("catalogbot/validate's summary lacks the upgrade graph of etcd/stable with the new head:\n%s", v.Summary)
+			}
+			t.Logf("validate summary:\n%s", v.Summary)
 			lines := annotationLines(v)
 			t.Logf("validate annotations: %v", lines)
 			if len(lines) == 0 {

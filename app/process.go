@@ -115,7 +115,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttem
 	}
 	log.Info("checking", "runs", len(ids))
 
-	results, runErr := p.run(ctx, gh, a, pr)
+	results, graphs, runErr := p.run(ctx, gh, a, pr)
 	if runErr != nil {
 		// Perhaps the head moved (a force push removes the old head from refs/pull/N/head).
 		if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && whyDrop(cur, a.HeadSHA) != "" {
@@ -156,7 +156,11 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttem
 		if !ok {
 			continue
 		}
-		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, res, ""); err != nil {
+		extra := ""
+		if name == "catalogbot/validate" {
+			extra = graphs
+		}
+		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, res, extra); err != nil {
 			errs = append(errs, fmt.Errorf("completing %s: %w", name, err))
 			continue
 		}
@@ -200,11 +204,12 @@ func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a CheckPR
 }
 
 // run fetches both revisions, builds the checks' input and runs them; the
-// results are grouped by check run name.
-func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr *github.PullRequest) (map[string][]checks.Result, error) {
+// results are grouped by check run name. It also draws the upgrade graphs
+// of the changed channels (markdown for catalogbot/validate's summary).
+func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr *github.PullRequest) (map[string][]checks.Result, string, error) {
 	baseRef := pr.GetBase().GetRef()
 	if baseRef == "" {
-		return nil, errors.New("the pull request has no base branch")
+		return nil, "", errors.New("the pull request has no base branch")
 	}
 	cloneURL := a.CloneURL
 	if cloneURL == "" {
@@ -212,17 +217,17 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	}
 	token, err := p.gh.InstallationToken(ctx, a.InstallationID)
 	if err != nil {
-		return nil, fmt.Errorf("installation token: %w", err)
+		return nil, "", fmt.Errorf("installation token: %w", err)
 	}
 	baseFull := "refs/heads/" + baseRef
 	headRef := fmt.Sprintf("refs/pull/%d/head", a.Number)
 	path, err := p.cache.Fetch(ctx, a.Owner, a.Repo, cloneURL, token, []string{baseFull, headRef})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	repo, err := gitfs.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	in, err := gitpr.Build(ctx, repo, gitpr.Options{
 		Base: baseFull, Head: a.HeadSHA, Author: pr.GetUser().GetLogin(),
@@ -232,12 +237,12 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	if err != nil {
 		var pe *policy.ParseError
 		if errors.As(err, &pe) || errors.Is(err, gitpr.ErrNoCatalogs) {
-			return nil, errPermanent{fmt.Errorf("the base branch's %s: %w", policy.FileName, err)}
+			return nil, "", errPermanent{fmt.Errorf("the base branch's %s: %w", policy.FileName, err)}
 		}
-		return nil, err
+		return nil, "", err
 	}
 	if err := checks.Prepare(ctx, in); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	runner := checks.NewRunner(p.checks, checks.WithTimeout(p.checkTimeout), checks.WithLogger(p.log))
 	out := map[string][]checks.Result{}
@@ -247,7 +252,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 			out[n] = append(out[n], r)
 		}
 	}
-	return out, nil
+	return out, upgradeGraphs(in), nil
 }
 
 // mergeResults makes one check run's result out of the checks it shows.
