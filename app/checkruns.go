@@ -366,10 +366,17 @@ func truncateBytes(s string, n int) string {
 	return s[:n] + "…"
 }
 
+// Escapers are immutable tables (a Replacer is safe for concurrent use);
+// building one is costly, so they are built once.
+var (
+	inlineEscaper = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
+	codeEscaper   = strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`)
+)
+
 // markdownInline keeps a message on one line and stops it from starting
 // markdown constructs GitHub would render (HTML, links to elsewhere).
 func markdownInline(s string) string {
-	s = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+	s = inlineEscaper.Replace(s)
 	return truncateRunes(s, 2000, "…")
 }
 
@@ -378,5 +385,5 @@ func markdownCell(s string) string { return strings.ReplaceAll(markdownInline(s)
 
 // markdownCode makes s safe inside a single-backtick code span.
 func markdownCode(s string) string {
-	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`).Replace(truncateRunes(s, 500, "…"))
+	return codeEscaper.Replace(truncateRunes(s, 500, "…"))
 }

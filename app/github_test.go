@@ -76,7 +76,7 @@ type fakeEnv struct {
 
 // newFakeEnv starts the fake GitHub with one installation and repository and
 // a GitHub factory pointed at it. Retries are fast unless policy says otherwise.
-func newFakeEnv(t *testing.T, policy RetryPolicy, opts ...func(*githubfake.Options)) *fakeEnv {
+func newFakeEnv(t testing.TB, policy RetryPolicy, opts ...func(*githubfake.Options)) *fakeEnv {
 	t.Helper()
 	kp, err := testAppKey()
 	if err != nil {

@@ -26,7 +26,7 @@ type testEntry struct {
 
 // testCatalog builds a one-package catalog with one channel (nil entries:
 // no channel) and, when versions is set, a bundle per entry.
-func testCatalog(t *testing.T, channel string, entries []testEntry, versions map[string]string) *catalog.Catalog {
+func testCatalog(t testing.TB, channel string, entries []testEntry, versions map[string]string) *catalog.Catalog {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`{"schema":"olm.package","name":"etcd","defaultChannel":"stable"}` + "\n")

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// BenchmarkRenderCheckRun renders a result with as many findings as one run annotates.
+func BenchmarkRenderCheckRun(b *testing.B) {
+	res := checks.Result{Conclusion: checks.Failure, Summary: "## Validation", Findings: findings(MaxAnnotationsPerRun, "operators/etcd/catalog.yaml")}
+	b.ReportAllocs()
+	for b.Loop() {
+		RenderCheckRun(res, "")
+	}
+}
+
+// BenchmarkCompleteCheckRun reports 120 annotations (three requests) to the
+// fake GitHub over loopback HTTP.
+func BenchmarkCompleteCheckRun(b *testing.B) {
+	e := newFakeEnv(b, RetryPolicy{})
+	ctx := context.Background()
+	c, err := e.gh.Installation(ctx, testInstID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rep := NewCheckRunReporter(nil)
+	res := checks.Result{Conclusion: checks.Failure, Findings: findings(120, "operators/etcd/catalog.yaml")}
+	head := githubfake.MakeSHA("bench")
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, []string{"catalogbot/validate"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := rep.Complete(ctx, c, testOwner, testRepo, ids["catalogbot/validate"], res, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkUpgradeGraphMermaid draws a 500-entry channel with one new head.
+func BenchmarkUpgradeGraphMermaid(b *testing.B) {
+	big := chain(500)
+	after := append(append([]testEntry(nil), big...), testEntry{Name: "etcd.v2.0.0", Replaces: "etcd.v1.0.499"})
+	before, afterCat := testCatalog(b, "stable", big, nil), testCatalog(b, "stable", after, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		UpgradeGraphMermaid(before, afterCat, "etcd", "stable")
+	}
+}
