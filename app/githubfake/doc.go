@@ -8,7 +8,9 @@
 // POST /app/installations/{id}/access_tokens (201) issues a token that lives
 // one hour; every other endpoint takes such a token ("token" or "Bearer")
 // and answers 401 without one. A repository or team the installation cannot
-// see is 404, as GitHub hides what a token may not see.
+// see is 404, as GitHub hides what a token may not see; DenyPermission makes
+// endpoints needing a withdrawn permission answer 403 "Resource not
+// accessible by integration".
 //
 // Rate limits. Each identity (the App, each installation) has an hourly
 // budget (5000 by default). Every answer carries X-RateLimit-Limit,

@@ -64,6 +64,7 @@ type Fake struct {
 type installation struct {
 	id      int64
 	account string
+	denied  map[string]bool // permissions the App was not granted
 }
 
 type token struct {
@@ -147,7 +148,26 @@ func (f *Fake) id() int64 {
 func (f *Fake) AddInstallation(id int64, account string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.installations[id] = &installation{id: id, account: account}
+	f.installations[id] = &installation{id: id, account: account, denied: map[string]bool{}}
+}
+
+// DenyPermission withdraws a permission from an installation, so the
+// endpoints needing it answer 403 "Resource not accessible by integration":
+// "administration" (branch protection), "members" (team members).
+func (f *Fake) DenyPermission(installationID int64, permission string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if inst := f.installations[installationID]; inst != nil {
+		inst.denied[permission] = true
+	}
+}
+
+// permitted answers 403 as GitHub does when the installation lacks a permission.
+func (c *call) permitted(permission string) (reply, bool) {
+	if c.inst != nil && c.inst.denied[permission] {
+		return errorReply(403, "Resource not accessible by integration"), false
+	}
+	return reply{}, true
 }
 
 // Repo describes a repository to add.

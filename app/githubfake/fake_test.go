@@ -538,6 +538,14 @@ func TestTeamsAndProtection(t *testing.T) {
 	if err != nil || !rc.Strict || len(*rc.Checks) != 1 || (*rc.Checks)[0].GetAppID() != 15368 {
 		t.Errorf("required checks = %+v (%v), want strict with ci from app 15368", rc, err)
 	}
+	e.fake.DenyPermission(instID, "administration")
+	if _, _, err := e.inst.Repositories.GetRequiredStatusChecks(ctx, owner, repoNm, "main"); statusOf(err) != 403 {
+		t.Errorf("required checks without administration permission: %v, want 403", err)
+	}
+	e.fake.DenyPermission(instID, "members")
+	if _, _, err := e.inst.Teams.ListTeamMembersBySlug(ctx, owner, "catalog-admins", nil); statusOf(err) != 403 {
+		t.Errorf("team members without members permission: %v, want 403", err)
+	}
 	e.fake.SetRulesetChecks(owner, repoNm, "main", []githubfake.RequiredCheck{{Context: "catalogbot/images"}}, false)
 	rules, _, err := e.inst.Repositories.GetRulesForBranch(ctx, owner, repoNm, "main")
 	if err != nil || len(rules) != 1 || rules[0].Type != "required_status_checks" {

@@ -195,6 +195,9 @@ func (f *Fake) getRequiredChecks(c *call) reply {
 	if !ok {
 		return rep
 	}
+	if rep, ok := c.permitted("administration"); !ok {
+		return rep
+	}
 	b := r.branches[c.r.PathValue("branch")]
 	if b == nil {
 		return errorReply(http.StatusNotFound, "Branch not found")
@@ -803,6 +806,9 @@ func (f *Fake) removeLabel(c *call) reply {
 // only; an unknown or invisible team is 404.
 func (f *Fake) listTeamMembers(c *call) reply {
 	org, slug := c.r.PathValue("org"), c.r.PathValue("slug")
+	if rep, ok := c.permitted("members"); !ok {
+		return rep
+	}
 	t := f.teams[strings.ToLower(org+"/"+slug)]
 	if t == nil || !strings.EqualFold(c.inst.account, org) {
 		return errorReply(http.StatusNotFound, "Not Found")
