@@ -107,6 +107,9 @@ func HasCompletedChecks(ctx context.Context, gh *github.Client, owner, repo, sha
 // newest failed attempt of each GUID is redelivered, unless it has failed
 // maxAttemptsPerDelivery times already. It returns how many redeliveries
 // GitHub accepted (202, which go-github v62 reports as *github.AcceptedError).
+// Attempts are counted among the deliveries listed, so since should span
+// GitHub's window (time.Now().Add(-72*time.Hour) is clamped to it) rather
+// than the time of the last sweep.
 func RedeliverFailed(ctx context.Context, app *github.Client, since time.Time) (int, error) {
 	if floor := time.Now().Add(-redeliveryWindow); since.Before(floor) {
 		since = floor
