@@ -95,6 +95,21 @@ type e2eEnv struct {
 
 func startE2E(t *testing.T, backend string) *e2eEnv {
 	t.Helper()
+	return startE2EWith(t, backend, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		w.push("HEAD", "refs/pull/1/head")
+		return base, head
+	})
+}
+
+// startE2EWith runs catalogbot against a fake GitHub whose acme/catalog has
+// PR 1 by bob; seed commits the base (pushed to main) and the head (pushed
+// to refs/pull/1/head) and returns their SHAs.
+func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, head string)) *e2eEnv {
+	t.Helper()
 	key, keyPEM, err := githubfake.GenerateAppKey()
 	if err != nil {
 		t.Fatal(err)
@@ -105,11 +120,7 @@ func startE2E(t *testing.T, backend string) *e2eEnv {
 
 	gs := newGitServer(t)
 	w := gs.newRepo(t, "acme", "catalog")
-	base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-	w.push("HEAD", "refs/heads/main")
-	runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-	head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
-	w.push("HEAD", "refs/pull/1/head")
+	base, head := seed(w)
 
 	fake.AddInstallation(e2eInstID, "acme")
 	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: base}); err != nil {
@@ -168,7 +179,7 @@ func (e *e2eEnv) prEvent(action, sha string) map[string]any {
 	}
 }
 
-func (e *e2eEnv) deliver(t *testing.T, event string, payload any) {
+func (e *e2eEnv) deliver(t testing.TB, event string, payload any) {
 	t.Helper()
 	d, err := e.fake.Deliver(context.Background(), event, payload)
 	if err != nil {
@@ -180,7 +191,7 @@ func (e *e2eEnv) deliver(t *testing.T, event string, payload any) {
 }
 
 // waitRuns waits until sha has want completed check runs.
-func (e *e2eEnv) waitRuns(t *testing.T, sha string, want int) []githubfake.CheckRun {
+func (e *e2eEnv) waitRuns(t testing.TB, sha string, want int) []githubfake.CheckRun {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -202,7 +213,7 @@ func (e *e2eEnv) waitRuns(t *testing.T, sha string, want int) []githubfake.Check
 }
 
 // waitIdle waits until the queue has nothing left to do.
-func (e *e2eEnv) waitIdle(t *testing.T) {
+func (e *e2eEnv) waitIdle(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
