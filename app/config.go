@@ -155,7 +155,7 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 			return nil, fmt.Errorf("reading the config file: %w", err)
 		}
 		if err := yaml.UnmarshalStrict(data, &fc); err != nil {
-			return nil, fmt.Errorf("config file %s: %w (see the commented example in README)", path, err)
+			return nil, fmt.Errorf("config file %s: %w (see the commented example cmd/catalogbot/catalogbot.example.yaml)", path, err)
 		}
 	}
 	c := &Config{
