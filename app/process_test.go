@@ -1,0 +1,55 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// TestPipelineInvalidPolicy: the base branch's policy does not parse, so
+// nothing can be checked. Every run says so (neutral, never a pass) and the
+// job is not retried.
+func TestPipelineInvalidPolicy(t *testing.T) {
+	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": "version: 1\nowners: {\n", "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		w.push("HEAD", "refs/pull/1/head")
+		return base, head
+	})
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	runs := e.waitRuns(t, e.headSHA, 4)
+	e.waitIdle(t)
+	if got := len(e.fake.CheckRuns("acme", "catalog", e.headSHA)); got != 4 {
+		t.Errorf("check runs = %d, want 4 (no retry)", got)
+	}
+	for _, r := range runs {
+		if r.Conclusion != "neutral" || !strings.Contains(r.Summary, ".catalogbot.yaml") {
+			t.Errorf("%s: %q %q, want neutral naming .catalogbot.yaml", r.Name, r.Conclusion, r.Summary)
+		}
+		if strings.Contains(r.Summary, "try again") {
+			t.Errorf("%s promises a retry for a permanent failure: %q", r.Name, r.Summary)
+		}
+	}
+}
+
+func TestMergeResults(t *testing.T) {
+	got := mergeResults("catalogbot/validate", []checks.Result{
+		{Check: "validation", Conclusion: checks.Success, Title: "Catalog is valid", Summary: "ok"},
+		{Check: "immutability", Conclusion: checks.Failure, Title: "Released bundle modified", Summary: "bad", Err: ""},
+	})
+	if got.Conclusion != checks.Failure || got.Check != "catalogbot/validate" ||
+		got.Title != "Catalog is valid; Released bundle modified" || !strings.Contains(got.Summary, "### immutability\n\nbad") {
+		t.Errorf("mergeResults = %+v", got)
+	}
+	if got := mergeResults("catalogbot/images", nil); got.Conclusion != checks.Neutral {
+		t.Errorf("mergeResults(none) conclusion = %s, want neutral", got.Conclusion)
+	}
+	names := (&Pipeline{checks: []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Images{}}}).runNames()
+	want := "catalogbot/ownership catalogbot/validate catalogbot/crd-safety catalogbot/images"
+	if strings.Join(names, " ") != want {
+		t.Errorf("runNames = %v, want %s", names, want)
+	}
+}
