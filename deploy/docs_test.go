@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,4 +161,45 @@ func configSourceNames(t *testing.T) (keys, envs []string) {
 		return true
 	})
 	return keys, envs
+}
+
+// TestSetupGuideMatchesTheDeployment wants the Secrets and keys the rendered
+// Deployments read to be the ones the setup guide tells people to create,
+// and every relative link of the operator docs to lead to a file.
+func TestSetupGuideMatchesTheDeployment(t *testing.T) {
+	setup := readDoc(t, "setup.md")
+	for _, overlay := range []string{"overlays/single", "overlays/ha"} {
+		objs, _ := render(t, overlay)
+		d := deployment(t, objs)
+		for _, e := range d.Template.Spec.Containers[0].Env {
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				continue
+			}
+			ref := e.ValueFrom.SecretKeyRef
+			if !strings.Contains(setup, "create secret generic "+ref.Name) {
+				t.Errorf("%s reads Secret %s, which docs/setup.md does not create", overlay, ref.Name)
+			}
+			if !strings.Contains(setup, ref.Key+"=") {
+				t.Errorf("%s reads key %s of Secret %s, which docs/setup.md does not set", overlay, ref.Key, ref.Name)
+			}
+		}
+		for _, v := range d.Template.Spec.Volumes {
+			if v.Secret != nil && !strings.Contains(setup, "create secret generic "+v.Secret.SecretName) {
+				t.Errorf("%s mounts Secret %s, which docs/setup.md does not create", overlay, v.Secret.SecretName)
+			}
+		}
+	}
+	if !strings.Contains(setup, "--from-file=private-key.pem=") {
+		t.Errorf("docs/setup.md does not put private-key.pem in the Secret the Deployment mounts")
+	}
+
+	link := regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`)
+	for _, doc := range []string{"setup.md", "configuration.md"} {
+		for _, m := range link.FindAllStringSubmatch(readDoc(t, doc), -1) {
+			target := filepath.Join("..", "docs", filepath.FromSlash(m[1]))
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("docs/%s links to %s, which does not exist", doc, m[1])
+			}
+		}
+	}
 }
