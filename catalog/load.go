@@ -28,6 +28,10 @@ type Limits struct {
 	MaxAliasExpansion int
 	// Concurrency is how many files ReadFS parses at once (default GOMAXPROCS).
 	Concurrency int
+	// Cache, when set and the file system is a ContentKeyer, lets ReadFS
+	// reuse the parse of contents it has seen. It is not a bound: it is here
+	// because Limits travels with every read.
+	Cache *ParseCache
 }
 
 // DefaultLimits returns the limits used for zero fields. They are far above

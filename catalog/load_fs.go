@@ -190,6 +190,18 @@ func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64)
 		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
 			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.size, lim.MaxFileSize))}}, nil
 	}
+	var key string
+	if keyer, ok := fsys.(ContentKeyer); ok && lim.Cache != nil {
+		if k, ok := keyer.ContentKey(f.path); ok {
+			key = k
+			if res, ok := lim.Cache.get(key, f.path); ok {
+				if total.Add(f.size) > lim.MaxTotalSize {
+					return fileResult{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+				}
+				return res, nil
+			}
+		}
+	}
 	data, err := readBounded(fsys, f.path, lim.MaxFileSize)
 	if errors.Is(err, errTooLarge) {
 		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
@@ -210,7 +222,11 @@ func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64)
 	p := newFileParser(f.path, src, lim)
 	p.parse()
 	compactStrings(p.docs, src)
-	return fileResult{docs: p.docs, findings: p.findings}, nil
+	res := fileResult{docs: p.docs, findings: p.findings}
+	if key != "" {
+		lim.Cache.put(key, f.path, int64(len(data)), res)
+	}
+	return res, nil
 }
 
 var errTooLarge = errors.New("file too large")

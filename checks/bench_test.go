@@ -117,19 +117,34 @@ func benchRepo(b *testing.B, catalogDir string, n int) (dir, base, head string) 
 
 // BenchmarkCheckPR is a full check (ownership, validation, immutability,
 // crd-safety; no registry I/O) of a pull request adding bundles to 1 and to 5
-// packages of the community v4.16 catalog committed in a repository.
+// packages of the community v4.16 catalog committed in a repository, cold (a
+// fresh process, as the CLI runs) and warm (the App's parse cache holds the
+// unchanged files).
 func BenchmarkCheckPR(b *testing.B) {
 	src := sharedCatalog(b, "community-operators-prod-v4.16")
-	for _, n := range []int{1, 5} {
-		b.Run(fmt.Sprintf("packages=%d", n), func(b *testing.B) {
-			dir, base, head := benchRepo(b, src, n)
+	for _, tc := range []struct {
+		n    int
+		warm bool
+	}{{1, false}, {5, false}, {1, true}, {5, true}} {
+		name := fmt.Sprintf("packages=%d/cold", tc.n)
+		if tc.warm {
+			name = fmt.Sprintf("packages=%d/warm", tc.n)
+		}
+		b.Run(name, func(b *testing.B) {
+			dir, base, head := benchRepo(b, src, tc.n)
 			ctx := context.Background()
+			// warm: the App keeps a parse cache keyed by blob hash, so only the
+			// files a pull request changed are parsed again.
+			var cache *catalog.ParseCache
+			if tc.warm {
+				cache = catalog.NewParseCache(512 << 20)
+			}
 			run := func() []checks.Result {
 				repo, err := gitfs.Open(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
-				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true})
+				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: catalog.Limits{Cache: cache}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -244,12 +244,35 @@ func relTo(root, p string) (string, bool) {
 	return "", false
 }
 
+// subFS is fs.Sub that keeps the tree's content keys (git blob hashes), so
+// the catalog loader can reuse parses across revisions and pull requests.
 func subFS(fsys fs.FS, root string) (fs.FS, error) {
 	if root == "." {
 		return fsys, nil
 	}
-	return fs.Sub(fsys, root)
+	sub, err := fs.Sub(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	if k, ok := fsys.(catalog.ContentKeyer); ok {
+		return keyedSub{FS: sub, keys: k, root: root}, nil
+	}
+	return sub, nil
 }
+
+type keyedSub struct {
+	fs.FS
+	keys catalog.ContentKeyer
+	root string
+}
+
+func (s keyedSub) ContentKey(name string) (string, bool) {
+	return s.keys.ContentKey(path.Join(s.root, name))
+}
+
+func (s keyedSub) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(s.FS, name) }
+func (s keyedSub) ReadFile(name string) ([]byte, error)       { return fs.ReadFile(s.FS, name) }
+func (s keyedSub) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(s.FS, name) }
 
 // diffRoot loads the head catalog of one root in full (validation needs it)
 // and, from the base revision, only the files the pull request changed: blobs

@@ -66,6 +66,17 @@ func (f *filteredFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// ContentKey passes the tree's content keys through for visible files.
+func (f *filteredFS) ContentKey(name string) (string, bool) {
+	k, ok := f.fsys.(interface {
+		ContentKey(string) (string, bool)
+	})
+	if !ok || !f.visible(name, false) {
+		return "", false
+	}
+	return k.ContentKey(name)
+}
+
 func (f *filteredFS) ReadFile(name string) ([]byte, error) {
 	if !fs.ValidPath(name) || !f.visible(name, false) {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}

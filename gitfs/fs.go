@@ -487,3 +487,14 @@ var (
 	_ io.Seeker      = (*file)(nil)
 	_ fs.ReadDirFile = (*dirFile)(nil)
 )
+
+// ContentKey names the content of a regular file by its blob hash, so that
+// parsers can reuse what they made of the same content (catalog.ParseCache).
+// Links, submodules, directories and missing paths have no key.
+func (f *FS) ContentKey(name string) (string, bool) {
+	n, err := f.lookup("contentkey", name)
+	if err != nil || (n.mode != filemode.Regular && n.mode != filemode.Executable) {
+		return "", false
+	}
+	return "git-blob:" + n.hash.String(), true
+}

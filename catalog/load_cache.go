@@ -1,0 +1,103 @@
+package catalog
+
+import (
+	"container/list"
+	"sync"
+)
+
+// ContentKeyer is implemented by file systems that can name a file's content
+// without reading it — a git tree names each file by its blob hash. With a
+// ParseCache in Limits, ReadFS parses a content only once: files whose key it
+// has seen come back from the cache, so re-reading a catalog that changed in
+// one file costs the parse of that file.
+type ContentKeyer interface {
+	// ContentKey returns a key that equal contents, and only they, share.
+	ContentKey(name string) (key string, ok bool)
+}
+
+// ParseCache keeps the documents and findings parsed from file contents,
+// least recently used first out, within a memory budget. It is safe for
+// concurrent use; what it returns is shared and must not be modified.
+type ParseCache struct {
+	mu      sync.Mutex
+	max     int64
+	used    int64
+	entries map[string]*list.Element
+	order   *list.List // front: most recently used
+	hits    int64
+	misses  int64
+}
+
+type parsed struct {
+	key      string
+	file     string // the name the content was parsed under
+	docs     []Doc
+	findings []Finding
+	cost     int64
+}
+
+// NewParseCache returns a cache that holds about maxBytes of parsed data
+// (estimated as three times the size of the files).
+func NewParseCache(maxBytes int64) *ParseCache {
+	return &ParseCache{max: maxBytes, entries: map[string]*list.Element{}, order: list.New()}
+}
+
+// Stats returns the hits and misses so far.
+func (c *ParseCache) Stats() (hits, misses int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits, c.misses
+}
+
+// get returns the parse of key, its positions renamed to file.
+func (c *ParseCache) get(key, file string) (fileResult, bool) {
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	if !ok {
+		c.misses++
+		c.mu.Unlock()
+		return fileResult{}, false
+	}
+	c.hits++
+	c.order.MoveToFront(e)
+	p := e.Value.(*parsed)
+	c.mu.Unlock()
+	if p.file == file {
+		return fileResult{docs: append([]Doc(nil), p.docs...), findings: append([]Finding(nil), p.findings...)}, true
+	}
+	docs := make([]Doc, len(p.docs))
+	for i, d := range p.docs {
+		d.Pos.File = file
+		docs[i] = d
+	}
+	fs := make([]Finding, len(p.findings))
+	for i, f := range p.findings {
+		if f.File == p.file {
+			f.File = file
+		}
+		fs[i] = f
+	}
+	return fileResult{docs: docs, findings: fs}, true
+}
+
+func (c *ParseCache) put(key, file string, size int64, r fileResult) {
+	cost := 3*size + 256
+	if cost > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		return
+	}
+	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), cost: cost}
+	c.entries[key] = c.order.PushFront(p)
+	c.used += cost
+	for c.used > c.max {
+		last := c.order.Back()
+		old := last.Value.(*parsed)
+		c.order.Remove(last)
+		delete(c.entries, old.key)
+		c.used -= old.cost
+	}
+}
