@@ -12,10 +12,14 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
+
+// parseCacheBytes bounds the parse cache (about three times the catalog files it holds).
+const parseCacheBytes = 512 << 20
 
 // Server is the GitHub App: the composition root that wires configuration,
 // metrics, GitHub clients, the git cache, the queue, the workers and the
@@ -120,6 +124,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		gh: o.github.clients, reporter: o.github.reporter, teams: o.github.teams, cache: cache,
 		checks: o.checks, checkTimeout: cfg.CheckTimeout, catalogs: cfg.Catalogs,
 		metrics: s.metrics, log: log,
+		// Parses of catalog files by git blob hash, shared by every repository
+		// and pull request: a check re-parses only what changed.
+		limits: catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes)},
 	}
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
