@@ -2,9 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"fmt"
-	"strings"
 	"log/slog"
 	"time"
 
@@ -42,16 +39,8 @@ type CheckPRArgs struct {
 }
 
 func (CheckPRArgs) Kind() string { return KindCheckPR }
-func (a CheckPRArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, Tags: []string{prTag(a.Owner, a.Repo, a.Number)},
-		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
-// prTag names a pull request in River's job tags (which allow only word
-// characters and dashes), so that a PR's waiting jobs can be found.
-func prTag(owner, repo string, number int) string {
-	h := sha256.Sum256([]byte(strings.ToLower(owner + "/" + repo)))
-	return fmt.Sprintf("pr-%x-%d", h[:8], number)
+func (CheckPRArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
 }
 
 // ReviewArgs records a pull request review; the merge evaluation plugs in

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -57,9 +56,6 @@ type plan struct {
 	UpsertRepos  []InstalledRepo
 	RemoveRepos  []InstalledRepo // by Owner/Name
 	RemoveInstID int64           // forget every repository of this installation (uninstalled)
-	// Supersede cancels the waiting check jobs of the same pull requests
-	// for other heads (the head moved: their work would be dropped anyway).
-	Supersede bool
 }
 
 // QueueStats describe the backlog, for /metrics.
@@ -256,11 +252,6 @@ func (b *riverBackend[TTx]) record(ctx context.Context, d Delivery, p plan) (boo
 			return false, fmt.Errorf("recording repository %s/%s: %w", r.Owner, r.Name, err)
 		}
 	}
-	if p.Supersede {
-		if err := b.cancelSuperseded(ctx, tx, p.Jobs); err != nil {
-			return false, fmt.Errorf("cancelling superseded jobs: %w", err)
-		}
-	}
 	if len(p.Jobs) > 0 {
 		if _, err := b.client.InsertManyTx(ctx, tx, p.Jobs); err != nil {
 			return false, fmt.Errorf("enqueueing the jobs of delivery %s: %w", d.ID, err)
@@ -276,34 +267,6 @@ func (b *riverBackend[TTx]) record(ctx context.Context, d Delivery, p plan) (boo
 	}
 	committed = true
 	return false, nil
-}
-
-// cancelSuperseded cancels jobs still waiting to check another head of the
-// pull requests in jobs. Running jobs are left alone: they check the PR's
-// head themselves before reporting.
-func (b *riverBackend[TTx]) cancelSuperseded(ctx context.Context, tx TTx, jobs []river.InsertManyParams) error {
-	for _, j := range jobs {
-		a, ok := j.Args.(CheckPRArgs)
-		if !ok {
-			continue
-		}
-		res, err := b.client.JobListTx(ctx, tx, river.NewJobListParams().Kinds(KindCheckPR).
-			States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable).
-			TagsAll(prTag(a.Owner, a.Repo, a.Number)).First(100))
-		if err != nil {
-			return err
-		}
-		for _, row := range res.Jobs {
-			var old CheckPRArgs
-			if err := json.Unmarshal(row.EncodedArgs, &old); err != nil || old.HeadSHA == a.HeadSHA {
-				continue
-			}
-			if _, err := b.client.JobCancelTx(ctx, tx, row.ID); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func (b *riverBackend[TTx]) insert(ctx context.Context, jobs []river.InsertManyParams) error {

@@ -211,28 +211,3 @@ func TestQueueMigrateTwice(t *testing.T) {
 		q.Close()
 	}
 }
-
-// TestQueueSupersede: a push to a PR cancels the waiting check of its old head.
-func TestQueueSupersede(t *testing.T) {
-	sha1, sha2 := "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
-	for _, backend := range backendNames {
-		t.Run(backend, func(t *testing.T) {
-			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
-			ctx := context.Background()
-			other := river.InsertManyParams{Args: CheckPRArgs{InstallationID: 1, Owner: "o", Repo: "r", Number: 2, HeadSHA: sha1}}
-			if _, err := q.Record(ctx, Delivery{ID: "d1", ReceivedAt: time.Now()}, plan{Jobs: []river.InsertManyParams{checkJob(sha1), other}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := q.Record(ctx, Delivery{ID: "d2", ReceivedAt: time.Now()}, plan{Jobs: []river.InsertManyParams{checkJob(sha2)}, Supersede: true}); err != nil {
-				t.Fatal(err)
-			}
-			st, err := q.Stats(ctx)
-			if err != nil || st.Depth != 2 {
-				t.Errorf("queue depth = %d, %v; want 2 (PR 1's old head cancelled, PR 2 untouched)", st.Depth, err)
-			}
-			if got := countRows(t, q, "river_job"); got != 3 {
-				t.Errorf("jobs = %d, want 3 (the cancelled one kept as cancelled)", got)
-			}
-		})
-	}
-}

@@ -27,9 +27,7 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 	if pr == nil || pr.GetState() != "open" || pr.GetDraft() || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
 	}
-	p := checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false)
-	p.Supersede = ec.Action == "synchronize"
-	return p, nil
+	return checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false), nil
 }
 
 // checkPlan enqueues the check of one head. A rerun (someone pressed
