@@ -152,7 +152,13 @@ func (f *fastYAML) pos(off int) (int32, int32) {
 // document parses the chunk: an optional "---" line, then one block mapping.
 func (f *fastYAML) document() Value {
 	f.skipBlank()
-	if !f.eof() && strings.HasPrefix(f.src[f.ls:f.le], "---") {
+	if ln := f.src[f.ls:f.le]; !f.eof() && strings.HasPrefix(ln, "---") {
+		// A document start for YAML only when a blank follows ("---#c" cuts
+		// for opm's reader but is text to the YAML parser).
+		if len(ln) > 3 && !isBlank(ln[3]) {
+			f.bail = true
+			return Value{}
+		}
 		f.advance()
 		f.skipBlank()
 	}
