@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -37,6 +38,14 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
+	// Largest files first, so that one big file read last does not leave
+	// the other workers idle; results keep the lexical order.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].size > files[order[b]].size })
+
 	next := atomic.Int64{}
 	workers := min(lim.Concurrency, len(files))
 	var wg sync.WaitGroup
@@ -45,10 +54,11 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) || ctx.Err() != nil {
+				k := int(next.Add(1)) - 1
+				if k >= len(files) || ctx.Err() != nil {
 					return
 				}
+				i := order[k]
 				res, err := readCatalogFile(fsys, files[i], lim, &total)
 				if err != nil {
 					cancel(err)
