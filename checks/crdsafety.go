@@ -130,8 +130,8 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 						pos = bundlePos(cc, ref.Package, ref.Bundle)
 					}
 					f.Position = pos
-					f.Message = fmt.Sprintf("upgrade %s → %s (%s in channel %s): CRD %s %s%s: %s",
-						e.From, ref.Bundle, e.Kind, e.Channel, ch.CRD, ch.Version, atPath(ch.Path), ch.Message)
+					f.Message = fmt.Sprintf("upgrade %s → %s (%s in channel %s): %s",
+						e.From, ref.Bundle, e.Kind, e.Channel, ch.Message)
 					f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + ch.OLMMessage())
 					fs = append(fs, f)
 				}
@@ -163,13 +163,6 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		res.Summary = "Each bundle added to a channel was compared with every bundle it upgrades from:\n\n" + b.String()
 	}
 	return res, nil
-}
-
-func atPath(p string) string {
-	if p == "" {
-		return ""
-	}
-	return " at " + p
 }
 
 func policyFile(pr *PullRequest) string {

@@ -30,6 +30,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"serve": {"run the GitHub App server (webhooks, job queue, check runs)", runServe},
+		"demo":  {"show the App at work on a sample pull request, against a local GitHub simulator", runDemo},
 	}
 }
 

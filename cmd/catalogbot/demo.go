@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// The demo's simulated GitHub installation.
+const (
+	demoAppID  = 1001
+	demoInstID = 2002
+	demoSecret = "demo-webhook-secret"
+)
+
+// runDemo shows the App at work without registering anything: the real
+// server (SQLite queue, git cache, checks, reporter) runs against a local
+// GitHub simulator, a local git server (git http-backend) and a local
+// registry; a sample pull request is opened and the check runs GitHub would
+// show are printed.
+func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	verbose := fl.Bool("v", false, "also print each check run's markdown summary and the server's logs")
+	timeout := fl.Duration("timeout", 2*time.Minute, "give up after this long")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: catalogbot demo [-v]\n\nRuns the App against a local GitHub simulator, git server and registry, opens a sample\npull request on a sample catalog and prints the check runs and annotations GitHub would show.\nNeeds the git binary (for git http-backend).")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitCannotRun
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := demo(ctx, stdout, stderr, *verbose); err != nil {
+		fmt.Fprintf(stderr, "catalogbot demo: %v\n", err)
+		return exitCannotRun
+	}
+	return exitOK
+}
+
+func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
+	dir, err := os.MkdirTemp("", "catalogbot-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	// A registry with the bundle image the sample pull request references.
+	reg := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	defer reg.Close()
+	regHost := strings.TrimPrefix(reg.URL, "http://")
+	bundleImage, err := pushRandom(ctx, regHost+"/acme/etcd-bundle:v1.1.0")
+	if err != nil {
+		return fmt.Errorf("local registry: %w", err)
+	}
+	oldImage, err := pushRandom(ctx, regHost+"/acme/etcd-bundle:v1.0.0")
+	if err != nil {
+		return fmt.Errorf("local registry: %w", err)
+	}
+
+	// A git server holding the catalog repository and the pull request's ref.
+	gitSrv, gitRoot, err := startGitServer(dir)
+	if err != nil {
+		return err
+	}
+	defer gitSrv.Close()
+	base, head, err := seedDemoRepo(ctx, dir, gitRoot, regHost, oldImage, bundleImage)
+	if err != nil {
+		return err
+	}
+
+	// The GitHub simulator, knowing the App's public key.
+	key, keyPEM, err := githubfake.GenerateAppKey()
+	if err != nil {
+		return err
+	}
+	fake := githubfake.New(githubfake.Options{AppID: demoAppID, PublicKey: &key.PublicKey})
+	api := httptest.NewServer(fake)
+	defer api.Close()
+	fake.AddInstallation(demoInstID, "acme")
+	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: demoInstID, DefaultSHA: base}); err != nil {
+		return err
+	}
+	if _, err := fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 1, Title: "etcd 1.1.0", Author: "bob", HeadRef: "etcd-1.1.0", HeadSHA: head, BaseRef: "main"}); err != nil {
+		return err
+	}
+
+	// The real server, configured as `catalogbot serve` is: through the environment.
+	keyFile := filepath.Join(dir, "app-key.pem")
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return err
+	}
+	env := map[string]string{
+		app.EnvAppID: fmt.Sprint(demoAppID), app.EnvPrivateKeyFile: keyFile, app.EnvWebhookSecrets: demoSecret,
+		app.EnvDataDir: filepath.Join(dir, "data"), app.EnvGitCacheDir: filepath.Join(dir, "git-cache"),
+		app.EnvGitHubAPIURL: githubfake.APIURL(api.URL), app.EnvListen: "127.0.0.1:0", app.EnvWorkers: "2",
+	}
+	cfg, err := app.LoadConfig("", func(k string) string { return env[k] })
+	if err != nil {
+		return err
+	}
+	logOut := io.Discard
+	if verbose {
+		logOut = stderr
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	regClient, err := registry.New(registry.WithAllowedHosts(regHost), registry.WithInsecureHosts(regHost))
+	if err != nil {
+		return err
+	}
+	defer regClient.Close()
+	srvCtx, stopSrv := context.WithCancel(ctx)
+	defer stopSrv()
+	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithChecks(
+		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
+		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: regClient}}, checks.Images{Registry: regClient}))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(srvCtx, ln) }()
+	defer func() { stopSrv(); <-done }()
+	fake.SetWebhook("http://"+ln.Addr().String()+"/webhook", demoSecret)
+
+	fmt.Fprintf(stdout, "catalogbot demo: acme/catalog, pull request #1 by @bob adds etcd 1.1.0 (head %s)\n", head[:7])
+	fmt.Fprintln(stdout, "  GitHub simulator:", api.URL, "· git server:", gitSrv.URL, "· registry:", regHost, "· webhook:", ln.Addr())
+	payload := map[string]any{
+		"action": "opened", "number": 1, "installation": map[string]any{"id": demoInstID},
+		"repository": map[string]any{"full_name": "acme/catalog", "name": "catalog", "owner": map[string]any{"login": "acme"},
+			"clone_url": gitSrv.URL + "/acme/catalog.git", "default_branch": "main"},
+		"pull_request": map[string]any{"number": 1, "state": "open", "draft": false,
+			"head": map[string]any{"sha": head, "ref": "etcd-1.1.0"}, "base": map[string]any{"ref": "main", "sha": base},
+			"user": map[string]any{"login": "bob"}},
+		"sender": map[string]any{"login": "bob"},
+	}
+	d, err := fake.Deliver(ctx, "pull_request", payload)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "  webhook pull_request.opened delivered: %d %s\n\n", d.StatusCode, d.Status)
+
+	runs, err := waitCompleted(ctx, fake, head, 4)
+	if err != nil {
+		return err
+	}
+	printRuns(stdout, runs, verbose)
+	return nil
+}
+
+func pushRandom(ctx context.Context, ref string) (string, error) {
+	img, err := random.Image(256, 1)
+	if err != nil {
+		return "", err
+	}
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.Write(r, img, remote.WithContext(ctx)); err != nil {
+		return "", err
+	}
+	dg, err := img.Digest()
+	if err != nil {
+		return "", err
+	}
+	return r.Context().String() + "@" + dg.String(), nil
+}
+
+// startGitServer serves the bare repositories under dir/git over smart HTTP
+// with git http-backend.
+func startGitServer(dir string) (*httptest.Server, string, error) {
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("the demo needs the git binary: %w", err)
+	}
+	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
+	if _, err := os.Stat(backend); err != nil {
+		return nil, "", fmt.Errorf("git http-backend not found: %w", err)
+	}
+	root := filepath.Join(dir, "git")
+	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	return httptest.NewServer(h), root, nil
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=demo", "GIT_AUTHOR_EMAIL=demo@example.com", "GIT_COMMITTER_NAME=demo",
+		"GIT_COMMITTER_EMAIL=demo@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// seedDemoRepo commits the sample catalog to main and the pull request to
+// refs/pull/1/head of acme/catalog.git, and returns both commits.
+func seedDemoRepo(ctx context.Context, dir, gitRoot, regHost, oldImage, newImage string) (base, head string, err error) {
+	bare := filepath.Join(gitRoot, "acme", "catalog.git")
+	work := filepath.Join(dir, "work")
+	for _, d := range []string{bare, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", "", err
+		}
+	}
+	if _, err := git(ctx, bare, "init", "-q", "--bare"); err != nil {
+		return "", "", err
+	}
+	write := func(rel, body string) error {
+		p := filepath.Join(work, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(body), 0o644)
+	}
+	steps := []func() error{
+		func() error { _, err := git(ctx, work, "init", "-q", "-b", "main"); return err },
+		func() error {
+			return write(".catalogbot.yaml", fmt.Sprintf(`version: 1
+catalogs:
+  - path: catalogs/v4.16
+maintainers: [alice]
+packages:
+  etcd: { owners: [bob] }
+images: { allowedRegistries: [%q], requireDigest: true }
+`, regHost+"/acme/"))
+		},
+		func() error {
+			return write("catalogs/v4.16/etcd/catalog.yaml", demoPackage("1.0.0")+demoBundle("1.0.0", oldImage, "", "size", "version"))
+		},
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return "", "", err
+		}
+	}
+	commit := func(msg, ref string) (string, error) {
+		if _, err := git(ctx, work, "add", "-A"); err != nil {
+			return "", err
+		}
+		if _, err := git(ctx, work, "commit", "-q", "-m", msg); err != nil {
+			return "", err
+		}
+		if _, err := git(ctx, work, "push", "-q", bare, "HEAD:"+ref); err != nil {
+			return "", err
+		}
+		return git(ctx, work, "rev-parse", "HEAD")
+	}
+	if base, err = commit("etcd 1.0.0", "refs/heads/main"); err != nil {
+		return "", "", err
+	}
+	// The pull request: etcd 1.1.0 drops the "version" field of its CRD and
+	// names a related image that was never pushed.
+	missing := regHost + "/acme/etcd-operator@sha256:" + strings.Repeat("0", 64)
+	if err := write("catalogs/v4.16/etcd/catalog.yaml", demoPackage("1.0.0", "1.1.0")+
+		demoBundle("1.0.0", oldImage, "", "size", "version")+demoBundle("1.1.0", newImage, missing, "size")); err != nil {
+		return "", "", err
+	}
+	head, err = commit("etcd 1.1.0", "refs/pull/1/head")
+	return base, head, err
+}
+
+func demoPackage(versions ...string) string {
+	var b strings.Builder
+	b.WriteString("---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n")
+	for i, v := range versions {
+		fmt.Fprintf(&b, "  - name: etcd.v%s\n", v)
+		if i > 0 {
+			fmt.Fprintf(&b, "    replaces: etcd.v%s\n", versions[i-1])
+		}
+	}
+	return b.String()
+}
+
+func demoBundle(version, image, related string, fields ...string) string {
+	var props strings.Builder
+	for _, f := range fields {
+		fmt.Fprintf(&props, "                %s: {type: string}\n", f)
+	}
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: etcdclusters.etcd.example.com}
+spec:
+  group: etcd.example.com
+  names: {kind: EtcdCluster, plural: etcdclusters}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+` + props.String()
+	rel := ""
+	if related != "" {
+		rel = fmt.Sprintf("relatedImages:\n  - name: operator\n    image: %s\n", related)
+	}
+	return fmt.Sprintf(`---
+schema: olm.bundle
+package: etcd
+name: etcd.v%[1]s
+image: %[2]s
+properties:
+  - type: olm.package
+    value: {packageName: etcd, version: %[1]s}
+  - type: olm.bundle.object
+    value: {data: %[3]s}
+%[4]s`, version, image, base64.StdEncoding.EncodeToString([]byte(crd)), rel)
+}
+
+func waitCompleted(ctx context.Context, fake *githubfake.Fake, sha string, want int) ([]githubfake.CheckRun, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		runs := fake.CheckRuns("acme", "catalog", sha)
+		done := 0
+		for _, r := range runs {
+			if r.Status == "completed" {
+				done++
+			}
+		}
+		if done >= want {
+			return runs, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%d of %d check runs completed before the time ran out", done, want)
+		case <-tick.C:
+		}
+	}
+}
+
+func printRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
+	for _, r := range runs {
+		fmt.Fprintf(w, "%-24s %-8s %s\n", r.Name, r.Conclusion, r.Title)
+		for _, a := range r.Annotations {
+			fmt.Fprintf(w, "    %s:%d  %s  %s\n", a.Path, a.StartLine, a.Level, firstLine(a.Message))
+		}
+		if verbose {
+			fmt.Fprintf(w, "\n%s\n\n", r.Summary)
+		}
+	}
+	fmt.Fprintln(w, "\nThese are the check runs GitHub would show on the pull request; -v prints their summaries.")
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}

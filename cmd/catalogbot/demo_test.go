@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs the README's first command end to end: the real server
+// against the GitHub simulator, git http-backend and a local registry.
+func TestDemo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	var out, errb bytes.Buffer
+	if code := runDemo(context.Background(), nil, &out, &errb); code != exitOK {
+		t.Fatalf("demo exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{
+		"catalogbot/crd-safety    failure",
+		"catalogs/v4.16/etcd/catalog.yaml:31  failure  upgrade etcd.v1.0.0 → etcd.v1.1.0",
+		"^.spec.version",
+		"catalogbot/images        failure",
+		"relatedImages[operator]",
+		"catalogbot/ownership     success",
+		"catalogbot/validate      success",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
