@@ -62,6 +62,8 @@ type Pipeline struct {
 	limits       catalog.Limits
 	metrics      *Metrics
 	log          *slog.Logger
+	// checked, when set, learns what each check saw and when it completed (the merge).
+	checked checkRecorder
 }
 
 // runNames lists the check runs of the configured checks, in order.
@@ -169,6 +171,11 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttem
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if p.checked != nil {
+		if err := p.checked.checksCompleted(ctx, a); err != nil {
+			return fmt.Errorf("asking for the merge evaluation: %w", err)
+		}
+	}
 	outcome = "reported"
 	return nil
 }
@@ -243,6 +250,11 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	}
 	if err := checks.Prepare(ctx, in); err != nil {
 		return nil, "", err
+	}
+	if p.checked != nil {
+		if err := p.checked.recordChecked(ctx, a, baseFull, repo, in); err != nil {
+			return nil, "", fmt.Errorf("recording the check for the merge: %w", err)
+		}
 	}
 	runner := checks.NewRunner(p.checks, checks.WithTimeout(p.checkTimeout), checks.WithLogger(p.log))
 	out := map[string][]checks.Result{}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
@@ -110,8 +111,10 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 			checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}}, checks.Images{Registry: reg},
 		}
 	}
+	merger := newMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log)
+	merger.ownAppID = cfg.AppID
 	if o.review == nil {
-		o.review = recordOnly{log}
+		o.review = merger
 	}
 	if o.rebuild == nil {
 		o.rebuild = recordOnly{log}
@@ -128,10 +131,14 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		// and pull request: a check re-parses only what changed.
 		limits: catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes)},
 	}
+	s.pipeline.checked = merger
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
 	if err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(rc.Workers, &mergeWorker{m: merger}); err != nil {
 		return nil, err
 	}
 	q, err := OpenQueue(ctx, QueueOptions{
@@ -142,6 +149,10 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	recovery.q = q
+	if err := merger.setQueue(ctx, q); err != nil {
+		q.Close()
+		return nil, err
+	}
 	s.queue = q
 	s.metrics.registerQueue(q, log)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)

@@ -1,0 +1,240 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The merge tables live in the App's database next to River's. They are
+// created with CREATE TABLE IF NOT EXISTS by migrateMerge, separate from the
+// server core's numbered schema, so that the two evolve independently.
+//
+//   - catalogbot_pr_checked: what the last check of a pull request saw (the
+//     head checked, the base commit whose policy applied, the touched
+//     packages). The merge evaluation reads it instead of re-running the
+//     checks: it is exactly what the checks judged, and it is shared by
+//     every replica.
+//   - catalogbot_merge_audit: one row per merge the bot made.
+var mergeSchema = []string{
+	`CREATE TABLE IF NOT EXISTS catalogbot_pr_checked (
+		owner TEXT NOT NULL,
+		name TEXT NOT NULL,
+		number BIGINT NOT NULL,
+		head_sha TEXT NOT NULL,
+		base_ref TEXT NOT NULL,
+		base_sha TEXT NOT NULL,
+		touched TEXT NOT NULL,
+		policy TEXT NOT NULL,
+		checked_at TEXT NOT NULL,
+		PRIMARY KEY (owner, name, number))`,
+	`CREATE TABLE IF NOT EXISTS catalogbot_merge_audit (
+		owner TEXT NOT NULL,
+		name TEXT NOT NULL,
+		number BIGINT NOT NULL,
+		merged_sha TEXT NOT NULL,
+		merge_commit TEXT NOT NULL,
+		author TEXT NOT NULL,
+		authorized_by TEXT NOT NULL,
+		review_ids TEXT NOT NULL,
+		policy_sha TEXT NOT NULL,
+		check_run_ids TEXT NOT NULL,
+		method TEXT NOT NULL,
+		merged_at TEXT NOT NULL,
+		PRIMARY KEY (owner, name, number, merged_sha))`,
+}
+
+// CheckedPR is what the last completed check of a pull request saw.
+type CheckedPR struct {
+	Owner, Repo string
+	Number      int
+	HeadSHA     string
+	BaseRef     string
+	// BaseSHA is the base branch commit whose policy the check used.
+	BaseSHA string
+	Touched []string
+	// Policy is the raw .catalogbot.yaml of BaseSHA ("" when it has none).
+	Policy    string
+	CheckedAt time.Time
+}
+
+// AuditEntry is one merge made by the bot.
+type AuditEntry struct {
+	Repo   string `json:"repo"` // owner/name
+	Number int    `json:"number"`
+	// MergedSHA is the pull request head that was merged (the checked one);
+	// MergeCommit the commit the merge created on the base branch.
+	MergedSHA   string `json:"merged_sha"`
+	MergeCommit string `json:"merge_commit"`
+	Author      string `json:"author"`
+	// AuthorizedBy is "author <login>" or "approved by <logins>"; ReviewIDs
+	// are the approving reviews that counted.
+	AuthorizedBy string  `json:"authorized_by"`
+	ReviewIDs    []int64 `json:"review_ids"`
+	// PolicySHA is the base commit whose policy allowed the merge.
+	PolicySHA   string           `json:"policy_sha"`
+	CheckRunIDs map[string]int64 `json:"check_run_ids"`
+	Method      string           `json:"method"`
+	MergedAt    time.Time        `json:"merged_at"`
+}
+
+// mergeStore is the database side of merging, implemented by every queue
+// backend (riverBackend, over SQLite or PostgreSQL).
+type mergeStore interface {
+	migrateMerge(ctx context.Context) error
+	saveChecked(ctx context.Context, c CheckedPR) error
+	loadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error)
+	addAudit(ctx context.Context, e AuditEntry) error
+	listAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error)
+}
+
+// mergeStore returns the queue's database as a mergeStore, its tables created.
+func (q *Queue) mergeStore(ctx context.Context) (mergeStore, error) {
+	s, ok := q.b.(mergeStore)
+	if !ok {
+		return nil, fmt.Errorf("the %s queue backend has no merge tables", q.backend)
+	}
+	if err := s.migrateMerge(ctx); err != nil {
+		return nil, fmt.Errorf("creating the merge tables: %w", err)
+	}
+	return s, nil
+}
+
+// AuditLog lists the bot's merges, newest first; repo ("owner/name", case
+// insensitive) filters them when not empty; limit bounds the rows (0: 1000).
+func (q *Queue) AuditLog(ctx context.Context, repo string, limit int) ([]AuditEntry, error) {
+	s, err := q.mergeStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 100000 {
+		limit = 1000
+	}
+	return s.listAudit(ctx, repo, limit)
+}
+
+func (b *riverBackend[TTx]) migrateMerge(ctx context.Context) error {
+	return b.inTx(ctx, func(tx TTx) error {
+		for _, q := range mergeSchema {
+			if _, err := b.db.exec(ctx, tx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (b *riverBackend[TTx]) inTx(ctx context.Context, f func(tx TTx) error) error {
+	tx, err := b.db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.db.rollback(context.WithoutCancel(ctx), tx)
+	if err := f(tx); err != nil {
+		return err
+	}
+	return b.db.commit(ctx, tx)
+}
+
+func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error {
+	touched, err := json.Marshal(c.Touched)
+	if err != nil {
+		return err
+	}
+	return b.inTx(ctx, func(tx TTx) error {
+		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_pr_checked
+			(owner, name, number, head_sha, base_ref, base_sha, touched, policy, checked_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (owner, name, number) DO UPDATE SET head_sha = excluded.head_sha,
+				base_ref = excluded.base_ref, base_sha = excluded.base_sha, touched = excluded.touched,
+				policy = excluded.policy, checked_at = excluded.checked_at`,
+			strings.ToLower(c.Owner), strings.ToLower(c.Repo), c.Number, c.HeadSHA, c.BaseRef, c.BaseSHA,
+			string(touched), c.Policy, c.CheckedAt.UTC().Format(time.RFC3339Nano))
+		return err
+	})
+}
+
+func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error) {
+	c := CheckedPR{Owner: owner, Repo: repo, Number: number}
+	found := false
+	err := b.db.query(ctx, `SELECT head_sha, base_ref, base_sha, touched, policy, checked_at FROM catalogbot_pr_checked
+		WHERE owner = $1 AND name = $2 AND number = $3`,
+		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
+		func(scan func(...any) error) error {
+			var touched, at string
+			if err := scan(&c.HeadSHA, &c.BaseRef, &c.BaseSHA, &touched, &c.Policy, &at); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
+				return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
+			}
+			c.CheckedAt, _ = time.Parse(time.RFC3339Nano, at)
+			found = true
+			return nil
+		})
+	return c, found, err
+}
+
+func (b *riverBackend[TTx]) addAudit(ctx context.Context, e AuditEntry) error {
+	owner, name, ok := strings.Cut(e.Repo, "/")
+	if !ok {
+		return fmt.Errorf("audit entry: repository %q is not owner/name", e.Repo)
+	}
+	reviews, err := json.Marshal(e.ReviewIDs)
+	if err != nil {
+		return err
+	}
+	runs, err := json.Marshal(e.CheckRunIDs)
+	if err != nil {
+		return err
+	}
+	return b.inTx(ctx, func(tx TTx) error {
+		// A retried job records its merge once.
+		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_merge_audit
+			(owner, name, number, merged_sha, merge_commit, author, authorized_by, review_ids, policy_sha,
+			 check_run_ids, method, merged_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT (owner, name, number, merged_sha) DO NOTHING`,
+			owner, name, e.Number, e.MergedSHA, e.MergeCommit, e.Author, e.AuthorizedBy, string(reviews),
+			e.PolicySHA, string(runs), e.Method, e.MergedAt.UTC().Format(time.RFC3339Nano))
+		return err
+	})
+}
+
+func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error) {
+	q := `SELECT owner, name, number, merged_sha, merge_commit, author, authorized_by, review_ids, policy_sha,
+		check_run_ids, method, merged_at FROM catalogbot_merge_audit`
+	var args []any
+	if repo != "" {
+		owner, name, ok := strings.Cut(strings.ToLower(repo), "/")
+		if !ok || owner == "" || name == "" {
+			return nil, fmt.Errorf("repository %q: want owner/name", repo)
+		}
+		q += ` WHERE owner = $1 AND name = $2`
+		args = append(args, owner, name)
+	}
+	q += fmt.Sprintf(` ORDER BY merged_at DESC, owner, name, number LIMIT %d`, limit)
+	var out []AuditEntry
+	err := b.db.query(ctx, q, args, func(scan func(...any) error) error {
+		var e AuditEntry
+		var owner, name, reviews, runs, at string
+		if err := scan(&owner, &name, &e.Number, &e.MergedSHA, &e.MergeCommit, &e.Author, &e.AuthorizedBy,
+			&reviews, &e.PolicySHA, &runs, &e.Method, &at); err != nil {
+			return err
+		}
+		e.Repo = owner + "/" + name
+		var errs []error
+		errs = append(errs, json.Unmarshal([]byte(reviews), &e.ReviewIDs), json.Unmarshal([]byte(runs), &e.CheckRunIDs))
+		t, err := time.Parse(time.RFC3339Nano, at)
+		e.MergedAt = t
+		if err := errors.Join(append(errs, err)...); err != nil {
+			return fmt.Errorf("audit row %s#%d: %w", e.Repo, e.Number, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}

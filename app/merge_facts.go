@@ -1,0 +1,277 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// maxListPages bounds every paginated read of the merge evaluation.
+const maxListPages = 20
+
+// gatheredFacts are the merge facts plus what the merge and its audit row need.
+type gatheredFacts struct {
+	MergeFacts
+	PR          *github.PullRequest
+	Checked     CheckedPR
+	HasChecked  bool
+	BaseHeadSHA string
+	// CheckRunIDs are our check runs on the head, by name.
+	CheckRunIDs map[string]int64
+}
+
+// gatherFacts reads the pull request's current state from GitHub and what
+// the last check saw from the database.
+func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs) (*gatheredFacts, error) {
+	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return nil, fmt.Errorf("reading pull request %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
+	}
+	g := &gatheredFacts{PR: pr, CheckRunIDs: map[string]int64{}}
+	f := &g.MergeFacts
+	f.Open = pr.GetState() == "open"
+	f.Draft = pr.GetDraft()
+	f.Merged = pr.GetMerged()
+	f.HeadSHA = pr.GetHead().GetSHA()
+	f.Author = pr.GetUser().GetLogin()
+	for _, l := range pr.Labels {
+		f.Labels = append(f.Labels, l.GetName())
+	}
+	if !f.Open || f.Merged {
+		return g, nil
+	}
+
+	c, ok, err := m.store.loadChecked(ctx, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return nil, fmt.Errorf("reading the last check of %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
+	}
+	g.Checked, g.HasChecked = c, ok
+	if ok {
+		f.CheckedSHA = c.HeadSHA
+		for _, p := range c.Touched {
+			if p != "" { // files of no package: the ownership check judged them
+				f.Touched = append(f.Touched, p)
+			}
+		}
+		pol, err := parseStoredPolicy(c.Policy)
+		if err != nil {
+			return nil, err
+		}
+		f.Policy = pol
+	}
+	baseRef := pr.GetBase().GetRef()
+	if br, _, err := gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, baseRef, 1); err == nil {
+		g.BaseHeadSHA = br.GetCommit().GetSHA()
+	} else {
+		return nil, fmt.Errorf("reading base branch %s: %w", baseRef, err)
+	}
+
+	runs, err := checkRunsOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
+	if err != nil {
+		return nil, err
+	}
+	f.OurChecks = map[string]string{}
+	ours := map[string]bool{}
+	for _, n := range m.names() {
+		ours[n] = true
+	}
+	for name, r := range runs {
+		if ours[name] && r.GetApp().GetID() == m.appID(r) {
+			f.OurChecks[name] = conclusionOf(r)
+			g.CheckRunIDs[name] = r.GetID()
+		}
+	}
+
+	required, err := requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef)
+	if err != nil {
+		return nil, err
+	}
+	statuses, err := statusesOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range required {
+		state := "missing"
+		if r, ok := runs[name]; ok {
+			state = runState(r)
+		} else if s, ok := statuses[name]; ok {
+			state = s
+		}
+		f.Required = append(f.Required, RequiredCheck{Name: name, State: state})
+	}
+
+	f.Reviews, err = latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// appID accepts every App's runs when the Merger does not know its own id.
+func (m *Merger) appID(r *github.CheckRun) int64 {
+	if m.ownAppID == 0 {
+		return r.GetApp().GetID()
+	}
+	return m.ownAppID
+}
+
+// checkRunsOn lists the check runs of sha, the latest per name.
+func checkRunsOn(ctx context.Context, gh *github.Client, owner, repo, sha string) (map[string]*github.CheckRun, error) {
+	out := map[string]*github.CheckRun{}
+	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxListPages; page++ {
+		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
+		if err != nil {
+			return nil, fmt.Errorf("listing check runs of %s: %w", short(sha), err)
+		}
+		for _, r := range res.CheckRuns {
+			if old, ok := out[r.GetName()]; !ok || r.GetID() > old.GetID() {
+				out[r.GetName()] = r
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
+}
+
+// conclusionOf is a completed run's conclusion, "" while it runs.
+func conclusionOf(r *github.CheckRun) string {
+	if r.GetStatus() != "completed" {
+		return ""
+	}
+	return r.GetConclusion()
+}
+
+// runState maps a check run to a required check's state, as GitHub judges
+// it: success, neutral and skipped pass.
+func runState(r *github.CheckRun) string {
+	if r.GetStatus() != "completed" {
+		return "pending"
+	}
+	switch r.GetConclusion() {
+	case "success", "neutral", "skipped":
+		return "success"
+	}
+	return "failure"
+}
+
+// statusesOn returns the latest commit status of each context on sha.
+func statusesOn(ctx context.Context, gh *github.Client, owner, repo, sha string) (map[string]string, error) {
+	out := map[string]string{}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxListPages; page++ {
+		cs, resp, err := gh.Repositories.GetCombinedStatus(ctx, owner, repo, sha, opt)
+		if err != nil {
+			return nil, fmt.Errorf("reading the statuses of %s: %w", short(sha), err)
+		}
+		for _, s := range cs.Statuses {
+			st := s.GetState()
+			if st == "error" {
+				st = "failure"
+			}
+			out[s.GetContext()] = st
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
+}
+
+// requiredChecks lists the status checks that branch protection and the
+// rulesets require on branch, sorted and without duplicates. No protection
+// (404) means none.
+func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch string) ([]string, error) {
+	set := map[string]bool{}
+	rsc, _, err := gh.Repositories.GetRequiredStatusChecks(ctx, owner, repo, branch)
+	switch {
+	case errors.Is(err, github.ErrBranchNotProtected) || isStatus(err, http.StatusNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("reading the required status checks of %s: %w", branch, err)
+	default:
+		if rsc.Contexts != nil {
+			for _, c := range *rsc.Contexts {
+				set[c] = true
+			}
+		}
+		if rsc.Checks != nil {
+			for _, c := range *rsc.Checks {
+				set[c.Context] = true
+			}
+		}
+	}
+	rules, _, err := gh.Repositories.GetRulesForBranch(ctx, owner, repo, branch)
+	switch {
+	case isStatus(err, http.StatusNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("reading the rulesets of %s: %w", branch, err)
+	}
+	for _, r := range rules {
+		if r.Type != "required_status_checks" || r.Parameters == nil {
+			continue
+		}
+		var p github.RequiredStatusChecksRuleParameters
+		if err := json.Unmarshal(*r.Parameters, &p); err != nil {
+			return nil, fmt.Errorf("ruleset %d's required status checks: %w", r.RulesetID, err)
+		}
+		for _, c := range p.RequiredStatusChecks {
+			set[c.Context] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// latestReviews reads every review (all pages) and keeps each reviewer's
+// latest one that takes a stand (a later plain comment does not undo an
+// approval), with the commit it was made on.
+func latestReviews(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
+	latest := map[string]Review{}
+	opt := &github.ListOptions{PerPage: 100}
+	for page := 0; page < maxListPages; page++ {
+		rs, resp, err := gh.PullRequests.ListReviews(ctx, owner, repo, number, opt)
+		if err != nil {
+			return nil, fmt.Errorf("listing the reviews of #%d: %w", number, err)
+		}
+		for _, r := range rs {
+			state := strings.ToUpper(r.GetState())
+			if state == "COMMENTED" || state == "PENDING" {
+				continue
+			}
+			key := strings.ToLower(r.GetUser().GetLogin())
+			if old, ok := latest[key]; !ok || r.GetID() > old.ID {
+				latest[key] = Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: state, CommitID: r.GetCommitID()}
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	out := make([]Review, 0, len(latest))
+	for _, r := range latest {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// isStatus reports whether err is a GitHub error response with that status.
+func isStatus(err error, status int) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == status
+}

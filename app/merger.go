@@ -1,0 +1,309 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// KindMerge is the merge evaluation's job kind (stored: never rename).
+const KindMerge = "catalogbot_merge"
+
+// mergeStatusMarker starts the one comment that says why a pull request is
+// not merged automatically.
+const mergeStatusMarker = "<!-- catalogbot:merge-status -->"
+
+// MergeArgs asks to re-derive the merge decision of one pull request from
+// its current state. Unique by pull request while it waits or runs: a burst
+// of events evaluates once, and the periodic resync catches an event that
+// arrived while an evaluation was running.
+type MergeArgs struct {
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner" river:"unique"`
+	Repo           string `json:"repo" river:"unique"`
+	Number         int    `json:"number" river:"unique"`
+	CloneURL       string `json:"clone_url,omitempty"`
+	Reason         string `json:"reason"`
+}
+
+func (MergeArgs) Kind() string { return KindMerge }
+func (MergeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
+}
+
+// Merger merges pull requests that passed, exactly as checked, and records
+// each merge in the audit log. It is the ReviewHandler of the server.
+type Merger struct {
+	gh    installationClients
+	teams func(*github.Client) policy.TeamResolver
+	names func() []string
+	q     *Queue
+	store mergeStore
+	log   *slog.Logger
+	now   func() time.Time
+	// ownAppID, when set, counts only this App's check runs as ours.
+	ownAppID int64
+	// mergeRetries bounds the retries of a 405; retryDelay is the first
+	// wait, doubled each time.
+	mergeRetries int
+	retryDelay   time.Duration
+}
+
+// newMerger builds the merge evaluation; setQueue completes it.
+func newMerger(gh installationClients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger) *Merger {
+	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second}
+}
+
+// setQueue gives the merger its database once the queue is open.
+func (m *Merger) setQueue(ctx context.Context, q *Queue) error {
+	s, err := q.mergeStore(ctx)
+	if err != nil {
+		return err
+	}
+	m.q, m.store = q, s
+	return nil
+}
+
+// HandleReview re-evaluates the reviewed pull request.
+func (m *Merger) HandleReview(ctx context.Context, j ReviewArgs) error {
+	return m.enqueue(ctx, MergeArgs{InstallationID: j.InstallationID, Owner: j.Owner, Repo: j.Repo, Number: j.Number,
+		Reason: "pull_request_review." + j.Action})
+}
+
+func (m *Merger) enqueue(ctx context.Context, a MergeArgs) error {
+	return m.q.Insert(ctx, []river.InsertManyParams{{Args: a}})
+}
+
+// recordChecked stores what a check of a pull request saw; the pipeline
+// calls it once the change set is known, before the check runs complete.
+func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error {
+	base, err := repo.Resolve(baseRef)
+	if err != nil {
+		return fmt.Errorf("base %s: %w", baseRef, err)
+	}
+	raw := ""
+	if in.Policy != nil && in.Policy.File != "" {
+		data, err := repo.ReadFile(ctx, base, policy.FileName, 1<<20)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		raw = string(data)
+	}
+	var touched []string
+	if in.Changes != nil {
+		for _, cc := range in.Changes.Catalogs {
+			touched = append(touched, cc.TouchedPackages()...)
+		}
+	}
+	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
+		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, Policy: raw, CheckedAt: m.now()})
+}
+
+// checksCompleted asks for a merge evaluation once our check runs completed.
+func (m *Merger) checksCompleted(ctx context.Context, a CheckPRArgs) error {
+	return m.enqueue(ctx, MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner, Repo: a.Repo, Number: a.Number,
+		CloneURL: a.CloneURL, Reason: "checks completed"})
+}
+
+func parseStoredPolicy(raw string) (*policy.Policy, error) {
+	if raw == "" {
+		return policy.Default(), nil
+	}
+	p, err := policy.Parse(policy.FileName, []byte(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the stored base policy: %w", err)
+	}
+	return p, nil
+}
+
+// Evaluate gathers the facts, decides, and merges or says why not. It is
+// level-triggered: safe to run any number of times.
+func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
+	full := a.Owner + "/" + a.Repo
+	log := m.log.With("repo", full, "pr", a.Number, "reason", a.Reason)
+	gh, err := m.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
+	}
+	delay := m.retryDelay
+	for attempt := 0; ; attempt++ {
+		g, err := m.gatherFacts(ctx, gh, a)
+		if err != nil {
+			return err
+		}
+		if g.Merged || !g.Open {
+			return m.setStatusComment(ctx, gh, a, nil)
+		}
+		if !g.HasChecked {
+			log.Info("not evaluated: no completed check of this pull request yet")
+			return nil
+		}
+		if !g.Policy.Automerge.Enabled {
+			// Nothing to explain on every pull request of a repository
+			// that does not merge automatically.
+			return m.setStatusComment(ctx, gh, a, nil)
+		}
+		var d MergeDecision
+		switch {
+		case g.HasChecked && g.Checked.HeadSHA == g.HeadSHA && g.BaseHeadSHA != "" && g.BaseHeadSHA != g.Checked.BaseSHA:
+			// The base moved: its policy may have changed. Check again
+			// against the new base; that check's completion brings us back.
+			d.Blocking = []string{fmt.Sprintf("the base branch moved to %s since the check; the pull request is being checked again", short(g.BaseHeadSHA))}
+			if err := m.recheck(ctx, a, g, "base moved"); err != nil {
+				return err
+			}
+		default:
+			d = DecideMerge(ctx, g.MergeFacts, m.names(), m.teams(gh))
+		}
+		if !d.Merge {
+			log.Info("not merging", "blocking", strings.Join(d.Blocking, "; "))
+			return m.setStatusComment(ctx, gh, a, d.Blocking)
+		}
+		method := string(g.Policy.Automerge.Method)
+		res, _, err := gh.PullRequests.Merge(ctx, a.Owner, a.Repo, a.Number, "",
+			&github.PullRequestOptions{SHA: g.CheckedSHA, MergeMethod: method})
+		switch {
+		case err == nil && res.GetMerged():
+			log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res.GetSHA(), "authorized_by", d.AuthorizedBy)
+			if err := m.store.addAudit(ctx, AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
+				MergeCommit: res.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs,
+				PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
+				// The merge happened: a retry would find the PR merged and
+				// not write the row, so say so loudly instead.
+				log.Error("merged but the audit row was not written", "sha", g.CheckedSHA, "err", err)
+			}
+			return m.setStatusComment(ctx, gh, a, nil)
+		case isStatus(err, http.StatusConflict):
+			// The head moved after our check: check the new head; never merge it unseen.
+			log.Info("head moved before the merge", "checked", g.CheckedSHA)
+			cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+			if gerr != nil {
+				return gerr
+			}
+			g.PR = cur
+			if err := m.recheck(ctx, a, g, "head moved before merge"); err != nil {
+				return err
+			}
+			return m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
+				"the head moved to %s after the check of %s; the new head is being checked", short(cur.GetHead().GetSHA()), short(g.CheckedSHA))})
+		case isStatus(err, http.StatusMethodNotAllowed):
+			msg := githubMessage(err)
+			if attempt >= m.mergeRetries {
+				log.Warn("GitHub refused the merge", "attempts", attempt+1, "message", msg)
+				return m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
+					"GitHub refused the merge %d times: %s (branch rules, conflicts or a base that changed)", attempt+1, msg)})
+			}
+			log.Info("GitHub refused the merge; retrying", "message", msg, "in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			delay *= 2
+		case err != nil:
+			return fmt.Errorf("merging %s#%d: %w", full, a.Number, err)
+		default:
+			return fmt.Errorf("merging %s#%d: GitHub answered without merging: %s", full, a.Number, res.GetMessage())
+		}
+	}
+}
+
+// recheck enqueues a check of the pull request's current head.
+func (m *Merger) recheck(ctx context.Context, a MergeArgs, g *gatheredFacts, reason string) error {
+	clone := a.CloneURL
+	if clone == "" {
+		clone = g.PR.GetBase().GetRepo().GetCloneURL()
+	}
+	return m.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID,
+		Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: g.PR.GetHead().GetSHA(), CloneURL: clone,
+		Reason: "merge: " + reason}}})
+}
+
+func githubMessage(err error) string {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Message != "" {
+		return er.Message
+	}
+	return err.Error()
+}
+
+// setStatusComment makes the one status comment say blocking, or deletes
+// it when nothing blocks (merged, closed or resolved).
+func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a MergeArgs, blocking []string) error {
+	existing, err := m.findStatusComment(ctx, gh, a)
+	if err != nil {
+		return err
+	}
+	if len(blocking) == 0 {
+		if existing == nil {
+			return nil
+		}
+		_, err := gh.Issues.DeleteComment(ctx, a.Owner, a.Repo, existing.GetID())
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(mergeStatusMarker + "\n**catalogbot will not merge this pull request yet:**\n\n")
+	for _, r := range blocking {
+		b.WriteString("- " + r + "\n")
+	}
+	b.WriteString("\nThis comment is updated as things change and removed once nothing blocks the merge.\n")
+	body := b.String()
+	if existing == nil {
+		_, _, err := gh.Issues.CreateComment(ctx, a.Owner, a.Repo, a.Number, &github.IssueComment{Body: github.String(body)})
+		return err
+	}
+	if existing.GetBody() == body {
+		return nil
+	}
+	_, _, err = gh.Issues.EditComment(ctx, a.Owner, a.Repo, existing.GetID(), &github.IssueComment{Body: github.String(body)})
+	return err
+}
+
+func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a MergeArgs) (*github.IssueComment, error) {
+	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxListPages; page++ {
+		cs, resp, err := gh.Issues.ListComments(ctx, a.Owner, a.Repo, a.Number, opt)
+		if err != nil {
+			return nil, fmt.Errorf("listing comments of #%d: %w", a.Number, err)
+		}
+		for _, c := range cs {
+			if strings.HasPrefix(c.GetBody(), mergeStatusMarker) {
+				return c, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return nil, nil
+}
+
+type mergeWorker struct {
+	river.WorkerDefaults[MergeArgs]
+	m *Merger
+}
+
+func (w *mergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error {
+	return w.m.Evaluate(ctx, job.Args)
+}
+
+// checkRecorder is what the pipeline tells the merge evaluation.
+type checkRecorder interface {
+	recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
+	checksCompleted(ctx context.Context, a CheckPRArgs) error
+}
