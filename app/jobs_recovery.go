@@ -75,6 +75,10 @@ func (r *Recovery) Resync(ctx context.Context) error {
 			}
 			if !done {
 				jobs = append(jobs, enqueueCheck(repo, pr.Number, pr.HeadSHA, "resync")...)
+			} else {
+				// Checked: the merge decision is re-derived (level-triggered).
+				jobs = append(jobs, river.InsertManyParams{Args: MergeArgs{InstallationID: repo.InstallationID,
+					Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, CloneURL: repo.CloneURL, Reason: "resync"}})
 			}
 		}
 		if err := r.q.Insert(ctx, jobs); err != nil {

@@ -307,3 +307,12 @@ type checkRecorder interface {
 	recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
 	checksCompleted(ctx context.Context, a CheckPRArgs) error
 }
+
+// mergePlan enqueues a merge evaluation of an open pull request.
+func mergePlan(ec eventContext, pr *github.PullRequest, reason string) plan {
+	if pr == nil || pr.GetState() != "open" || pr.GetNumber() <= 0 || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
+		Repo: ec.Name, Number: pr.GetNumber(), CloneURL: ec.CloneURL, Reason: reason}}}}
+}

@@ -12,7 +12,7 @@ import (
 // head or base may have changed.
 func onPullRequest(ec eventContext, body []byte) (plan, error) {
 	switch ec.Action {
-	case "opened", "synchronize", "reopened", "ready_for_review", "edited":
+	case "opened", "synchronize", "reopened", "ready_for_review", "edited", "labeled", "unlabeled":
 	default:
 		return plan{}, nil
 	}
@@ -21,6 +21,9 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 		return plan{}, fmt.Errorf("pull_request event: %w", err)
 	}
 	pr := ev.GetPullRequest()
+	if ec.Action == "labeled" || ec.Action == "unlabeled" {
+		return mergePlan(ec, pr, "pull_request."+ec.Action), nil // a hold label changes the merge decision only
+	}
 	if ec.Action == "edited" && ev.GetChanges().GetBase() == nil {
 		return plan{}, nil // a title or body edit changes nothing we check
 	}
