@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/http"
@@ -222,7 +223,7 @@ func (e *e2eEnv) waitIdle(t testing.TB) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("queue not idle after 60s: %+v %v", st, err)
+			t.Fatalf("queue not idle after 60s: %+v %v\n%s", st, err, dumpJobs(e.srv.Queue()))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -391,4 +392,24 @@ func scrape(t *testing.T, base string) string {
 
 func githubfakeDelivery(event, action string, payload []byte, status int) githubfake.Delivery {
 	return githubfake.Delivery{Event: event, Action: action, StatusCode: status, InstallationID: e2eInstID, Payload: payload}
+}
+
+// dumpJobs lists the jobs of a SQLite queue, for failure messages.
+func dumpJobs(q *Queue) string {
+	b, ok := q.b.(*riverBackend[*sql.Tx])
+	if !ok {
+		return ""
+	}
+	var sb strings.Builder
+	b.db.query(context.Background(), `SELECT id, kind, state, attempt, CAST(errors AS TEXT), CAST(args AS TEXT) FROM river_job`, nil, func(scan func(...any) error) error {
+		var id, attempt int64
+		var kind, state string
+		var errs, args sql.NullString
+		if err := scan(&id, &kind, &state, &attempt, &errs, &args); err != nil {
+			return err
+		}
+		fmt.Fprintf(&sb, "job %d %s %s attempt %d errors %s args %s\n", id, kind, state, attempt, errs.String, args.String)
+		return nil
+	})
+	return sb.String()
 }

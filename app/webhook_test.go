@@ -242,7 +242,7 @@ func TestRouteEvent(t *testing.T) {
 		{"pr opened", "pull_request", prPayload("opened", 7, testSHA, nil), check(testSHA, 7)},
 		{"pr synchronize", "pull_request", prPayload("synchronize", 7, testSHA, nil), check(testSHA, 7)},
 		{"pr ready", "pull_request", prPayload("ready_for_review", 7, testSHA, nil), check(testSHA, 7)},
-		{"pr labeled", "pull_request", prPayload("labeled", 7, testSHA, nil), nil},
+		{"pr assigned", "pull_request", prPayload("assigned", 7, testSHA, nil), nil},
 		{"pr edited title", "pull_request", prPayload("edited", 7, testSHA, map[string]any{"changes": map[string]any{"title": map[string]any{"from": "x"}}}), nil},
 		{"pr edited base", "pull_request", prPayload("edited", 7, testSHA, map[string]any{"changes": map[string]any{"base": map[string]any{"ref": map[string]any{"from": "old"}}}}), check(testSHA, 7)},
 		{"pr draft", "pull_request", mk(map[string]any{"action": "opened", "pull_request": map[string]any{"number": 7, "state": "open", "draft": true, "head": map[string]any{"sha": testSHA}}}), nil},
