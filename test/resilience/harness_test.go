@@ -257,7 +257,7 @@ func newWorld(t testing.TB) *world {
 	w.git = newGitHost(t)
 	w.repo = w.git.newRepo(t, owner, repoName)
 	w.baseSHA = w.repo.commit("", map[string]string{
-		".catalogbot.yaml":          policyFile,
+		".catalogbot.yaml":           policyFile,
 		"catalogs/base/catalog.yaml": packageFile(w.registry, "base", 2),
 	}, "base")
 	w.repo.push(w.baseSHA, "refs/heads/main")
