@@ -21,6 +21,10 @@ const (
 	exitCannotRun = 2
 )
 
+// version is set at build time: -ldflags "-X main.version=v1.2.3" (the
+// Dockerfile and deploy/imagebuild do).
+var version = "dev"
+
 // command is one subcommand. run gets the arguments after the subcommand name.
 type command struct {
 	summary string
@@ -30,7 +34,11 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"serve": {"run the GitHub App server (webhooks, job queue, check runs)", runServe},
-		"demo":  {"show the App at work on a sample pull request, against a local GitHub simulator", runDemo},
+		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
+			fmt.Fprintln(stdout, version)
+			return exitOK
+		}},
+		"demo": {"show the App at work on a sample pull request, against a local GitHub simulator", runDemo},
 	}
 }
 
