@@ -656,7 +656,7 @@ func (f *fastYAML) escape(b []byte, i int) ([]byte, int, bool) {
 		r = '\r'
 	case 'e':
 		r = 0x1b
-	case ' ', '"', '/', '\\':
+	case ' ', '"', '\\': // no \/: goyaml refuses it
 		r = c
 	case 'x', 'u', 'U':
 		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
