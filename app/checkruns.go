@@ -81,8 +81,20 @@ func NewCheckRunReporter(log *slog.Logger) *CheckRunReporter {
 // ids by name. On error the runs created so far are returned with it.
 func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, names []string) (map[string]int64, error) {
 	ids := make(map[string]int64, len(names))
+	// A job killed after creating its runs is retried: it takes over the runs
+	// still in progress on this head for this PR instead of creating a second
+	// set, so a crash never leaves runs in progress for ever nor two results.
+	open, err := r.inProgress(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr))
+	if err != nil {
+		return ids, err
+	}
 	now := github.Timestamp{Time: time.Now()}
 	for _, name := range names {
+		if id, ok := open[name]; ok {
+			ids[name] = id
+			r.remember(id, name)
+			continue
+		}
 		cr, _, err := gh.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
 			Name:       name,
 			HeadSHA:    headSHA,
@@ -97,6 +109,29 @@ func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, 
 		r.remember(cr.GetID(), name)
 	}
 	return ids, nil
+}
+
+// inProgress maps the names of the runs in progress on sha with externalID
+// to their ids (the newest of each name).
+func (r *CheckRunReporter) inProgress(ctx context.Context, gh *github.Client, owner, repo, sha, externalID string) (map[string]int64, error) {
+	out := map[string]int64{}
+	opt := &github.ListCheckRunsOptions{Status: github.String("in_progress"), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < 5; page++ {
+		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
+		if err != nil {
+			return nil, fmt.Errorf("listing check runs in progress on %s/%s@%s: %w", owner, repo, sha, err)
+		}
+		for _, cr := range res.CheckRuns {
+			if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()] {
+				out[cr.GetName()] = cr.GetID()
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
 }
 
 func (r *CheckRunReporter) remember(id int64, name string) {

@@ -191,3 +191,51 @@ func TestCheckRunExternalID(t *testing.T) {
 		}
 	}
 }
+
+// A job killed after Start is retried (by another process: a fresh
+// reporter): it takes over the runs still in progress instead of creating a
+// second set; once they are completed, a re-run creates new ones.
+func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	ctx := context.Background()
+	c := e.installation(t)
+	head := githubfake.MakeSHA("resume")
+	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := NewCheckRunReporter(nil)
+	again, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range first {
+		if again[name] != id {
+			t.Errorf("%s: retried Start gave run %d, want the in-progress run %d", name, again[name], id)
+		}
+	}
+	// Another PR on the same head gets its own runs.
+	other, err := rep.Start(ctx, c, testOwner, testRepo, head, 6, checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range first {
+		if other[name] == id {
+			t.Errorf("%s: PR 6 took over PR 5's run %d", name, id)
+		}
+	}
+	for _, id := range again {
+		if err := rep.Complete(ctx, c, testOwner, testRepo, id, checks.Result{Conclusion: checks.Success, Title: "ok"}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rerun, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, id := range first {
+		if rerun[name] == id {
+			t.Errorf("%s: a re-run after completion reused run %d", name, id)
+		}
+	}
+}
