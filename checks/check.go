@@ -67,13 +67,17 @@ type Check interface {
 	Run(ctx context.Context, pr *PullRequest) (Result, error)
 }
 
-// conclude derives a conclusion from findings: any error finding fails the
-// check, otherwise it passes (warnings never change the verdict).
-func conclude(fs []catalog.Finding) Conclusion {
+// Conclude derives a conclusion from findings: any error finding fails the
+// check; otherwise something that could not be verified makes it neutral
+// (never a pass); otherwise it passes. Warnings never change the verdict.
+func Conclude(fs []catalog.Finding, unverified bool) Conclusion {
 	for _, f := range fs {
 		if f.Severity == catalog.SeverityError {
 			return Failure
 		}
+	}
+	if unverified {
+		return Neutral
 	}
 	return Success
 }

@@ -143,10 +143,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 		}
 	}
-	res := Result{Findings: fs, Conclusion: conclude(fs)}
-	if res.Conclusion == Success && unverified {
-		res.Conclusion = Neutral
-	}
+	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
 	case res.Conclusion == Failure:
 		res.Title = "Unsafe CRD changes"

@@ -175,10 +175,7 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 	}
 	fs, unverified, asked := CheckImageRefs(ctx, c.Registry, pr.Policy.Images, refs)
-	res := Result{Findings: fs, Conclusion: conclude(fs)}
-	if res.Conclusion == Success && unverified {
-		res.Conclusion = Neutral
-	}
+	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
 	case len(refs) == 0:
 		res.Title = "No image added or changed"

@@ -95,7 +95,7 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 		}
 	}
-	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case len(fs) == 0:
 		res.Title = "Released content unchanged"

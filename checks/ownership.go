@@ -132,10 +132,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			fmt.Sprintf("%s is outside the catalogs of this repository (%s)", f.Path, catalogRoots(pol)))
 	}
 
-	res := Result{Findings: fs, Conclusion: conclude(fs)}
-	if res.Conclusion == Success && unverified {
-		res.Conclusion = Neutral
-	}
+	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	var b strings.Builder
 	switch res.Conclusion {
 	case Success:

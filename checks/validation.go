@@ -47,7 +47,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		fmt.Fprintf(&b, "- `%s`: %s (packages checked: %s)\n", cc.Root, verdict, quoteList(nonEmpty(pkgs)))
 	}
-	res := Result{Findings: fs, Conclusion: conclude(fs)}
+	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case checked == 0:
 		res.Title = "No catalog changed"

@@ -78,16 +78,8 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	found, unverified, asked := checks.CheckImageRefs(ctx, reg, rules, refs)
 	catalog.SortFindings(found)
-	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Success,
+	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Conclude(found, unverified),
 		Summary: fmt.Sprintf("%d image reference(s), %d distinct reference(s) looked up.", len(refs), asked)}
-	for _, f := range found {
-		if f.Severity == catalog.SeverityError {
-			res.Conclusion = checks.Failure
-		}
-	}
-	if res.Conclusion == checks.Success && unverified {
-		res.Conclusion = checks.Neutral
-	}
 	return render(stdout, stderr, *output, []checks.Result{res}, true, os.Getenv)
 }
 
