@@ -7,38 +7,35 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/internal/cli"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 )
 
 // Exit codes shared by every subcommand.
 const (
-	exitOK        = 0
-	exitFail      = 1
-	exitCannotRun = 2
+	exitOK        = cli.ExitOK
+	exitFail      = cli.ExitFail
+	exitCannotRun = cli.ExitCannotRun
 )
 
 // version is set at build time: -ldflags "-X main.version=v1.2.3" (the
 // Dockerfile and deploy/imagebuild do).
 var version = "dev"
 
-// command is one subcommand. run gets the arguments after the subcommand name.
-type command struct {
-	summary string
-	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-}
+// command is one subcommand.
+type command = cli.Command
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": {"run the GitHub App server (webhooks, job queue, check runs)", runServe},
-		"version": {"print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) int {
+		"serve": {Summary: "run the GitHub App server (webhooks, job queue, check runs)", Run: runServe},
+		"version": {Summary: "print the version", Run: func(_ context.Context, _ []string, stdout, _ io.Writer) int {
 			fmt.Fprintln(stdout, version)
 			return exitOK
 		}},
-		"demo": {"show the App at work on a sample pull request, against a local GitHub simulator", runDemo},
+		"demo": {Summary: "show the App at work on a sample pull request, against a local GitHub simulator", Run: runDemo},
 	}
 }
 
@@ -50,33 +47,5 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr, cmds)
-		if len(args) == 0 {
-			return exitCannotRun
-		}
-		return exitOK
-	}
-	c, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "catalogbot: unknown command %q\n\n", args[0])
-		usage(stderr, cmds)
-		return exitCannotRun
-	}
-	return c.run(ctx, args[1:], stdout, stderr)
-}
-
-func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprintln(w, "usage: catalogbot COMMAND [flags]")
-	fmt.Fprintln(w, "\ncommands:")
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
-	}
-	fmt.Fprintln(w, "\nexit codes: 0 success, 1 failure, 2 could not run. Run catalogbot COMMAND -h for its flags.")
+	return cli.Program{Name: "catalogbot", Synopsis: "COMMAND [flags]", Footer: "exit codes: 0 success, 1 failure, 2 could not run. Run catalogbot COMMAND -h for its flags.", Commands: commands()}.Run(ctx, args, stdout, stderr)
 }
