@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,56 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-)
 
-// testPostgresURLs are tried in order; CI's database is `test` with trust auth.
-func testPostgresURLs() []string {
-	if u := os.Getenv("CATALOGBOT_TEST_DATABASE_URL"); u != "" {
-		return []string{u}
-	}
-	return []string{
-		"postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
-		"postgres://root@127.0.0.1:5432/test?sslmode=disable",
-	}
-}
+	"github.com/catalogbot/catalogbot/internal/testpg"
+)
 
 // postgresURL returns a reachable test database URL or skips.
 func postgresURL(t testing.TB) string {
 	t.Helper()
-	var last error
-	for _, u := range testPostgresURLs() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		conn, err := pgx.Connect(ctx, u)
-		cancel()
-		if err == nil {
-			conn.Close(context.Background())
-			return u
-		}
-		last = err
-	}
-	t.Skipf("PostgreSQL not reachable on 127.0.0.1:5432 (database test, user postgres or root): %v", last)
-	return ""
+	return testpg.URL(t)
 }
 
-// freshSchema creates a schema name for one test and drops it afterwards.
+// freshSchema names a schema for one test and drops it afterwards.
 func freshSchema(t testing.TB, dbURL string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "cbtest_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dbURL)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-	})
-	return schema
+	return testpg.FreshSchema(t, dbURL, "cbtest_")
 }
 
 func testLogger(t testing.TB) *slog.Logger {

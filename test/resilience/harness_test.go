@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
+
+	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
 const (
@@ -583,43 +585,14 @@ func send(ctx context.Context, client *http.Client, url string, d *delivery) (in
 // testPostgresURL returns a reachable PostgreSQL URL or skips.
 func testPostgresURL(t testing.TB) string {
 	t.Helper()
-	urls := []string{"postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "postgres://root@127.0.0.1:5432/test?sslmode=disable"}
-	if u := os.Getenv("CATALOGBOT_TEST_DATABASE_URL"); u != "" {
-		urls = []string{u}
-	}
-	var last error
-	for _, u := range urls {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		conn, err := pgx.Connect(ctx, u)
-		cancel()
-		if err == nil {
-			conn.Close(context.Background())
-			return u
-		}
-		last = err
-	}
-	t.Skipf("PostgreSQL not reachable on 127.0.0.1:5432 (database test, trust auth, user postgres or root): %v", last)
-	return ""
+	return testpg.URL(t)
 }
 
 // freshSchema names a schema for one test (the server creates it) and drops
 // it afterwards.
 func freshSchema(t testing.TB, dbURL string) string {
 	t.Helper()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "resilience_" + hex.EncodeToString(b)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dbURL)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
-	})
-	return schema
+	return testpg.FreshSchema(t, dbURL, "resilience_")
 }
 
 // storedDeliveries reads the GUIDs in the server's delivery log on PostgreSQL.
