@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/yaml"
 )
 
@@ -87,6 +88,11 @@ type fileConfig struct {
 		InternalHosts []string `json:"internal_hosts"`
 		InsecureHosts []string `json:"insecure_hosts"`
 	} `json:"registry"`
+	Rebuild struct {
+		BaseImage     string   `json:"base_image"`
+		PushAuthFile  string   `json:"push_auth_file"`
+		AllowedImages []string `json:"allowed_images"`
+	} `json:"rebuild"`
 }
 
 // Config is the server's validated configuration.
@@ -126,6 +132,16 @@ type Config struct {
 	RegistryAuthFile      string
 	RegistryInternalHosts []string
 	RegistryInsecureHosts []string
+	// RebuildBaseImage is the opm image, pinned by digest, that catalog
+	// images are built on when the policy's catalogs[].baseImage is not set.
+	RebuildBaseImage string
+	// RebuildPushAuthFile is a docker/podman auth file with the credentials
+	// used to push catalog images (read by the registry client; its content
+	// is never logged). Base images are read with it and RegistryAuthFile.
+	RebuildPushAuthFile string
+	// RebuildAllowedImages are the prefixes a pushed catalog image must start
+	// with (as policy images.allowedRegistries); empty allows any.
+	RebuildAllowedImages []string
 }
 
 // SQLitePath is the SQLite database file used when no database URL is given.
@@ -148,6 +164,18 @@ const (
 // environment through getenv, fills defaults and validates. It reads the
 // private key so that a server never starts with a key it cannot use.
 func LoadConfig(path string, getenv func(string) string) (*Config, error) {
+	return loadConfig(path, getenv, true)
+}
+
+// LoadDatabaseConfig reads the same file and environment as LoadConfig but
+// checks only what opening the database needs (database_url,
+// database_schema, data_dir): for commands that read the database and never
+// talk to GitHub, such as catalogbot audit.
+func LoadDatabaseConfig(path string, getenv func(string) string) (*Config, error) {
+	return loadConfig(path, getenv, false)
+}
+
+func loadConfig(path string, getenv func(string) string, server bool) (*Config, error) {
 	var fc fileConfig
 	if path != "" {
 		data, err := readBounded(path, maxConfigSize)
@@ -169,13 +197,15 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		DatabaseURL:      NewSecret([]byte(fc.DatabaseURL)),
 		RegistryAuthFile: fc.Registry.AuthFile, RegistryInternalHosts: fc.Registry.InternalHosts,
 		RegistryInsecureHosts: fc.Registry.InsecureHosts,
+		RebuildBaseImage:      fc.Rebuild.BaseImage, RebuildPushAuthFile: fc.Rebuild.PushAuthFile,
+		RebuildAllowedImages: fc.Rebuild.AllowedImages,
 	}
 	if fc.LogLevel != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(fc.LogLevel)); err != nil {
 			return nil, fmt.Errorf("config log_level: %w (want debug, info, warn or error)", err)
 		}
 	}
-	if fc.WebhookSecretsFile != "" {
+	if fc.WebhookSecretsFile != "" && server {
 		data, err := readBounded(fc.WebhookSecretsFile, maxConfigSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading webhook_secrets_file: %w", err)
@@ -190,6 +220,12 @@ func LoadConfig(path string, getenv func(string) string) (*Config, error) {
 		return nil, err
 	}
 	c.fillDefaults()
+	if !server {
+		if c.DatabaseSchema != "" && !validIdentifier(c.DatabaseSchema) {
+			return nil, fmt.Errorf("database_schema %q: use letters, digits and _ only", c.DatabaseSchema)
+		}
+		return c, nil
+	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
@@ -314,6 +350,16 @@ func (c *Config) validate() error {
 	}
 	if c.DatabaseSchema != "" && !validIdentifier(c.DatabaseSchema) {
 		errs = append(errs, fmt.Errorf("database_schema %q: use letters, digits and _ only", c.DatabaseSchema))
+	}
+	if c.RebuildBaseImage != "" {
+		if _, err := name.NewDigest(c.RebuildBaseImage, name.StrictValidation); err != nil {
+			errs = append(errs, fmt.Errorf("rebuild.base_image %q: pin it by digest, registry/repository@sha256:<64 hex digits> (%v)", c.RebuildBaseImage, err))
+		}
+	}
+	for _, p := range c.RebuildAllowedImages {
+		if p == "" || strings.ContainsAny(p, "@ \t\r\n") {
+			errs = append(errs, fmt.Errorf("rebuild.allowed_images: %q is not a registry or repository prefix such as quay.io/acme/", p))
+		}
 	}
 	return errors.Join(errs...)
 }
