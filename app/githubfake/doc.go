@@ -50,4 +50,16 @@
 //
 // InjectFault makes chosen requests fail (500, 502, 403 rate limited, 429
 // with Retry-After) before authentication, a bounded number of times.
+//
+// StartOutage makes authenticated calls fail for a while (a duration or a
+// number of failures), cycling through 500, 502 and the rate limits as
+// GitHub documents them: a primary limit is 403 (or 429) with
+// X-RateLimit-Remaining: 0 until X-RateLimit-Reset (epoch seconds), for
+// every request of that identity; a secondary limit is 403 or 429 "You have
+// exceeded a secondary rate limit" with Retry-After in seconds, again for
+// every request of the identity until then. Limits outlast the outage.
+// Requests records, per request, its arrival time, its identity (the App or
+// an installation), the fault that answered it, and whether it came before
+// an earlier answer's Retry-After or reset had passed (Early), so a test
+// can check that the client waits as GitHub asks.
 package githubfake

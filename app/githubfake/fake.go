@@ -51,6 +51,8 @@ type Fake struct {
 	teams         map[string]*team // key: lower "org/slug"
 	budgets       map[string]*budget
 	faults        []*fault
+	outages       []*outage
+	secondary     map[string]*secondaryLimit // by identity
 	requests      []Request
 	deliveries    []*Delivery
 	merges        []Merge
@@ -81,14 +83,37 @@ type team struct {
 type budget struct {
 	used  int
 	reset time.Time
+	// limitedAt is when the caller was first told the budget is spent (an
+	// answer with X-RateLimit-Remaining: 0); zero while it is not.
+	limitedAt time.Time
+	// status answers requests while the budget is spent: 403, or 429 as
+	// GitHub sometimes does.
+	status int
 }
 
-// Request is one request the fake answered, for tests that count calls.
+// Request is one request the fake answered, for tests that count calls and
+// check that a client waits as GitHub asks.
 type Request struct {
 	Method, Path string
 	Status       int
 	// Conditional is true when the request carried If-None-Match.
 	Conditional bool
+	// At is when the request arrived, on the fake's clock.
+	At time.Time
+	// Identity is whose budget the request spends: "app" (the App's JWT) or
+	// "installation:ID" (a token of that installation); "" when it was
+	// answered before authentication.
+	Identity string
+	// Fault is the injected failure that answered the request, "" for none.
+	Fault FaultKind
+	// RetryAt, on a rate-limited answer, is the earliest time GitHub allows
+	// the identity's next request (Retry-After, or X-RateLimit-Reset).
+	RetryAt time.Time
+	// Early marks a request that came while its identity was rate limited
+	// after an answer had said so (sent at LimitedAt): GitHub asks clients
+	// not to do that, and may ban integrations that keep on.
+	Early     bool
+	LimitedAt time.Time
 }
 
 // New makes an empty fake with the App and no installations.
@@ -104,6 +129,7 @@ func New(o Options) *Fake {
 		repos:         map[string]*repo{},
 		teams:         map[string]*team{},
 		budgets:       map[string]*budget{},
+		secondary:     map[string]*secondaryLimit{},
 		webhookURL:    o.WebhookURL,
 		webhookSecret: o.WebhookSecret,
 		nextID:        1000,

@@ -84,7 +84,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	if rep, ok := f.faultLocked(r2); ok {
-		f.requests = append(f.requests, Request{Method: r.Method, Path: r2.URL.Path, Status: rep.status})
+		f.recordRequest(Request{Method: r.Method, Path: r2.URL.Path, Status: rep.status, At: f.now(), Fault: FaultInjected})
 		f.mu.Unlock()
 		f.write(w, r2, rep, nil)
 		return
@@ -97,34 +97,52 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request, kind authKind, h fu
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := &call{f: f, r: r, path: r.Header.Get("X-Fake-Original-Path")}
-	var rep reply
+	rec := Request{Method: r.Method, Path: r.URL.Path, At: f.now(), Conditional: r.Header.Get("If-None-Match") != ""}
 	var b *budget
 	if kind != 0 {
 		key, authRep, ok := f.authenticate(c, kind)
 		if !ok {
-			f.record(r, authRep.status)
-			f.write(w, r, authRep, nil)
+			rec.Status = f.write(w, r, authRep, nil)
+			f.recordRequest(rec)
 			return
 		}
+		rec.Identity = key
 		b = f.budgetLocked(key)
-		if b.used >= f.limit {
-			rep = errorReply(http.StatusForbidden, "API rate limit exceeded for "+strings.ReplaceAll(key, ":", " ID ")+".")
-			rep.body.(map[string]any)["documentation_url"] = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
-			f.record(r, rep.status)
-			f.write(w, r, rep, b)
+		if rep, limited := f.limitedLocked(key, b, &rec); limited {
+			f.setRateHeaders(rep.header, b)
+			rec.Status = f.write(w, r, rep, nil)
+			f.recordRequest(rec)
+			return
+		}
+		if rep, faulted := f.outageLocked(r, key, b, &rec); faulted {
+			f.setRateHeaders(rep.header, b)
+			rec.Status = f.write(w, r, rep, nil)
+			f.recordRequest(rec)
 			return
 		}
 	}
-	rep = h(c)
-	status := f.write(w, r, rep, b)
-	f.record(r, status)
+	rec.Status = f.write(w, r, h(c), b)
+	f.recordRequest(rec)
 }
 
 func (f *Fake) record(r *http.Request, status int) {
-	if len(f.requests) >= 100000 {
+	f.recordRequest(Request{Method: r.Method, Path: r.URL.Path, Status: status, At: f.now(), Conditional: r.Header.Get("If-None-Match") != ""})
+}
+
+func (f *Fake) recordRequest(rq Request) {
+	if len(f.requests) >= maxRecordedRequests {
 		f.requests = f.requests[1:]
 	}
-	f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Status: status, Conditional: r.Header.Get("If-None-Match") != ""})
+	f.requests = append(f.requests, rq)
+}
+
+// setRateHeaders adds the primary rate-limit headers of b without charging it.
+func (f *Fake) setRateHeaders(h http.Header, b *budget) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(f.limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(f.limit-b.used, 0)))
+	h.Set("X-RateLimit-Used", strconv.Itoa(b.used))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(b.reset.Unix(), 10))
+	h.Set("X-RateLimit-Resource", "core")
 }
 
 // write sends rep with GitHub's headers: rate limit (charging b unless the
@@ -155,14 +173,14 @@ func (f *Fake) write(w http.ResponseWriter, r *http.Request, rep reply, b *budge
 	}
 	if b != nil {
 		// A 304 does not count against the primary rate limit.
-		if status != http.StatusNotModified && !(status == http.StatusForbidden && b.used >= f.limit) {
+		if status != http.StatusNotModified {
 			b.used++
+			if b.used >= f.limit && b.limitedAt.IsZero() {
+				// The answer says remaining 0: from now on the caller knows.
+				b.limitedAt = f.now()
+			}
 		}
-		h.Set("X-RateLimit-Limit", strconv.Itoa(f.limit))
-		h.Set("X-RateLimit-Remaining", strconv.Itoa(max(f.limit-b.used, 0)))
-		h.Set("X-RateLimit-Used", strconv.Itoa(b.used))
-		h.Set("X-RateLimit-Reset", strconv.FormatInt(b.reset.Unix(), 10))
-		h.Set("X-RateLimit-Resource", "core")
+		f.setRateHeaders(h, b)
 	}
 	if status == http.StatusNotModified || data == nil {
 		w.WriteHeader(status)
