@@ -95,15 +95,17 @@ func (j *jsonParser) value() Value {
 		j.array(&v)
 	case c == '"':
 		v.Kind = KindString
-		v.Str = j.str()
+		v.setStr(j.str())
 	case c == '-' || ('0' <= c && c <= '9'):
 		j.number(&v)
 	case c == 't':
 		j.literal("true")
-		v.Kind, v.Str = KindBool, "true"
+		v.Kind = KindBool
+		v.setStr("true")
 	case c == 'f':
 		j.literal("false")
-		v.Kind, v.Str = KindBool, "false"
+		v.Kind = KindBool
+		v.setStr("false")
 	case c == 'n':
 		j.literal("null")
 		v.Kind = KindNull
@@ -190,7 +192,7 @@ func (j *jsonParser) object(v *Value) {
 		}
 		j.fail("unexpected %s after object key:value pair", describeByte(j.src, j.pos))
 	}
-	v.Fields = j.p.slabs.fields(j.fields[base:])
+	v.setFields(j.p.slabs.fields(j.fields[base:]))
 	clear(j.fields[base:])
 	j.fields = j.fields[:base]
 	j.depth--
@@ -229,7 +231,7 @@ func (j *jsonParser) array(v *Value) {
 		}
 		j.fail("unexpected %s after array element", describeByte(j.src, j.pos))
 	}
-	v.Items = j.p.slabs.items(j.items[base:])
+	v.setItems(j.p.slabs.items(j.items[base:]))
 	clear(j.items[base:])
 	j.items = j.items[:base]
 	j.depth--
@@ -281,7 +283,7 @@ func (j *jsonParser) number(v *Value) {
 	lit := s[start:i]
 	v.Kind = KindNumber
 	if shortInteger(lit) {
-		v.Str = lit
+		v.setStr(lit)
 	} else {
 		f, err := strconv.ParseFloat(lit, 64)
 		str, ok := formatNumber(f)
@@ -290,7 +292,7 @@ func (j *jsonParser) number(v *Value) {
 			j.p.addf(ruleLoadNumberRange, line, col, "", "number %s is beyond float64, where opm decodes every number: opm fails on it (or, in a file's first two objects, re-reads the file as YAML, where it becomes a string)", lit)
 			str = "0"
 		}
-		v.Str = str
+		v.setStr(str)
 	}
 	j.pos = i
 }

@@ -14,7 +14,8 @@ import (
 // Limits bound every input the loader reads. A zero field means its default
 // (see DefaultLimits).
 type Limits struct {
-	// MaxFileSize is the largest file read, in bytes.
+	// MaxFileSize is the largest file read, in bytes (at most 2 GiB - 1,
+	// the longest text a Value holds; larger settings are lowered to it).
 	MaxFileSize int64
 	// MaxTotalSize bounds the bytes of all files of one tree.
 	MaxTotalSize int64
@@ -56,6 +57,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxFileSize <= 0 {
 		l.MaxFileSize = d.MaxFileSize
 	}
+	l.MaxFileSize = min(l.MaxFileSize, maxValueLen)
 	if l.MaxTotalSize <= 0 {
 		l.MaxTotalSize = d.MaxTotalSize
 	}
@@ -190,8 +192,9 @@ func (p *fileParser) addDoc(v Value) {
 	}
 	d := Doc{Pos: Position{File: p.name, Line: int(v.Line), Column: int(v.Col)}, Value: v}
 	p.checkFoldedKeys(&d.Value)
-	for i := range d.Value.Fields {
-		f := &d.Value.Fields[i]
+	fields := d.Value.Fields()
+	for i := range fields {
+		f := &fields[i]
 		var dst *string
 		switch {
 		case foldEqual(f.Key, "schema"):
@@ -208,7 +211,7 @@ func (p *fileParser) addDoc(v Value) {
 				"%q is %s %s, but opm requires a string", f.Key, articleFor(f.Value.Kind), f.Value.String())
 			continue
 		}
-		*dst = f.Value.Str
+		*dst = f.Value.Str()
 	}
 	if d.Schema == "" {
 		if sf := findFolded(&d.Value, "schema"); sf == nil || sf.Value.Kind == KindString {
@@ -220,9 +223,10 @@ func (p *fileParser) addDoc(v Value) {
 }
 
 func findFolded(v *Value, key string) *Field {
-	for i := range v.Fields {
-		if foldEqual(v.Fields[i].Key, key) {
-			return &v.Fields[i]
+	fields := v.Fields()
+	for i := range fields {
+		if foldEqual(fields[i].Key, key) {
+			return &fields[i]
 		}
 	}
 	return nil
@@ -230,7 +234,7 @@ func findFolded(v *Value, key string) *Field {
 
 // checkFoldedKeys reports top-level keys equal under case folding, which opm refuses.
 func (p *fileParser) checkFoldedKeys(v *Value) {
-	fields := v.Fields
+	fields := v.Fields()
 	if len(fields) < 2 {
 		return
 	}
@@ -373,18 +377,19 @@ func (c *columnCache) column(lineStart, off int) int {
 	return c.col
 }
 
-// setField adds f to the object v, or replaces the field of the same key
-// (the last value wins, as in opm), reporting the duplicate when warn is set.
-func (p *fileParser) setField(v *Value, keys *keyIndex, f Field, warn bool) {
-	if i := keys.find(v.Fields, f.Key); i >= 0 {
+// setField adds f to the fields of an object, or replaces the field of the
+// same key (the last value wins, as in opm), reporting the duplicate when
+// warn is set.
+func (p *fileParser) setField(fields *[]Field, keys *keyIndex, f Field, warn bool) {
+	if i := keys.find(*fields, f.Key); i >= 0 {
 		if warn {
-			p.warnDuplicate(f, v.Fields[i])
+			p.warnDuplicate(f, (*fields)[i])
 		}
-		v.Fields[i] = f
+		(*fields)[i] = f
 		return
 	}
-	v.Fields = append(v.Fields, f)
-	keys.add(v.Fields, f.Key)
+	*fields = append(*fields, f)
+	keys.add(*fields, f.Key)
 }
 
 func (p *fileParser) warnDuplicate(again, first Field) {

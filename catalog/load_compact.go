@@ -45,17 +45,19 @@ func (c *stringCompactor) inFile(s string) bool {
 }
 
 func (c *stringCompactor) measureValue(v *Value) {
-	if c.inFile(v.Str) {
-		c.size += len(v.Str)
+	if s := v.Str(); c.inFile(s) {
+		c.size += len(s)
 	}
-	for i := range v.Fields {
-		if c.inFile(v.Fields[i].Key) {
-			c.size += len(v.Fields[i].Key)
+	fields := v.Fields()
+	for i := range fields {
+		if c.inFile(fields[i].Key) {
+			c.size += len(fields[i].Key)
 		}
-		c.measureValue(&v.Fields[i].Value)
+		c.measureValue(&fields[i].Value)
 	}
-	for i := range v.Items {
-		c.measureValue(&v.Items[i])
+	items := v.Items()
+	for i := range items {
+		c.measureValue(&items[i])
 	}
 }
 
@@ -74,13 +76,17 @@ func (c *stringCompactor) move(s string) string {
 }
 
 func (c *stringCompactor) moveValue(v *Value) {
-	v.Str = c.move(v.Str)
-	for i := range v.Fields {
-		v.Fields[i].Key = c.move(v.Fields[i].Key)
-		c.moveValue(&v.Fields[i].Value)
+	if v.holds == holdsText {
+		v.setStr(c.move(v.Str()))
 	}
-	for i := range v.Items {
-		c.moveValue(&v.Items[i])
+	fields := v.Fields()
+	for i := range fields {
+		fields[i].Key = c.move(fields[i].Key)
+		c.moveValue(&fields[i].Value)
+	}
+	items := v.Items()
+	for i := range items {
+		c.moveValue(&items[i])
 	}
 }
 

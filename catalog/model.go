@@ -305,9 +305,10 @@ func (c *Catalog) decodeChannel(d *Doc) *Channel {
 		undecodable: bad,
 	}
 	if es := getFold(v, "entries"); es != nil && es.Kind == KindArray {
-		ch.Entries = make([]*ChannelEntry, 0, len(es.Items))
-		for i := range es.Items {
-			ev := &es.Items[i]
+		ch.Entries = make([]*ChannelEntry, 0, len(es.Items()))
+		entries := es.Items()
+		for i := range entries {
+			ev := &entries[i]
 			if ev.Kind != KindObject && ev.Kind != KindNull {
 				continue // reported by checkBlob; null decodes to an entry with no name, as in opm
 			}
@@ -316,11 +317,12 @@ func (c *Catalog) decodeChannel(d *Doc) *Channel {
 			e.Replaces, e.ReplacesPos = strAt(ev, "replaces", file)
 			e.SkipRange, e.SkipRangePos = strAt(ev, "skipRange", file)
 			if sk := getFold(ev, "skips"); sk != nil && sk.Kind == KindArray {
-				for j := range sk.Items {
-					s := &sk.Items[j]
+				skips := sk.Items()
+				for j := range skips {
+					s := &skips[j]
 					str := ""
 					if s.Kind == KindString {
-						str = s.Str
+						str = s.Str()
 					}
 					e.Skips = append(e.Skips, str)
 					e.SkipsPos = append(e.SkipsPos, s.Pos(file))
@@ -348,8 +350,9 @@ func (c *Catalog) decodeBundle(d *Doc) *Bundle {
 	b.Image, b.ImagePos = strAt(v, "image", file)
 	b.Properties = decodeProperties(d, getFold(v, "properties"))
 	if ris := getFold(v, "relatedImages"); ris != nil && ris.Kind == KindArray {
-		for i := range ris.Items {
-			ri := &ris.Items[i]
+		items := ris.Items()
+		for i := range items {
+			ri := &items[i]
 			if ri.Kind != KindObject {
 				continue
 			}
@@ -367,8 +370,9 @@ func (c *Catalog) decodeDeprecation(d *Doc) *Deprecation {
 	file := d.Pos.File
 	dep := &Deprecation{Package: d.Package, PackagePos: fieldPos(d, "package"), Pos: d.Pos, Value: v, undecodable: bad}
 	if es := getFold(v, "entries"); es != nil && es.Kind == KindArray {
-		for i := range es.Items {
-			ev := &es.Items[i]
+		entries := es.Items()
+		for i := range entries {
+			ev := &entries[i]
 			if ev.Kind != KindObject && ev.Kind != KindNull {
 				continue
 			}
@@ -425,7 +429,7 @@ func strAt(obj *Value, key, file string) (string, Position) {
 		return "", obj.Pos(file)
 	}
 	if v.Kind == KindString {
-		return v.Str, v.Pos(file)
+		return v.Str(), v.Pos(file)
 	}
 	return "", v.Pos(file)
 }

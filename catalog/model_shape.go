@@ -204,19 +204,20 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 		if s.kind == shapeInt32 {
 			bits = 32
 		}
-		if v.Kind != KindNumber || !fitsInt(v.Str, bits) {
+		if v.Kind != KindNumber || !fitsInt(v.Str(), bits) {
 			return bad(fmt.Sprintf("an integer (%d-bit)", bits))
 		}
 	case shapeBytes:
 		switch v.Kind {
 		case KindString:
-			if _, err := decodeStdBase64(v.Str); err != nil {
+			if _, err := decodeStdBase64(v.Str()); err != nil {
 				return bad("standard base64 text (" + err.Error() + ")")
 			}
 		case KindArray:
-			for i := range v.Items {
-				it := &v.Items[i]
-				if it.Kind != KindNull && (it.Kind != KindNumber || !fitsByte(it.Str)) {
+			items := v.Items()
+			for i := range items {
+				it := &items[i]
+				if it.Kind != KindNull && (it.Kind != KindNumber || !fitsByte(it.Str())) {
 					p := shapePath{parent: path, index: i}
 					errs = append(errs, shapeError{path: p.String(), at: it, want: "a byte value 0 to 255"})
 					if len(errs) >= maxShapeErrors {
@@ -234,25 +235,28 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 		if s.elem.kind == shapeAny {
 			return errs
 		}
-		for i := range v.Items {
-			if s.elem.kind == shapeString && (v.Items[i].Kind == KindString || v.Items[i].Kind == KindNull) {
+		items := v.Items()
+		for i := range items {
+			if s.elem.kind == shapeString && (items[i].Kind == KindString || items[i].Kind == KindNull) {
 				continue // the common case, without building a path
 			}
-			errs = checkShapeAt(&v.Items[i], s.elem, &shapePath{parent: path, index: i}, errs)
+			errs = checkShapeAt(&items[i], s.elem, &shapePath{parent: path, index: i}, errs)
 		}
 	case shapeMap:
 		if v.Kind != KindObject {
 			return bad("an object")
 		}
-		for i := range v.Fields {
-			errs = checkShapeAt(&v.Fields[i].Value, s.elem, &shapePath{parent: path, key: v.Fields[i].Key, index: -1}, errs)
+		fields := v.Fields()
+		for i := range fields {
+			errs = checkShapeAt(&fields[i].Value, s.elem, &shapePath{parent: path, key: fields[i].Key, index: -1}, errs)
 		}
 	case shapeObject:
 		if v.Kind != KindObject {
 			return bad("an object")
 		}
-		for i := range v.Fields {
-			f := &v.Fields[i]
+		fields := v.Fields()
+		for i := range fields {
+			f := &fields[i]
 			for j := range s.fields {
 				if foldMatch(f.Key, s.fields[j].name) {
 					errs = checkShapeAt(&f.Value, s.fields[j].shape, &shapePath{parent: path, key: f.Key, index: -1}, errs)
@@ -299,8 +303,9 @@ func fieldFold(obj *Value, key string) *Field {
 		return nil
 	}
 	var best *Field
-	for i := range obj.Fields {
-		f := &obj.Fields[i]
+	fields := obj.Fields()
+	for i := range fields {
+		f := &fields[i]
 		if strings.EqualFold(f.Key, key) && (best == nil || f.Key > best.Key) {
 			best = f
 		}
@@ -319,7 +324,7 @@ func getFold(obj *Value, key string) *Value {
 // strFold returns the string at key, "" when absent, null or not a string.
 func strFold(obj *Value, key string) string {
 	if v := getFold(obj, key); v != nil && v.Kind == KindString {
-		return v.Str
+		return v.Str()
 	}
 	return ""
 }

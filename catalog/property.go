@@ -105,9 +105,10 @@ func decodeProperties(d *Doc, list *Value) []Property {
 		return nil
 	}
 	file := d.Pos.File
-	out := make([]Property, 0, len(list.Items))
-	for i := range list.Items {
-		pv := &list.Items[i]
+	items := list.Items()
+	out := make([]Property, 0, len(items))
+	for i := range items {
+		pv := &items[i]
 		if pv.Kind != KindObject && pv.Kind != KindNull {
 			continue // a type error the blob check reported
 		}
@@ -189,7 +190,7 @@ func (p *Property) AsChannel() (ChannelProperty, bool) {
 	var c ChannelProperty
 	c.ChannelName, _ = p.str("channelName")
 	if v := getFold(p.Value, "priority"); v != nil && v.Kind == KindNumber {
-		f, _ := strconv.ParseFloat(v.Str, 64)
+		f, _ := strconv.ParseFloat(v.Str(), 64)
 		c.Priority = int(f)
 	}
 	return c, true
@@ -208,19 +209,21 @@ func (p *Property) AsCSVMetadata() (*CSVMetadata, bool) {
 		MinKubeVersion: strFold(v, "minKubeVersion"),
 	}
 	if kw := getFold(v, "keywords"); kw != nil && kw.Kind == KindArray {
-		for i := range kw.Items {
-			m.Keywords = append(m.Keywords, kw.Items[i].Str)
+		for _, k := range kw.Items() {
+			m.Keywords = append(m.Keywords, k.Str())
 		}
 	}
 	if an := getFold(v, "annotations"); an != nil && an.Kind == KindObject {
-		m.Annotations = make(map[string]string, len(an.Fields))
-		for i := range an.Fields {
-			m.Annotations[an.Fields[i].Key] = an.Fields[i].Value.Str
+		fields := an.Fields()
+		m.Annotations = make(map[string]string, len(fields))
+		for i := range fields {
+			m.Annotations[fields[i].Key] = fields[i].Value.Str()
 		}
 	}
 	if owned := getFold(getFold(v, "crdDescriptions"), "owned"); owned != nil && owned.Kind == KindArray {
-		for i := range owned.Items {
-			it := &owned.Items[i]
+		items := owned.Items()
+		for i := range items {
+			it := &items[i]
 			m.OwnedCRDs = append(m.OwnedCRDs, CRDDescription{Name: strFold(it, "name"), Version: strFold(it, "version"), Kind: strFold(it, "kind")})
 		}
 	}
@@ -241,14 +244,15 @@ func (p *Property) bundleObjectData() ([]byte, error) {
 	}
 	switch data.Kind {
 	case KindString:
-		return decodeStdBase64(data.Str)
+		return decodeStdBase64(data.Str())
 	case KindArray:
-		out := make([]byte, 0, len(data.Items))
-		for i := range data.Items {
-			if !fitsByte(data.Items[i].Str) {
+		items := data.Items()
+		out := make([]byte, 0, len(items))
+		for i := range items {
+			if !fitsByte(items[i].Str()) {
 				return nil, fmt.Errorf("data[%d] is not a byte value", i)
 			}
-			f, _ := strconv.ParseFloat(data.Items[i].Str, 64)
+			f, _ := strconv.ParseFloat(items[i].Str(), 64)
 			out = append(out, byte(f))
 		}
 		return out, nil

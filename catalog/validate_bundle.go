@@ -36,7 +36,7 @@ func (v *validator) bundleObject(p *Package, b *Bundle, prop *Property) {
 	var raw []byte
 	switch data.Value.Kind {
 	case KindString:
-		s := data.Value.Str
+		s := data.Value.Str()
 		need := base64.StdEncoding.DecodedLen(len(s))
 		if cap(v.objBuf) < need {
 			v.objBuf = make([]byte, need)

@@ -1,5 +1,10 @@
 package catalog
 
+import (
+	"math"
+	"unsafe"
+)
+
 // Kind is the JSON kind of a Value.
 type Kind uint8
 
@@ -35,21 +40,117 @@ func (k Kind) String() string {
 // validator read, so that every finding can point at the exact line of the
 // field it is about. YAML is resolved as YAML 1.1 (as opm reads it), so a
 // Value always has a JSON equivalent.
+//
+// A catalog holds hundreds of thousands of values, so a Value is kept to 24
+// bytes: one pointer serves as the text of a scalar, the fields of an object
+// or the items of an array (read them with Str, Fields and Items), with one
+// length. Values are built only by the loader; the children and text of a
+// Value must not be modified.
 type Value struct {
-	Kind Kind
-	// Str is the text of a string, the literal of a number as JSON would spell
-	// it, and "true"/"false" for a boolean. Numbers are spelled as
-	// encoding/json spells their float64 value, because opm decodes every blob
-	// into map[string]any before its typed decoding: 1.0 is "1", 1e3 is
-	// "1000", and an integer beyond 2^53 loses its last digits as in opm.
-	Str string
-	// Fields of an object in document order. A key given twice keeps its last
-	// value (the loader reports the duplicate).
-	Fields []Field
-	// Items of an array.
-	Items []Value
+	ptr unsafe.Pointer // text bytes, first Field or first Value; see holds
+	n   uint32         // length of the text, or number of fields or items
 	// Line and Col are where the value starts, counting from 1.
 	Line, Col int32
+	Kind      Kind
+	holds     valueHolds
+}
+
+// valueHolds says what a Value's pointer points at. It is kept apart from
+// Kind so that no change of Kind can make the pointer be read as another type.
+type valueHolds uint8
+
+const (
+	holdsNothing valueHolds = iota
+	holdsText
+	holdsFields
+	holdsItems
+)
+
+// maxValueLen bounds a value's text and children. Files are refused above it
+// (see Limits.MaxFileSize), so no value comes near.
+const maxValueLen = math.MaxInt32
+
+// Str is the text of a string, the literal of a number as JSON would spell
+// it, and "true"/"false" for a boolean; "" for null, objects and arrays.
+// Numbers are spelled as encoding/json spells their float64 value, because
+// opm decodes every blob into map[string]any before its typed decoding: 1.0
+// is "1", 1e3 is "1000", and an integer beyond 2^53 loses its last digits as
+// in opm.
+func (v *Value) Str() string {
+	if v == nil || v.holds != holdsText {
+		return ""
+	}
+	return unsafe.String((*byte)(v.ptr), int(v.n))
+}
+
+// Fields returns the fields of an object in document order (nil for any
+// other kind). A key given twice keeps its last value (the loader reports the
+// duplicate). The slice is shared: do not modify it.
+func (v *Value) Fields() []Field {
+	if v == nil || v.holds != holdsFields {
+		return nil
+	}
+	return unsafe.Slice((*Field)(v.ptr), int(v.n))
+}
+
+// Items returns the items of an array (nil for any other kind). The slice is
+// shared: do not modify it.
+func (v *Value) Items() []Value {
+	if v == nil || v.holds != holdsItems {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.ptr), int(v.n))
+}
+
+// Len is the number of fields of an object or items of an array, else 0.
+func (v *Value) Len() int {
+	if v == nil || (v.holds != holdsFields && v.holds != holdsItems) {
+		return 0
+	}
+	return int(v.n)
+}
+
+// scalarValue returns a scalar of kind k with text s (a string, a number's
+// literal, "true" or "false"; "" for null).
+func scalarValue(k Kind, s string) Value {
+	v := Value{Kind: k}
+	v.setStr(s)
+	return v
+}
+
+// objectValue returns an object whose fields are fields (not copied).
+func objectValue(fields []Field) Value {
+	v := Value{Kind: KindObject}
+	v.setFields(fields)
+	return v
+}
+
+// arrayValue returns an array whose items are items (not copied).
+func arrayValue(items []Value) Value {
+	v := Value{Kind: KindArray}
+	v.setItems(items)
+	return v
+}
+
+func (v *Value) setStr(s string) {
+	v.ptr, v.n, v.holds = unsafe.Pointer(unsafe.StringData(s)), valueLen(len(s)), holdsText
+}
+
+func (v *Value) setFields(fields []Field) {
+	v.ptr, v.n, v.holds = unsafe.Pointer(unsafe.SliceData(fields)), valueLen(len(fields)), holdsFields
+}
+
+func (v *Value) setItems(items []Value) {
+	v.ptr, v.n, v.holds = unsafe.Pointer(unsafe.SliceData(items)), valueLen(len(items)), holdsItems
+}
+
+// valueLen converts a length the loader has already bounded (files above
+// maxValueLen are refused, and no value is longer than its file).
+func valueLen(n int) uint32 {
+	if n > maxValueLen {
+		n = maxValueLen // unreachable: cut rather than wrap
+	}
+	return uint32(n)
 }
 
 // Field is one key of an object.
@@ -65,9 +166,10 @@ func (v *Value) Get(key string) *Value {
 	if v == nil || v.Kind != KindObject {
 		return nil
 	}
-	for i := range v.Fields {
-		if v.Fields[i].Key == key {
-			return &v.Fields[i].Value
+	fields := v.Fields()
+	for i := range fields {
+		if fields[i].Key == key {
+			return &fields[i].Value
 		}
 	}
 	return nil
@@ -78,9 +180,10 @@ func (v *Value) Field(key string) *Field {
 	if v == nil || v.Kind != KindObject {
 		return nil
 	}
-	for i := range v.Fields {
-		if v.Fields[i].Key == key {
-			return &v.Fields[i]
+	fields := v.Fields()
+	for i := range fields {
+		if fields[i].Key == key {
+			return &fields[i]
 		}
 	}
 	return nil
@@ -103,7 +206,7 @@ func (f *Field) KeyPos(file string) Position {
 }
 
 // Bool reports the value of a boolean (false for any other kind).
-func (v *Value) Bool() bool { return v != nil && v.Kind == KindBool && v.Str == "true" }
+func (v *Value) Bool() bool { return v != nil && v.Kind == KindBool && v.Str() == "true" }
 
 // MarshalJSON writes the value as canonical compact JSON: fields in document
 // order, numbers as Go's encoding/json spells a float64, strings escaped as
@@ -118,27 +221,29 @@ func (v *Value) AppendJSON(b []byte) []byte {
 	case KindNull:
 		return append(b, "null"...)
 	case KindBool, KindNumber:
-		return append(b, v.Str...)
+		return append(b, v.Str()...)
 	case KindString:
-		return appendJSONString(b, v.Str)
+		return appendJSONString(b, v.Str())
 	case KindArray:
 		b = append(b, '[')
-		for i := range v.Items {
+		items := v.Items()
+		for i := range items {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = v.Items[i].AppendJSON(b)
+			b = items[i].AppendJSON(b)
 		}
 		return append(b, ']')
 	case KindObject:
 		b = append(b, '{')
-		for i := range v.Fields {
+		fields := v.Fields()
+		for i := range fields {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, v.Fields[i].Key)
+			b = appendJSONString(b, fields[i].Key)
 			b = append(b, ':')
-			b = v.Fields[i].Value.AppendJSON(b)
+			b = fields[i].Value.AppendJSON(b)
 		}
 		return append(b, '}')
 	}

@@ -326,7 +326,7 @@ func (f *fastYAML) mapping(m, off int) Value {
 		}
 		off = f.ls + ind
 	}
-	v.Fields = f.p.slabs.fields(f.fields[base:])
+	v.setFields(f.p.slabs.fields(f.fields[base:]))
 	clear(f.fields[base:])
 	f.fields = f.fields[:base]
 	f.depth--
@@ -384,7 +384,7 @@ func (f *fastYAML) sequence(s int) Value {
 			break // the parent mapping goes on (indentless sequence)
 		}
 	}
-	v.Items = f.p.slabs.items(f.items[base:])
+	v.setItems(f.p.slabs.items(f.items[base:]))
 	clear(f.items[base:])
 	f.items = f.items[:base]
 	f.depth--
@@ -696,7 +696,7 @@ func (f *fastYAML) quoted(off, parent int) Value {
 			return Value{}
 		}
 		f.advance()
-		return Value{Kind: KindString, Str: str}
+		return scalarValue(KindString, str)
 	}
 	// A quoted scalar over several lines.
 	s := f.src
@@ -741,7 +741,7 @@ func (f *fastYAML) quoted(off, parent int) Value {
 				return Value{}
 			}
 			f.advance()
-			return Value{Kind: KindString, Str: string(b)}
+			return scalarValue(KindString, string(b))
 		}
 		// Trailing blanks of the line are dropped.
 		for len(b) > start && isBlank(b[len(b)-1]) {
@@ -865,7 +865,7 @@ func (f *fastYAML) literal(off, parent int) Value {
 	body := lines[:last+1]
 	if len(body) == 1 && chomp == 0 && body[0].b < f.end && trailing == 0 {
 		// One line with its line break: a substring of the file.
-		return Value{Kind: KindString, Str: s[body[0].a : body[0].b+1]}
+		return scalarValue(KindString, s[body[0].a:body[0].b+1])
 	}
 	n := 0
 	for _, l := range body {
@@ -887,7 +887,7 @@ func (f *fastYAML) literal(off, parent int) Value {
 			b = append(b, '\n')
 		}
 	}
-	return Value{Kind: KindString, Str: string(b)}
+	return scalarValue(KindString, string(b))
 }
 
 // lineSpan is the text of one line of a block scalar, after its indentation.

@@ -193,22 +193,26 @@ func (c *nodeConverter) value(n *yaml.Node, depth int) Value {
 			c.fail(n, ruleLoadTooDeep, "values nest deeper than %d levels; the document was not read", c.p.lim.MaxDepth)
 			return Value{}
 		}
-		v := Value{Kind: KindArray, Line: line, Col: col}
+		var items []Value
 		if len(n.Content) > 0 {
-			v.Items = make([]Value, 0, len(n.Content))
+			items = make([]Value, 0, len(n.Content))
 		}
 		for _, item := range n.Content {
-			v.Items = append(v.Items, c.value(item, depth+1))
+			items = append(items, c.value(item, depth+1))
 		}
+		v := arrayValue(items)
+		v.Line, v.Col = line, col
 		return v
 	case yaml.MappingNode:
 		if depth+1 > c.p.lim.MaxDepth {
 			c.fail(n, ruleLoadTooDeep, "values nest deeper than %d levels; the document was not read", c.p.lim.MaxDepth)
 			return Value{}
 		}
-		v := Value{Kind: KindObject, Line: line, Col: col}
+		var fields []Field
 		var keys keyIndex
-		c.mapping(&v, &keys, n, depth, false)
+		c.mapping(&fields, &keys, n, depth, false)
+		v := objectValue(c.p.slabs.fields(fields))
+		v.Line, v.Col = line, col
 		return v
 	case yaml.DocumentNode:
 		if len(n.Content) > 0 {
@@ -240,7 +244,7 @@ func (c *nodeConverter) alias(n *yaml.Node, depth int) Value {
 
 // mapping adds the pairs of n to v. merged is true for a mapping merged in by
 // "<<", whose keys override silently (as goyaml.v2 sets them into its map).
-func (c *nodeConverter) mapping(v *Value, keys *keyIndex, n *yaml.Node, depth int, merged bool) {
+func (c *nodeConverter) mapping(v *[]Field, keys *keyIndex, n *yaml.Node, depth int, merged bool) {
 	for i := 0; i+1 < len(n.Content) && !c.failed; i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		if isMergeKey(kn) {
@@ -270,7 +274,7 @@ func isMergeKey(n *yaml.Node) bool {
 
 // merge applies a "<<" value: a mapping, an alias of one, or a sequence of
 // them, of which earlier ones win (goyaml.v2 applies them last to first).
-func (c *nodeConverter) merge(v *Value, keys *keyIndex, n *yaml.Node, depth int) {
+func (c *nodeConverter) merge(v *[]Field, keys *keyIndex, n *yaml.Node, depth int) {
 	target := n
 	if target.Kind == yaml.AliasNode {
 		if target.Alias == nil {
@@ -300,7 +304,7 @@ func (c *nodeConverter) merge(v *Value, keys *keyIndex, n *yaml.Node, depth int)
 	}
 }
 
-func (c *nodeConverter) mergeOne(v *Value, keys *keyIndex, n *yaml.Node, depth int) {
+func (c *nodeConverter) mergeOne(v *[]Field, keys *keyIndex, n *yaml.Node, depth int) {
 	if n.Kind == yaml.AliasNode {
 		if c.expanding[n.Alias] {
 			c.fail(n, ruleLoadYAMLSyntax, "anchor %q value contains itself", n.Value)
@@ -338,7 +342,7 @@ func (c *nodeConverter) key(n *yaml.Node) (string, bool) {
 			c.fail(n, ruleLoadUnsupportedKey, "mapping key %q is null in YAML, which JSON cannot hold (opm refuses the file)", n.Value)
 			return "", false
 		}
-		return v.Str, true
+		return v.Str(), true
 	}
 	if c.nonSpecificTag(n) {
 		return n.Value, true
@@ -370,14 +374,14 @@ func (c *nodeConverter) scalar(n *yaml.Node) Value {
 	if n.Style&yaml.TaggedStyle != 0 {
 		switch n.Tag {
 		case "!!str":
-			return Value{Kind: KindString, Str: n.Value}
+			return scalarValue(KindString, n.Value)
 		case "!!binary":
 			data, err := base64.StdEncoding.DecodeString(n.Value)
 			if err != nil {
 				c.fail(n, ruleLoadYAMLSyntax, "!!binary value contains invalid base64 data")
 				return Value{}
 			}
-			return Value{Kind: KindString, Str: strings.ToValidUTF8(string(data), "\uFFFD")}
+			return scalarValue(KindString, strings.ToValidUTF8(string(data), "\uFFFD"))
 		case "!!int", "!!float", "!!bool", "!!null", "!!timestamp":
 			v, rule, msg := resolvePlainScalar(n.Value)
 			if rule != "" {
@@ -393,11 +397,11 @@ func (c *nodeConverter) scalar(n *yaml.Node) Value {
 		}
 		// Other tags are ignored: the text is kept as a string.
 		if n.Kind == yaml.ScalarNode {
-			return Value{Kind: KindString, Str: n.Value}
+			return scalarValue(KindString, n.Value)
 		}
 	}
 	if !plainScalar(n) || c.nonSpecificTag(n) {
-		return Value{Kind: KindString, Str: n.Value}
+		return scalarValue(KindString, n.Value)
 	}
 	v, rule, msg := resolvePlainScalar(n.Value)
 	if rule != "" {

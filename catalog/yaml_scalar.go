@@ -174,26 +174,26 @@ func resolvePlainScalar(s string) (v Value, rule, msg string) {
 		return Value{Kind: KindNull}, "", ""
 	case scalarBool:
 		if r.b {
-			return Value{Kind: KindBool, Str: "true"}, "", ""
+			return scalarValue(KindBool, "true"), "", ""
 		}
-		return Value{Kind: KindBool, Str: "false"}, "", ""
+		return scalarValue(KindBool, "false"), "", ""
 	case scalarInt:
 		if shortInteger(s) {
-			return Value{Kind: KindNumber, Str: s}, "", ""
+			return scalarValue(KindNumber, s), "", ""
 		}
 		str, _ := formatNumber(float64(r.i))
-		return Value{Kind: KindNumber, Str: str}, "", ""
+		return scalarValue(KindNumber, str), "", ""
 	case scalarUint:
 		str, _ := formatNumber(float64(r.u))
-		return Value{Kind: KindNumber, Str: str}, "", ""
+		return scalarValue(KindNumber, str), "", ""
 	case scalarFloat:
 		str, ok := formatNumber(r.f)
 		if !ok {
 			return Value{}, ruleLoadNumberRange, "value " + strconv.Quote(s) + " is YAML for a float that JSON cannot hold (NaN or infinity); opm refuses the file. Quote it if it is text"
 		}
-		return Value{Kind: KindNumber, Str: str}, "", ""
+		return scalarValue(KindNumber, str), "", ""
 	}
-	return Value{Kind: KindString, Str: s}, "", ""
+	return scalarValue(KindString, s), "", ""
 }
 
 // yamlKeyString converts a plain mapping key as sigs.k8s.io/yaml does.

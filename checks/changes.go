@@ -158,10 +158,11 @@ func entryNames(ch *catalog.Value) []string {
 	if entries == nil || entries.Kind != catalog.KindArray {
 		return nil
 	}
-	names := make([]string, 0, len(entries.Items))
-	for i := range entries.Items {
-		if n := entries.Items[i].Get("name"); n != nil && n.Kind == catalog.KindString {
-			names = append(names, n.Str)
+	items := entries.Items()
+	names := make([]string, 0, len(items))
+	for i := range items {
+		if n := items[i].Get("name"); n != nil && n.Kind == catalog.KindString {
+			names = append(names, n.Str())
 		}
 	}
 	return names
@@ -419,26 +420,28 @@ func sameValue(a, b *catalog.Value) bool {
 	}
 	switch a.Kind {
 	case catalog.KindObject:
-		if len(a.Fields) != len(b.Fields) {
+		af := a.Fields()
+		if len(af) != b.Len() {
 			return false
 		}
-		for i := range a.Fields {
-			bv := b.Get(a.Fields[i].Key)
-			if bv == nil || !sameValue(&a.Fields[i].Value, bv) {
+		for i := range af {
+			bv := b.Get(af[i].Key)
+			if bv == nil || !sameValue(&af[i].Value, bv) {
 				return false
 			}
 		}
 		return true
 	case catalog.KindArray:
-		if len(a.Items) != len(b.Items) {
+		ai, bi := a.Items(), b.Items()
+		if len(ai) != len(bi) {
 			return false
 		}
-		for i := range a.Items {
-			if !sameValue(&a.Items[i], &b.Items[i]) {
+		for i := range ai {
+			if !sameValue(&ai[i], &bi[i]) {
 				return false
 			}
 		}
 		return true
 	}
-	return a.Str == b.Str
+	return a.Str() == b.Str()
 }

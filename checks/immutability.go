@@ -128,7 +128,7 @@ func changedKeys(a, b *catalog.Value) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, v := range []*catalog.Value{a, b} {
-		for _, f := range v.Fields {
+		for _, f := range v.Fields() {
 			if seen[f.Key] {
 				continue
 			}

@@ -117,8 +117,9 @@ func loadBundleCRDs(tb testing.TB, path string) (bundleCRDs, [][2]string) {
 			if props == nil {
 				continue
 			}
-			for j := range props.Items {
-				p := &props.Items[j]
+			items := props.Items()
+			for j := range items {
+				p := &items[j]
 				if str(p.Get("type")) != "olm.bundle.object" {
 					continue
 				}
@@ -138,8 +139,9 @@ func loadBundleCRDs(tb testing.TB, path string) (bundleCRDs, [][2]string) {
 			if entries == nil {
 				continue
 			}
-			for j := range entries.Items {
-				e := &entries.Items[j]
+			items := entries.Items()
+			for j := range items {
+				e := &items[j]
 				if r := str(e.Get("replaces")); r != "" {
 					k := [2]string{r, str(e.Get("name"))}
 					if !seen[k] {

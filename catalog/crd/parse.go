@@ -68,8 +68,9 @@ func parse(name string, data []byte, skipOthers bool) ([]*CRD, []catalog.Finding
 		v := &docs[i].Value
 		if str(v.Get("kind")) == "List" && str(v.Get("apiVersion")) == "v1" && v.Get("items") != nil {
 			items := v.Get("items")
-			for j := range items.Items {
-				objs = append(objs, &items.Items[j])
+			list := items.Items()
+			for j := range list {
+				objs = append(objs, &list[j])
 			}
 			continue
 		}
@@ -127,14 +128,14 @@ func str(v *catalog.Value) string {
 	if v == nil || v.Kind != catalog.KindString {
 		return ""
 	}
-	return v.Str
+	return v.Str()
 }
 
 func boolAt(v *catalog.Value) (val, set bool) {
 	if v == nil || v.Kind != catalog.KindBool {
 		return false, false
 	}
-	return v.Str == "true", true
+	return v.Str() == "true", true
 }
 
 func lineOf(v *catalog.Value) int32 {
@@ -205,7 +206,7 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 	var vals []*catalog.Value
 	var items []catalog.Value
 	if vs != nil {
-		items = vs.Items
+		items = vs.Items()
 	}
 	for i := range items {
 		item := &items[i]

@@ -81,15 +81,16 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 	if s.Line == 0 {
 		s.Line = v.Line
 	}
-	for i := range v.Fields {
-		f := &v.Fields[i]
+	fields := v.Fields()
+	for i := range fields {
+		f := &fields[i]
 		fv := &f.Value
 		switch f.Key {
 		case "type":
 			s.Type = scalarText(fv)
 			s.lines[attrType] = f.KeyLine
 		case "nullable":
-			s.Nullable = fv.Kind == catalog.KindBool && fv.Str == "true"
+			s.Nullable = fv.Kind == catalog.KindBool && fv.Str() == "true"
 			s.lines[attrNullable] = f.KeyLine
 		case "pattern":
 			s.Pattern, s.HasPattern = scalarText(fv), true
@@ -100,25 +101,28 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 		case "enum":
 			s.HasEnum = true
 			s.lines[attrEnum] = f.KeyLine
-			for j := range fv.Items {
-				s.Enum = append(s.Enum, canonicalJSON(&fv.Items[j]))
+			items := fv.Items()
+			for j := range items {
+				s.Enum = append(s.Enum, canonicalJSON(&items[j]))
 			}
 			if fv.Kind != catalog.KindArray {
 				s.Enum = append(s.Enum, canonicalJSON(fv))
 			}
 		case "required":
 			s.lines[attrRequired] = f.KeyLine
-			for j := range fv.Items {
-				s.Required = append(s.Required, Name{Name: scalarText(&fv.Items[j]), Line: fv.Items[j].Line})
+			items := fv.Items()
+			for j := range items {
+				s.Required = append(s.Required, Name{Name: scalarText(&items[j]), Line: items[j].Line})
 			}
 		case "properties":
 			if fv.Kind != catalog.KindObject {
 				b.fail(fv.Line, "properties at %s is a %s, want an object", path, fv.Kind)
 				return nil
 			}
-			s.Properties = make([]Property, 0, len(fv.Fields))
-			for j := range fv.Fields {
-				pf := &fv.Fields[j]
+			props := fv.Fields()
+			s.Properties = make([]Property, 0, len(props))
+			for j := range props {
+				pf := &props[j]
 				c := b.build(&pf.Value, pf.KeyLine, depth+1, path+"."+pf.Key)
 				if c == nil {
 					return nil
@@ -138,7 +142,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 		case "additionalProperties":
 			s.lines[attrAdditional] = f.KeyLine
 			if fv.Kind == catalog.KindBool {
-				s.AdditionalKind = fv.Str
+				s.AdditionalKind = fv.Str()
 				continue
 			}
 			s.AdditionalKind = "schema"
@@ -150,9 +154,10 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 				b.fail(fv.Line, "%s at %s is a %s, want a list", f.Key, path, fv.Kind)
 				return nil
 			}
-			list := make([]*Schema, 0, len(fv.Items))
-			for j := range fv.Items {
-				c := b.build(&fv.Items[j], fv.Items[j].Line, depth+1, fmt.Sprintf("%s.%s[%d]", path, f.Key, j))
+			items := fv.Items()
+			list := make([]*Schema, 0, len(items))
+			for j := range items {
+				c := b.build(&items[j], items[j].Line, depth+1, fmt.Sprintf("%s.%s[%d]", path, f.Key, j))
 				if c == nil {
 					return nil
 				}
@@ -209,7 +214,7 @@ func boundIndex(k string) int {
 // scalarText is the text of a scalar, or its canonical JSON when it is not a string.
 func scalarText(v *catalog.Value) string {
 	if v.Kind == catalog.KindString {
-		return v.Str
+		return v.Str()
 	}
 	return canonicalJSON(v)
 }
@@ -220,7 +225,7 @@ func number(v *catalog.Value) float64 {
 	if v.Kind != catalog.KindNumber {
 		return math.NaN()
 	}
-	f, err := strconv.ParseFloat(v.Str, 64)
+	f, err := strconv.ParseFloat(v.Str(), 64)
 	if err != nil {
 		return math.NaN()
 	}
@@ -234,11 +239,11 @@ func canonicalJSON(v *catalog.Value) string {
 	case catalog.KindNull:
 		return "null"
 	case catalog.KindBool:
-		return v.Str
+		return v.Str()
 	case catalog.KindNumber:
-		return canonicalNumber(v.Str)
+		return canonicalNumber(v.Str())
 	case catalog.KindString:
-		return strconv.Quote(v.Str)
+		return strconv.Quote(v.Str())
 	}
 	var sb strings.Builder
 	writeCanonical(&sb, v)
@@ -262,28 +267,30 @@ func canonicalNumber(s string) string {
 func writeCanonical(sb *strings.Builder, v *catalog.Value) {
 	switch v.Kind {
 	case catalog.KindObject:
-		idx := make([]int, len(v.Fields))
+		fields := v.Fields()
+		idx := make([]int, len(fields))
 		for i := range idx {
 			idx[i] = i
 		}
-		sort.SliceStable(idx, func(a, b int) bool { return v.Fields[idx[a]].Key < v.Fields[idx[b]].Key })
+		sort.SliceStable(idx, func(a, b int) bool { return fields[idx[a]].Key < fields[idx[b]].Key })
 		sb.WriteByte('{')
 		for n, i := range idx {
 			if n > 0 {
 				sb.WriteByte(',')
 			}
-			sb.WriteString(strconv.Quote(v.Fields[i].Key))
+			sb.WriteString(strconv.Quote(fields[i].Key))
 			sb.WriteByte(':')
-			writeCanonical(sb, &v.Fields[i].Value)
+			writeCanonical(sb, &fields[i].Value)
 		}
 		sb.WriteByte('}')
 	case catalog.KindArray:
 		sb.WriteByte('[')
-		for i := range v.Items {
+		items := v.Items()
+		for i := range items {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			writeCanonical(sb, &v.Items[i])
+			writeCanonical(sb, &items[i])
 		}
 		sb.WriteByte(']')
 	default:
