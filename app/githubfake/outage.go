@@ -33,6 +33,9 @@ const (
 	FaultSecondaryLimit FaultKind = "403 secondary rate limit"
 	// FaultTooManyRequests is the same secondary limit answered with 429.
 	FaultTooManyRequests FaultKind = "429 secondary rate limit"
+	// FaultNone serves the request normally: mixed with the others, it
+	// makes a flaky GitHub rather than one that is down.
+	FaultNone FaultKind = "none"
 	// FaultInjected marks the answers of InjectFault.
 	FaultInjected FaultKind = "injected"
 )
@@ -102,7 +105,7 @@ func (f *Fake) StartOutage(o Outage) error {
 	}
 	for _, k := range o.Kinds {
 		switch k {
-		case FaultServerError, FaultBadGateway, FaultPrimaryLimit, FaultPrimaryLimit429, FaultSecondaryLimit, FaultTooManyRequests:
+		case FaultNone, FaultServerError, FaultBadGateway, FaultPrimaryLimit, FaultPrimaryLimit429, FaultSecondaryLimit, FaultTooManyRequests:
 		default:
 			return fmt.Errorf("githubfake: unknown outage fault kind %q", k)
 		}
@@ -221,6 +224,9 @@ func (f *Fake) outageLocked(r *http.Request, key string, b *budget, rec *Request
 	}
 	kind := ot.o.Kinds[ot.next%len(ot.o.Kinds)]
 	ot.next++
+	if kind == FaultNone {
+		return reply{}, false
+	}
 	ot.failed++
 	ot.faults[kind]++
 	if ot.o.Requests > 0 && ot.failed >= ot.o.Requests {

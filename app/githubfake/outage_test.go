@@ -84,10 +84,10 @@ func TestStartOutageRejectsBadOutages(t *testing.T) {
 func TestOutageByRequestsCyclesKindsThenRecovers(t *testing.T) {
 	e := newEnv(t)
 	auth := e.token(t)
-	if err := e.fake.StartOutage(githubfake.Outage{Kinds: []githubfake.FaultKind{githubfake.FaultServerError, githubfake.FaultBadGateway}, Requests: 3}); err != nil {
+	if err := e.fake.StartOutage(githubfake.Outage{Kinds: []githubfake.FaultKind{githubfake.FaultServerError, githubfake.FaultNone, githubfake.FaultBadGateway}, Requests: 3}); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []int{500, 502, 500, 200, 200} {
+	for i, want := range []int{500, 200, 502, 500, 200, 200} {
 		if got := e.raw(t, "GET", "repos/acme/catalog", auth); got.status != want {
 			t.Errorf("request %d: %d, want %d", i, got.status, want)
 		}
