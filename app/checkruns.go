@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -40,16 +41,35 @@ func rerunAction() *github.CheckRunAction {
 	return &github.CheckRunAction{Label: "Re-run", Identifier: RerunActionID, Description: "Run this check again on this commit"}
 }
 
-// CheckRunExternalID is the external_id of our check runs: it records the
-// pull request, because check events of fork PRs carry no pull_requests.
-func CheckRunExternalID(pr int) string { return "pr:" + strconv.Itoa(pr) }
+// CheckRunExternalID is the external_id of our check runs,
+// "pr:<number>/job:<job>". The pull request is there because check events of
+// fork PRs carry no pull_requests; the job (CheckJobKey) because a job that
+// is retried after a crash must find the runs it created before, whether
+// still in progress or already completed, and only those: a later job on the
+// same head (a re-run) creates new ones.
+func CheckRunExternalID(pr int, job string) string {
+	return "pr:" + strconv.Itoa(pr) + "/job:" + job
+}
+
+// CheckJobKey names one check job across its attempts: River's job id and
+// the job's creation time (SQLite may hand out the id of a deleted job
+// again).
+func CheckJobKey(id int64, created time.Time) string {
+	return strconv.FormatInt(id, 10) + "." + strconv.FormatInt(created.UnixMicro(), 10)
+}
 
 // ParseCheckRunExternalID returns the pull request number in an external_id
-// written by CheckRunExternalID.
+// written by CheckRunExternalID (or by earlier versions, "pr:<number>").
 func ParseCheckRunExternalID(s string) (int, bool) {
 	rest, ok := strings.CutPrefix(s, "pr:")
 	if !ok {
 		return 0, false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		if !strings.HasPrefix(rest[i+1:], "job:") {
+			return 0, false
+		}
+		rest = rest[:i]
 	}
 	n, err := strconv.Atoi(rest)
 	if err != nil || n <= 0 {
@@ -77,22 +97,29 @@ func NewCheckRunReporter(log *slog.Logger) *CheckRunReporter {
 	return &CheckRunReporter{log: log, names: map[int64]string{}}
 }
 
-// Start creates one in_progress run per name on headSHA and returns their
-// ids by name. On error the runs created so far are returned with it.
-func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, names []string) (map[string]int64, error) {
+// Start gives the runs job still has to complete on headSHA, by name: it
+// creates one in_progress run per name, except that a retried job (killed,
+// timed out) takes its own runs back: those in progress are returned, those
+// it completed already are left out, keeping their result. So a crash at any
+// point leaves neither runs in progress for ever nor two results for one
+// job. On error the runs found or created so far are returned with it.
+func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error) {
 	ids := make(map[string]int64, len(names))
-	// A job killed after creating its runs is retried: it takes over the runs
-	// still in progress on this head for this PR instead of creating a second
-	// set, so a crash never leaves runs in progress for ever nor two results.
-	open, err := r.inProgress(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr))
+	if job == "" {
+		return ids, errors.New("starting check runs: no job key")
+	}
+	externalID := CheckRunExternalID(pr, job)
+	own, err := r.ownRuns(ctx, gh, owner, repo, headSHA, externalID)
 	if err != nil {
 		return ids, err
 	}
 	now := github.Timestamp{Time: time.Now()}
 	for _, name := range names {
-		if id, ok := open[name]; ok {
-			ids[name] = id
-			r.remember(id, name)
+		if run, ok := own[name]; ok {
+			if !run.done {
+				ids[name] = run.id
+				r.remember(run.id, name)
+			}
 			continue
 		}
 		cr, _, err := gh.Checks.CreateCheckRun(ctx, owner, repo, github.CreateCheckRunOptions{
@@ -100,7 +127,7 @@ func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, 
 			HeadSHA:    headSHA,
 			Status:     github.String("in_progress"),
 			StartedAt:  &now,
-			ExternalID: github.String(CheckRunExternalID(pr)),
+			ExternalID: github.String(externalID),
 		})
 		if err != nil {
 			return ids, fmt.Errorf("creating check run %q on %s/%s@%s: %w", name, owner, repo, headSHA, err)
@@ -111,19 +138,28 @@ func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, 
 	return ids, nil
 }
 
-// inProgress maps the names of the runs in progress on sha with externalID
-// to their ids (the newest of each name).
-func (r *CheckRunReporter) inProgress(ctx context.Context, gh *github.Client, owner, repo, sha, externalID string) (map[string]int64, error) {
-	out := map[string]int64{}
-	opt := &github.ListCheckRunsOptions{Status: github.String("in_progress"), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < 5; page++ {
+// ownRun is the newest run of one name that a job created.
+type ownRun struct {
+	id   int64
+	done bool
+}
+
+// maxOwnRunPages bounds the listing of a head's runs (100 per page).
+const maxOwnRunPages = 10
+
+// ownRuns maps the names of the runs on sha with externalID to the newest
+// of each name.
+func (r *CheckRunReporter) ownRuns(ctx context.Context, gh *github.Client, owner, repo, sha, externalID string) (map[string]ownRun, error) {
+	out := map[string]ownRun{}
+	opt := &github.ListCheckRunsOptions{Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxOwnRunPages; page++ {
 		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
 		if err != nil {
-			return nil, fmt.Errorf("listing check runs in progress on %s/%s@%s: %w", owner, repo, sha, err)
+			return nil, fmt.Errorf("listing the check runs on %s/%s@%s: %w", owner, repo, sha, err)
 		}
 		for _, cr := range res.CheckRuns {
-			if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()] {
-				out[cr.GetName()] = cr.GetID()
+			if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()].id {
+				out[cr.GetName()] = ownRun{id: cr.GetID(), done: cr.GetStatus() == "completed"}
 			}
 		}
 		if resp.NextPage == 0 {
@@ -161,6 +197,26 @@ func (r *CheckRunReporter) nameOf(ctx context.Context, gh *github.Client, owner,
 	}
 	r.remember(id, cr.GetName())
 	return cr.GetName(), nil
+}
+
+// Note shows title and summary on a run that stays in progress: an attempt
+// failed and the job will try again, reporting on the same run.
+func (r *CheckRunReporter) Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error {
+	name, err := r.nameOf(ctx, gh, owner, repo, runID)
+	if err != nil {
+		return err
+	}
+	opt := github.UpdateCheckRunOptions{
+		Name: name,
+		Output: &github.CheckRunOutput{
+			Title:   github.String(truncateRunes(strings.ReplaceAll(title, "\n", " "), maxCheckRunTitle, "…")),
+			Summary: github.String(truncateOutput(summary)),
+		},
+	}
+	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, opt); err != nil {
+		return fmt.Errorf("updating check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
+	}
+	return nil
 }
 
 // Complete reports a result on a run: the first update carries the

@@ -29,7 +29,7 @@ func BenchmarkCompleteCheckRun(b *testing.B) {
 	rep := NewCheckRunReporter(nil)
 	res := checks.Result{Conclusion: checks.Failure, Findings: findings(120, "operators/etcd/catalog.yaml")}
 	head := githubfake.MakeSHA("bench")
-	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, []string{"catalogbot/validate"})
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, "j1", []string{"catalogbot/validate"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
@@ -32,7 +33,7 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 	c := e.installation(t)
 	head := githubfake.MakeSHA("head")
 	rep := NewCheckRunReporter(nil)
-	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, checkNames)
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +41,8 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 		t.Fatalf("Start created %d runs, want 4", len(ids))
 	}
 	for _, r := range e.fake.CheckRuns(testOwner, testRepo, head) {
-		if r.Status != "in_progress" || r.ExternalID != "pr:12" {
-			t.Errorf("run %s: status %q external_id %q, want in_progress pr:12", r.Name, r.Status, r.ExternalID)
+		if r.Status != "in_progress" || r.ExternalID != "pr:12/job:j1" {
+			t.Errorf("run %s: status %q external_id %q, want in_progress pr:12/job:j1", r.Name, r.Status, r.ExternalID)
 		}
 	}
 
@@ -106,7 +107,7 @@ func TestCheckRunReporterLongSummaryIsAccepted(t *testing.T) {
 	c := e.installation(t)
 	head := githubfake.MakeSHA("head")
 	rep := NewCheckRunReporter(nil)
-	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 3, []string{"catalogbot/images"})
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 3, "j1", []string{"catalogbot/images"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,8 @@ func TestCheckRunExternalID(t *testing.T) {
 		in   string
 		want int
 		ok   bool
-	}{{CheckRunExternalID(42), 42, true}, {"pr:0", 0, false}, {"42", 0, false}, {"pr:x", 0, false}, {"", 0, false}} {
+	}{{CheckRunExternalID(42, CheckJobKey(7, time.Unix(1700000000, 5000))), 42, true}, {"pr:42", 42, true}, {"pr:42/x", 0, false},
+		{"pr:0/job:1", 0, false}, {"pr:0", 0, false}, {"42", 0, false}, {"pr:x", 0, false}, {"", 0, false}} {
 		got, ok := ParseCheckRunExternalID(tt.in)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("ParseCheckRunExternalID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
@@ -193,19 +195,20 @@ func TestCheckRunExternalID(t *testing.T) {
 }
 
 // A job killed after Start is retried (by another process: a fresh
-// reporter): it takes over the runs still in progress instead of creating a
-// second set; once they are completed, a re-run creates new ones.
+// reporter): it takes over its runs still in progress instead of creating a
+// second set; another PR on the same head and a later job (a re-run) get
+// runs of their own.
 func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
 	e := newFakeEnv(t, RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("resume")
-	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := NewCheckRunReporter(nil)
-	again, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	again, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +218,13 @@ func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
 		}
 	}
 	// Another PR on the same head gets its own runs.
-	other, err := rep.Start(ctx, c, testOwner, testRepo, head, 6, checkNames)
+	other, err := rep.Start(ctx, c, testOwner, testRepo, head, 6, "j2", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, id := range first {
-		if other[name] == id {
-			t.Errorf("%s: PR 6 took over PR 5's run %d", name, id)
+		if other[name] == id || other[name] == 0 {
+			t.Errorf("%s: PR 6 got run %d, want one of its own (PR 5 has %d)", name, other[name], id)
 		}
 	}
 	for _, id := range again {
@@ -229,13 +232,100 @@ func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rerun, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, checkNames)
+	// The same job once more (killed after its last report): nothing left to do.
+	if done, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames); err != nil || len(done) != 0 {
+		t.Errorf("Start of a job whose runs are completed = %v, %v; want none", done, err)
+	}
+	rerun, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, "j3", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, id := range first {
-		if rerun[name] == id {
-			t.Errorf("%s: a re-run after completion reused run %d", name, id)
+		if rerun[name] == id || rerun[name] == 0 {
+			t.Errorf("%s: a re-run (a new job) got run %d, want a new one", name, rerun[name])
+		}
+	}
+	if n := len(e.fake.CheckRuns(testOwner, testRepo, head)); n != 12 {
+		t.Errorf("runs on the head = %d, want 12 (PR 5, PR 6, the re-run)", n)
+	}
+	if _, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, "", checkNames); err == nil {
+		t.Error("Start without a job key succeeded")
+	}
+}
+
+// A job killed after completing some of its runs is retried (by another
+// process: a fresh reporter): the retry must give back only the runs still
+// in progress and create none, so the head ends with one completed run per
+// name.
+func TestCheckRunReporterRetryKeepsCompletedRuns(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	ctx := context.Background()
+	c := e.installation(t)
+	head := githubfake.MakeSHA("partly-done")
+	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range checkNames[:2] {
+		if err := NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, first[name], checks.Result{Conclusion: checks.Success}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 2 || again[checkNames[2]] != first[checkNames[2]] || again[checkNames[3]] != first[checkNames[3]] {
+		t.Errorf("retried Start = %v, want only the two runs still in progress %v", again, first)
+	}
+	if n := len(e.fake.CheckRuns(testOwner, testRepo, head)); n != 4 {
+		t.Errorf("runs on the head after the retry = %d, want 4", n)
+	}
+}
+
+// A check job whose attempt fails for a passing reason (here the PR's head
+// is not yet fetchable) leaves its runs in progress, saying it will try
+// again, and the next attempt completes those same runs: one run per name.
+func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
+	var head string
+	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head = w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		return base, head // refs/pull/1/head is pushed below, after the first attempt failed
+	})
+	e.deliver(t, "pull_request", e.prEvent("opened", head))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		runs := e.fake.CheckRuns("acme", "catalog", head)
+		noted := 0
+		for _, r := range runs {
+			if r.Status == "completed" {
+				t.Fatalf("%s completed after a passing failure: %q %q", r.Name, r.Conclusion, r.Title)
+			}
+			if strings.Contains(r.Summary, "will try again") {
+				noted++
+			}
+		}
+		if noted == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed attempt did not note the retry on its 4 runs: %+v", runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.work.push(head, "refs/pull/1/head")
+	runs := e.waitRuns(t, head, 4)
+	e.waitIdle(t)
+	runs = e.fake.CheckRuns("acme", "catalog", head)
+	if len(runs) != 4 {
+		t.Fatalf("runs on the head = %d, want 4 (the retry reports on the first attempt's runs)", len(runs))
+	}
+	for _, r := range runs {
+		if r.Status != "completed" || strings.HasPrefix(r.Title, "Could not run") || strings.Contains(r.Summary, "will try again") {
+			t.Errorf("%s: %s %s %q, want the checks' result", r.Name, r.Status, r.Conclusion, r.Title)
 		}
 	}
 }

@@ -271,8 +271,8 @@ func TestEndToEnd(t *testing.T) {
 				if r.Conclusion != conclusion {
 					t.Errorf("%s: conclusion %q, want %q; title %q\n%s", name, r.Conclusion, conclusion, r.Title, r.Summary)
 				}
-				if r.ExternalID != "pr:1" {
-					t.Errorf("%s: external_id %q, want pr:1", name, r.ExternalID)
+				if n, ok := ParseCheckRunExternalID(r.ExternalID); !ok || n != 1 || !strings.HasPrefix(r.ExternalID, "pr:1/job:") {
+					t.Errorf("%s: external_id %q, want pr:1/job:…", name, r.ExternalID)
 				}
 			}
 			v := runs["catalogbot/validate"]

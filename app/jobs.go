@@ -134,7 +134,7 @@ type checkPRWorker struct {
 
 func (w *checkPRWorker) Timeout(*river.Job[CheckPRArgs]) time.Duration { return w.timeout }
 func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[CheckPRArgs]) error {
-	return w.p.CheckPR(ctx, job.Args, job.Attempt, job.MaxAttempts)
+	return w.p.CheckPR(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts)
 }
 
 type reviewWorker struct {

@@ -27,7 +27,8 @@ type installationClients interface {
 // checkRunReporting creates and completes check runs (implemented by
 // *CheckRunReporter).
 type checkRunReporting interface {
-	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, names []string) (map[string]int64, error)
+	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
+	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
 	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
 }
 
@@ -86,10 +87,11 @@ type errPermanent struct{ err error }
 func (e errPermanent) Error() string { return e.err.Error() }
 func (e errPermanent) Unwrap() error { return e.err }
 
-// CheckPR is the work of one check job: it is safe to run twice for the same
-// head (the second run reports again) and drops work for a head that is no
-// longer the PR's.
-func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttempts int) (err error) {
+// CheckPR is the work of one check job (job is its CheckJobKey): a retried
+// attempt reports on the runs of the earlier ones and leaves those they
+// completed alone, so a job reports one result per run however often it is
+// interrupted. It drops work for a head that is no longer the PR's.
+func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attempt, maxAttempts int) (err error) {
 	start := time.Now()
 	outcome := "error"
 	defer func() { p.metrics.ObserveJob(KindCheckPR, outcome, time.Since(start)) }()
@@ -111,11 +113,11 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttem
 	}
 
 	names := p.runNames()
-	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, names)
+	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
 	if err != nil {
 		return fmt.Errorf("creating check runs: %w", err)
 	}
-	log.Info("checking", "runs", len(ids))
+	log.Info("checking", "runs", len(ids), "completed_before", len(names)-len(ids))
 
 	results, graphs, runErr := p.run(ctx, gh, a, pr)
 	if runErr != nil {
@@ -125,21 +127,26 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, attempt, maxAttem
 			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
 		}
 		var perm errPermanent
-		retry := !errors.As(runErr, &perm) && attempt < maxAttempts
+		if !errors.As(runErr, &perm) && attempt < maxAttempts {
+			// The runs stay in progress, saying why: the next attempt
+			// completes them (a neutral result now would read as a verdict).
+			summary := fmt.Sprintf("catalogbot could not check this commit: %s\n\nIt will try again (attempt %d of %d).",
+				markdownInline(runErr.Error()), attempt, maxAttempts)
+			for name, id := range ids {
+				if nerr := p.reporter.Note(ctx, gh, a.Owner, a.Repo, id, "Could not run, trying again", summary); nerr != nil {
+					log.Warn("noting the failure on a check run", "check_run", name, "err", nerr)
+				}
+			}
+			return runErr
+		}
 		res := checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Err: runErr.Error(),
 			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
-		if retry {
-			res.Summary += fmt.Sprintf("\n\nIt will try again (attempt %d of %d).", attempt, maxAttempts)
-		}
 		if cerr := p.completeAll(ctx, gh, a, ids, res); cerr != nil {
 			log.Warn("completing check runs after a failure", "err", cerr)
 		}
-		if !retry {
-			log.Error("check could not run", "err", runErr)
-			outcome = "failed"
-			return nil
-		}
-		return runErr
+		log.Error("check could not run", "err", runErr)
+		outcome = "failed"
+		return nil
 	}
 
 	// Report only if this head is still the PR's: otherwise the newer job reports.

@@ -66,7 +66,7 @@ func TestHasCompletedChecks(t *testing.T) {
 		}
 	}
 	check(false)
-	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, checkNames)
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestHasCompletedChecks(t *testing.T) {
 	}
 	check(true)
 	// A re-run in progress means the newest run is not completed.
-	if _, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, checkNames[:1]); err != nil {
+	if _, err := rep.Start(ctx, c, testOwner, testRepo, head, 1, "j2", checkNames[:1]); err != nil {
 		t.Fatal(err)
 	}
 	check(false)
