@@ -113,7 +113,7 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	// compactStrings moves them), and the caller may reuse data.
 	p := newFileParser(name, string(data), lim)
 	p.parse()
-	compactStrings(p.docs, p.src)
+	compactStrings(p.docs, p.src, len(p.src), false)
 	return p.docs, p.findings
 }
 
@@ -126,6 +126,11 @@ type fileParser struct {
 	findings []Finding
 	cols     columnCache
 	slabs    valueSlabs
+	// Scratch stacks the parsers reuse from one document to the next (each
+	// document leaves them empty and cleared).
+	fieldStack []Field
+	itemStack  []Value
+	lineStack  []lineSpan
 }
 
 func newFileParser(name, src string, lim Limits) *fileParser {

@@ -3,22 +3,28 @@ package catalog
 import "unsafe"
 
 // compactStrings lets a file's buffer go once it is parsed. Scalars and keys
-// are substrings of the file, so the whole file stays in memory as long as
-// any of its values does. Where they cover less than four fifths of it
-// (block YAML, with its indentation and keys), they are copied into one block
-// of their exact size and the file becomes garbage; where they cover nearly
-// all of it (big base64 blobs), nothing is copied.
-func compactStrings(docs []Doc, src string) {
-	if len(src) < 64<<10 || len(docs) == 0 {
-		return
+// are substrings of the file, so the whole buffer (held bytes, src and any
+// capacity beyond it) stays in memory as long as any of its values does.
+// Where they cover less than four fifths of it (block YAML, with its
+// indentation and keys), they are copied into one block of their exact size
+// and the buffer becomes garbage; where they cover nearly all of it (big
+// base64 blobs), nothing is copied. Files under 64 KiB are left alone unless
+// always is set (the caller wants to reuse the buffer). kept reports whether
+// the documents still point into src.
+func compactStrings(docs []Doc, src string, held int, always bool) (kept bool) {
+	if len(docs) == 0 {
+		return false // findings never point into the file
+	}
+	if len(src) < 64<<10 && !always {
+		return true
 	}
 	c := stringCompactor{lo: uintptr(unsafe.Pointer(unsafe.StringData(src)))}
 	c.hi = c.lo + uintptr(len(src))
 	for i := range docs {
 		c.measureValue(&docs[i].Value)
 	}
-	if c.size > len(src)*4/5 {
-		return
+	if c.size > held*4/5 {
+		return true
 	}
 	c.block = make([]byte, 0, c.size)
 	for i := range docs {
@@ -28,6 +34,7 @@ func compactStrings(docs []Doc, src string) {
 		// the moved copies.
 		d.Schema, d.Package, d.Name = c.metaCopy(d.Schema), c.metaCopy(d.Package), c.metaCopy(d.Name)
 	}
+	return false
 }
 
 type stringCompactor struct {

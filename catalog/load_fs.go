@@ -53,13 +53,18 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// One read buffer per worker, reused until a file's documents
+			// keep it; the largest file comes first, so it is sized once.
+			var buf []byte
 			for {
 				k := int(next.Add(1)) - 1
 				if k >= len(files) || ctx.Err() != nil {
 					return
 				}
 				i := order[k]
-				res, err := readCatalogFile(fsys, files[i], lim, &total)
+				var res fileResult
+				var err error
+				res, buf, err = readCatalogFile(fsys, files[i], lim, &total, buf)
 				if err != nil {
 					cancel(err)
 					return
@@ -143,7 +148,7 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 			return fmt.Errorf("read catalog: %w", err)
 		}
 		if d.Name() == indexIgnoreName {
-			data, err := readBounded(fsys, p, maxIndexIgnoreSize)
+			data, err := readBounded(fsys, p, maxIndexIgnoreSize, nil)
 			if err != nil {
 				return fmt.Errorf("read catalog: %s: %w", p, err)
 			}
@@ -193,12 +198,14 @@ func newLoadFinding(rule, file, msg string) Finding {
 	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
 }
 
-// readCatalogFile reads and parses one file. Its error is for I/O failure
-// and the tree's byte limit only.
-func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64) (fileResult, error) {
+// readCatalogFile reads and parses one file, reading into buf when it is
+// large enough. spare is a buffer the caller may pass again: buf, or the one
+// read into, unless the documents keep it. The error is for I/O failure and
+// the tree's byte limit only.
+func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
 	if f.size > lim.MaxFileSize {
 		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
-			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.size, lim.MaxFileSize))}}, nil
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.size, lim.MaxFileSize))}}, buf, nil
 	}
 	var key string
 	if keyer, ok := fsys.(ContentKeyer); ok && lim.Cache != nil {
@@ -206,43 +213,48 @@ func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64)
 			key = k
 			if res, ok := lim.Cache.get(key, f.path); ok {
 				if total.Add(f.size) > lim.MaxTotalSize {
-					return fileResult{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+					return fileResult{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 				}
-				return res, nil
+				return res, buf, nil
 			}
 		}
 	}
-	data, err := readBounded(fsys, f.path, lim.MaxFileSize)
+	data, err := readBounded(fsys, f.path, lim.MaxFileSize, buf)
 	if errors.Is(err, errTooLarge) {
 		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
-			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, nil
+			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, buf, nil
 	}
 	if err != nil {
-		return fileResult{}, fmt.Errorf("read catalog: %s: %w", f.path, err)
+		return fileResult{}, buf, fmt.Errorf("read catalog: %s: %w", f.path, err)
 	}
 	if total.Add(int64(len(data))) > lim.MaxTotalSize {
-		return fileResult{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+		return fileResult{}, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 	}
 	if len(data) == 0 {
-		return fileResult{}, nil
+		return fileResult{}, data[:0], nil
 	}
-	// The buffer is ours and never written again, so the parser may slice
-	// strings out of it without copying.
+	// The parser slices strings out of the buffer without copying; they
+	// are moved out of it afterwards unless they make up most of the file,
+	// in which case the documents keep the buffer and it is never written
+	// again.
 	src := unsafe.String(unsafe.SliceData(data), len(data))
 	p := newFileParser(f.path, src, lim)
 	p.parse()
-	compactStrings(p.docs, src)
-	res := fileResult{docs: p.docs, findings: p.findings}
+	res = fileResult{docs: p.docs, findings: p.findings}
+	if !compactStrings(p.docs, src, cap(data), true) {
+		spare = data[:0]
+	}
 	if key != "" {
 		lim.Cache.put(key, f.path, int64(len(data)), res)
 	}
-	return res, nil
+	return res, spare, nil
 }
 
 var errTooLarge = errors.New("file too large")
 
-// readBounded reads a whole file, refusing more than max bytes.
-func readBounded(fsys fs.FS, name string, max int64) ([]byte, error) {
+// readBounded reads a whole file, refusing more than max bytes. It reads
+// into buf when the file fits in its capacity.
+func readBounded(fsys fs.FS, name string, max int64, buf []byte) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
@@ -255,7 +267,11 @@ func readBounded(fsys fs.FS, name string, max int64) ([]byte, error) {
 		}
 		size = info.Size() + 1 // one more byte to see EOF without growing
 	}
-	buf := make([]byte, 0, size)
+	if int64(cap(buf)) >= size {
+		buf = buf[:0]
+	} else {
+		buf = make([]byte, 0, size)
+	}
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]

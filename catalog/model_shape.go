@@ -147,41 +147,55 @@ func (e shapeError) message() string {
 // maxShapeErrors bounds the errors kept for one blob.
 const maxShapeErrors = 20
 
-// shapePath is a path into a value, built on the stack while checking and
-// spelt out only for an error (most values have none).
+// shapePath is the path from the checked root to the value being checked,
+// spelt out only for an error (most values have none). It is passed by
+// value, each level appending its step to a copy, so that its steps stay in
+// the array on checkShape's stack (the shape tables nest a few levels deep,
+// well within it) instead of one heap allocation per value checked.
 type shapePath struct {
-	parent *shapePath
-	key    string // object key, or "" for an array index
-	index  int
-	root   string // set on the root only
+	root  string
+	steps []shapeStep
 }
 
-func (p *shapePath) String() string {
-	if p == nil {
-		return ""
-	}
-	if p.parent == nil {
-		return p.root
-	}
-	prefix := p.parent.String()
-	if p.key == "" && p.parent != nil && !p.isKey() {
-		return fmt.Sprintf("%s[%d]", prefix, p.index)
-	}
-	if prefix == "" {
-		return p.key
-	}
-	return prefix + "." + p.key
+// shapeStep is an object key, or an array index when key is "" and index >= 0.
+type shapeStep struct {
+	key   string
+	index int
 }
 
-func (p *shapePath) isKey() bool { return p.index < 0 }
+// with returns the path one step further.
+func (p shapePath) with(key string, index int) shapePath {
+	p.steps = append(p.steps, shapeStep{key: key, index: index})
+	return p
+}
+
+// String spells the path out, as entries[2].skips[0]. It copies the keys'
+// bytes, so nothing of the path outlives the check.
+func (p shapePath) String() string {
+	b := append([]byte(nil), p.root...)
+	for _, st := range p.steps {
+		if st.key == "" && st.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(st.index), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, st.key...)
+	}
+	return string(b)
+}
 
 // checkShape appends the values of v that opm could not decode into s; root
 // names v in messages ("" for a whole blob, "value" for a property's value).
 func checkShape(v *Value, s *shape, root string, errs []shapeError) []shapeError {
-	return checkShapeAt(v, s, &shapePath{root: root}, errs)
+	var steps [16]shapeStep
+	return checkShapeAt(v, s, shapePath{root: root, steps: steps[:0]}, errs)
 }
 
-func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shapeError {
+func checkShapeAt(v *Value, s *shape, path shapePath, errs []shapeError) []shapeError {
 	if v == nil || v.Kind == KindNull || len(errs) >= maxShapeErrors {
 		return errs
 	}
@@ -218,8 +232,7 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 			for i := range items {
 				it := &items[i]
 				if it.Kind != KindNull && (it.Kind != KindNumber || !fitsByte(it.Str())) {
-					p := shapePath{parent: path, index: i}
-					errs = append(errs, shapeError{path: p.String(), at: it, want: "a byte value 0 to 255"})
+					errs = append(errs, shapeError{path: path.with("", i).String(), at: it, want: "a byte value 0 to 255"})
 					if len(errs) >= maxShapeErrors {
 						return errs
 					}
@@ -238,9 +251,9 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 		items := v.Items()
 		for i := range items {
 			if s.elem.kind == shapeString && (items[i].Kind == KindString || items[i].Kind == KindNull) {
-				continue // the common case, without building a path
+				continue // the common case, without a step
 			}
-			errs = checkShapeAt(&items[i], s.elem, &shapePath{parent: path, index: i}, errs)
+			errs = checkShapeAt(&items[i], s.elem, path.with("", i), errs)
 		}
 	case shapeMap:
 		if v.Kind != KindObject {
@@ -248,7 +261,7 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 		}
 		fields := v.Fields()
 		for i := range fields {
-			errs = checkShapeAt(&fields[i].Value, s.elem, &shapePath{parent: path, key: fields[i].Key, index: -1}, errs)
+			errs = checkShapeAt(&fields[i].Value, s.elem, path.with(fields[i].Key, -1), errs)
 		}
 	case shapeObject:
 		if v.Kind != KindObject {
@@ -259,7 +272,7 @@ func checkShapeAt(v *Value, s *shape, path *shapePath, errs []shapeError) []shap
 			f := &fields[i]
 			for j := range s.fields {
 				if foldMatch(f.Key, s.fields[j].name) {
-					errs = checkShapeAt(&f.Value, s.fields[j].shape, &shapePath{parent: path, key: f.Key, index: -1}, errs)
+					errs = checkShapeAt(&f.Value, s.fields[j].shape, path.with(f.Key, -1), errs)
 					break
 				}
 			}

@@ -20,9 +20,11 @@ func (p *fileParser) yamlFast(c yamlChunk) (Value, bool) {
 	if !fastYAMLChars(c.text) {
 		return Value{}, false
 	}
-	f := fastYAML{p: p, src: p.src, end: end, line: c.line}
+	f := fastYAML{p: p, src: p.src, end: end, line: c.line, fields: p.fieldStack[:0], items: p.itemStack[:0], lines: p.lineStack[:0]}
 	f.setLine(c.off)
 	v := f.document()
+	// Every collection cleared its part of the stacks on the way out.
+	p.fieldStack, p.itemStack, p.lineStack = f.fields[:0], f.items[:0], f.lines[:0]
 	if f.bail {
 		return Value{}, false
 	}
@@ -93,9 +95,11 @@ type fastYAML struct {
 	line  int    // file line number of the current line
 	depth int
 	bail  bool
-	// Stacks of the fields and items of the collections being parsed.
+	// Stacks of the fields and items of the collections being parsed, and
+	// the lines of the block scalar being read.
 	fields []Field
 	items  []Value
+	lines  []lineSpan
 	// The last key read, as keyAt is asked twice about the first key of a mapping.
 	keyOff, keyAfter int
 	key              string
@@ -804,7 +808,8 @@ func (f *fastYAML) literal(off, parent int) Value {
 		return Value{}
 	}
 	f.advance()
-	var lines []lineSpan
+	lines := f.lines[:0]
+	defer func() { f.lines = lines[:0] }() // keep the grown buffer for the next one
 	maxLead := 0
 	contentIndent := -1
 	if increment > 0 {
@@ -871,23 +876,26 @@ func (f *fastYAML) literal(off, parent int) Value {
 	for _, l := range body {
 		n += l.b - l.a + 1
 	}
-	b := make([]byte, 0, n+trailing)
+	// Built in place at its final size (a Builder hands its bytes over
+	// without the copy string(b) would make).
+	var b strings.Builder
+	b.Grow(n + trailing)
 	for k, l := range body {
 		if k > 0 {
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		}
-		b = append(b, s[l.a:l.b]...)
+		b.WriteString(s[l.a:l.b])
 	}
 	switch chomp {
 	case 0:
-		b = append(b, '\n')
+		b.WriteByte('\n')
 	case '+':
-		b = append(b, '\n')
+		b.WriteByte('\n')
 		for ; trailing > 0; trailing-- {
-			b = append(b, '\n')
+			b.WriteByte('\n')
 		}
 	}
-	return scalarValue(KindString, string(b))
+	return scalarValue(KindString, b.String())
 }
 
 // lineSpan is the text of one line of a block scalar, after its indentation.
