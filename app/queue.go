@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/url"
 	"os"
@@ -367,19 +368,15 @@ var (
 	}
 )
 
-// migrateOurs applies the missing steps of our schema in one transaction;
-// lock serialises replicas that start together (PostgreSQL).
-func migrateOurs[TTx any](ctx context.Context, db txDB[TTx], steps []string, lock string) error {
+// migrateOurs applies the missing steps of our schema in one transaction.
+// Replicas that start together are serialised by the caller (PostgreSQL:
+// lockMigrations; SQLite: one process per file).
+func migrateOurs[TTx any](ctx context.Context, db txDB[TTx], steps []string) error {
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.rollback(context.WithoutCancel(ctx), tx)
-	if lock != "" {
-		if _, err := db.exec(ctx, tx, lock); err != nil {
-			return fmt.Errorf("locking for migration: %w", err)
-		}
-	}
 	if _, err := db.exec(ctx, tx, `CREATE TABLE IF NOT EXISTS catalogbot_schema (version INTEGER NOT NULL)`); err != nil {
 		return err
 	}
@@ -480,7 +477,7 @@ func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.L
 		db.Close()
 		return nil, err
 	}
-	if err := migrateOurs[*sql.Tx](ctx, sdb, sqliteSchema, ""); err != nil {
+	if err := migrateOurs[*sql.Tx](ctx, sdb, sqliteSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("migrating catalogbot's schema: %w", err)
 	}
@@ -545,19 +542,20 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 	if err := pool.Ping(ctx); err != nil {
 		return fail(fmt.Errorf("connecting to PostgreSQL at %s: %w", pcfg.ConnConfig.Host, err))
 	}
-	if schema != "" {
-		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
-			return fail(fmt.Errorf("creating schema %s: %w", schema, err))
-		}
-	}
-	driver := riverpgxv5.New(pool)
-	if err := migrateRiver(ctx, driver, schema, log); err != nil {
+	// Replicas started together would race on an empty schema: CREATE
+	// SCHEMA IF NOT EXISTS and River's CREATE TABLE/TYPE fail with a
+	// duplicate key in the catalog when two sessions run them at once.
+	unlock, err := lockMigrations(ctx, pool, schema)
+	if err != nil {
 		return fail(err)
 	}
-	db := pgDB{pool}
-	if err := migrateOurs[pgx.Tx](ctx, db, postgresSchema, `SELECT pg_advisory_xact_lock(7165024313)`); err != nil {
-		return fail(fmt.Errorf("migrating catalogbot's schema: %w", err))
+	err = migratePostgres(ctx, pool, schema, log)
+	unlock()
+	if err != nil {
+		return fail(err)
 	}
+	driver := riverpgxv5.New(pool)
+	db := pgDB{pool}
 	cfg.Schema = schema
 	client, err := river.NewClient(driver, cfg)
 	if err != nil {
@@ -567,4 +565,55 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 		count(*),
 		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
 		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}, nil
+}
+
+// migratePostgres creates the schema, then runs River's migrations and ours.
+// The caller holds lockMigrations.
+func migratePostgres(ctx context.Context, pool *pgxpool.Pool, schema string, log *slog.Logger) error {
+	if schema != "" {
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+schema); err != nil {
+			return fmt.Errorf("creating schema %s: %w", schema, err)
+		}
+	}
+	if err := migrateRiver(ctx, riverpgxv5.New(pool), schema, log); err != nil {
+		return err
+	}
+	if err := migrateOurs[pgx.Tx](ctx, pgDB{pool}, postgresSchema); err != nil {
+		return fmt.Errorf("migrating catalogbot's schema: %w", err)
+	}
+	return nil
+}
+
+// migrationLockKey is the advisory lock key of the migrations of one schema
+// ("" is the search_path's): replicas of one deployment share it, other
+// deployments on the same server (other schemas) do not wait for it.
+func migrationLockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("catalogbot migrations\x00" + schema))
+	return int64(h.Sum64())
+}
+
+// lockMigrations takes a session-level advisory lock on a connection of its
+// own, waiting while another replica migrates (bounded by ctx), and returns
+// its release. A replica that dies holding it releases it with its
+// connection.
+func lockMigrations(ctx context.Context, pool *pgxpool.Pool, schema string) (unlock func(), err error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("locking the schema for migration: %w", err)
+	}
+	key := migrationLockKey(schema)
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("waiting for another replica's migration of the schema: %w", err)
+	}
+	return func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, key); err != nil {
+			// The session may still hold the lock: closing it releases it.
+			conn.Conn().Close(uctx)
+		}
+		conn.Release()
+	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,5 +173,47 @@ func TestQueueMigrateTwice(t *testing.T) {
 			t.Fatalf("open %d: %v", i+1, err)
 		}
 		q.Close()
+	}
+}
+
+// TestQueueConcurrentMigrations starts several replicas at the same moment
+// on an empty PostgreSQL schema, as the pods of a Deployment do: every one
+// must come up (the schema, River's tables and ours are created once).
+func TestQueueConcurrentMigrations(t *testing.T) {
+	dbURL := postgresURL(t)
+	cfg := testConfig(t)
+	const replicas, rounds = 3, 4
+	for round := range rounds {
+		schema := freshSchema(t, dbURL)
+		opts := make([]QueueOptions, replicas)
+		for i := range opts {
+			rc, err := newRiverConfig(cfg, jobHandlers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts[i] = QueueOptions{DatabaseURL: dbURL, Schema: schema, River: rc, Log: testLogger(t)}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		errs := make([]error, replicas)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range opts {
+			wg.Go(func() {
+				<-start
+				q, err := OpenQueue(ctx, opts[i])
+				if err == nil {
+					q.Close()
+				}
+				errs[i] = err
+			})
+		}
+		close(start)
+		wg.Wait()
+		cancel()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d: replica %d of %d starting together on an empty schema: %v", round+1, i+1, replicas, err)
+			}
+		}
 	}
 }
