@@ -167,6 +167,60 @@ func TestReadFSRealCatalogs(t *testing.T) {
 	}
 }
 
+// TestReadFSReusesBuffers reads, with one worker, files whose documents
+// keep their buffer and files whose strings are moved out of it, so that the
+// buffer is read into again: every document must still equal a parse of its
+// file on its own (a string left pointing into a reused buffer would not).
+func TestReadFSReusesBuffers(t *testing.T) {
+	blob := strings.Repeat("QUJDREVGR0hJSktMTU5PUA==", 12_000) // ~290 KB of base64
+	bundleYAML := func(pkg string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "---\nschema: olm.bundle\npackage: %s\nname: %s.v%d.0.0\nimage: quay.io/x/%s:v%d\nproperties:\n  - type: olm.package\n    value:\n      packageName: %s\n      version: %d.0.0\n  - type: olm.csv.metadata\n    value:\n      description: |\n        line one of %s %d\n        line two\n      keywords: [\"\"]\n", pkg, pkg, i, pkg, i, pkg, i, pkg, i)
+		}
+		return b.String()
+	}
+	fsys := fstest.MapFS{
+		// Largest: a base64 blob, kept with its buffer.
+		"a/blob.json": {Data: []byte(`{"schema":"olm.bundle","package":"a","name":"a.v1","properties":[{"type":"olm.bundle.object","value":{"data":"` + blob + `"}}]}`)},
+		// Next: block YAML, moved out, its buffer reused by all below.
+		"b/catalog.yaml": {Data: []byte(bundleYAML("b", 600))},
+		// Mostly one string, but small beside the reused buffer: moved out.
+		"c/blob.json":    {Data: []byte(`{"schema":"olm.bundle","package":"c","name":"c.v1","properties":[{"type":"olm.bundle.object","value":{"data":"` + blob[:40_000] + `"}}]}`)},
+		"d/catalog.yaml": {Data: []byte(bundleYAML("d", 30))},
+		"e/catalog.yaml": {Data: []byte(bundleYAML("e", 3))},
+		"f/bad.yaml":     {Data: []byte("schema: olm.bundle\nname: [\n")},
+		"g/empty.yaml":   {Data: nil},
+		"h/catalog.json": {Data: []byte(`{"schema":"olm.package","name":"h","description":"tab\tescaped"}` + "\n")},
+	}
+	docs, findings, err := ReadFS(context.Background(), fsys, Limits{Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Doc
+	var wantFindings []Finding
+	for _, name := range []string{"a/blob.json", "b/catalog.yaml", "c/blob.json", "d/catalog.yaml", "e/catalog.yaml", "f/bad.yaml", "g/empty.yaml", "h/catalog.json"} {
+		d, f := ParseFile(name, fsys[name].Data, DefaultLimits())
+		want = append(want, d...)
+		wantFindings = append(wantFindings, f...)
+	}
+	SortFindings(wantFindings)
+	if len(docs) != 1+600+1+30+3+1 {
+		t.Fatalf("got %d documents", len(docs))
+	}
+	if !sameDocs(docs, want) {
+		for i := range docs {
+			if i < len(want) && !sameDocs(docs[i:i+1], want[i:i+1]) {
+				t.Fatalf("document %d (%s %s) differs from a parse of its file alone: %s", i, docs[i].Pos.File, docs[i].Name, describeDiff(docs[i].Value, want[i].Value, ""))
+			}
+		}
+		t.Fatal("documents differ from a parse of each file alone")
+	}
+	if fmt.Sprint(findings) != fmt.Sprint(wantFindings) {
+		t.Errorf("findings %v, want %v", findings, wantFindings)
+	}
+}
+
 func BenchmarkReadFS(b *testing.B) {
 	for _, name := range []string{"community-operators-prod-v4.21", "community-operators-prod-v4.16"} {
 		b.Run(name, func(b *testing.B) {
@@ -425,6 +479,25 @@ func BenchmarkParseFileJSON(b *testing.B) {
 		got, findings := ParseFile("catalog.json", data, Limits{})
 		if len(got) != len(docs) || len(findings) != 0 {
 			b.Fatalf("got %d docs and %v, want %d docs", len(got), findings, len(docs))
+		}
+	}
+}
+
+// TestCompactStringsCountsHeldBytes: a file that is almost all one string
+// keeps its buffer only when the buffer is not much larger than the file.
+func TestCompactStringsCountsHeldBytes(t *testing.T) {
+	src := `{"schema":"olm.bundle","name":"x","image":"` + strings.Repeat("y", 100_000) + `"}`
+	for _, tt := range []struct {
+		held int
+		kept bool
+	}{{len(src), true}, {4 * len(src), false}} {
+		p := newFileParser("f.json", strings.Clone(src), DefaultLimits())
+		p.parse()
+		if kept := compactStrings(p.docs, p.src, tt.held, true); kept != tt.kept {
+			t.Errorf("held %d: kept = %v, want %v", tt.held, kept, tt.kept)
+		}
+		if got := p.docs[0].Value.Get("image").Str(); len(got) != 100_000 {
+			t.Errorf("held %d: image has %d bytes after compaction", tt.held, len(got))
 		}
 	}
 }
