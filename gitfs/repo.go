@@ -39,15 +39,19 @@ const (
 	maxRevLength = 1024
 )
 
-// Repo is an open local repository. It is safe for concurrent use: object
-// reads are serialised, because go-git's file storage is not safe for
-// concurrent use.
+// Repo is an open local repository. It is safe for concurrent use: loose and
+// packed objects are read concurrently (loose.go, pack.go); what goes through
+// go-git (revisions, history, tree diffs, objects in alternates) is
+// serialised, because go-git's file storage is not safe for concurrent use.
 type Repo struct {
 	path string
-	dot  billy.Filesystem // the git directory, for loose objects
+	dot  billy.Filesystem // the git directory, for loose objects and packs
 
 	mu   sync.Mutex // guards repo's storage
 	repo *git.Repository
+
+	packsOnce sync.Once
+	packs     *packReader // opened on first use
 
 	treesMu sync.Mutex
 	trees   map[Hash][]entry // decoded trees by tree hash; entries are never modified
@@ -291,6 +295,20 @@ func (r *Repo) tree(h Hash) ([]entry, error) {
 	return es, nil
 }
 
+// packReader opens the repository's packs on first use. Packs written later
+// (a fetch into an open Repo) are read through go-git.
+func (r *Repo) packReader() *packReader {
+	r.packsOnce.Do(func() { r.packs = openPacks(r.dot) })
+	return r.packs
+}
+
+// Close releases the pack files the Repo holds open. (They are also closed
+// when the Repo is garbage collected.) Reads after Close fail.
+func (r *Repo) Close() error {
+	r.packsOnce.Do(func() { r.packs = &packReader{cache: newDeltaCache(0)} })
+	return r.packs.close()
+}
+
 // blobSize returns the size of a blob from its object header.
 func (r *Repo) blobSize(h Hash) (int64, error) {
 	if o, err := openLoose(r.dot, h); err == nil {
@@ -301,6 +319,14 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 		return o.size, nil
 	} else if !errors.Is(err, errNotLoose) {
 		return 0, err
+	}
+	switch typ, size, err := r.packReader().info(h); {
+	case err == nil && typ != plumbing.BlobObject:
+		return 0, fmt.Errorf("object %s is a %s, not a blob", h, typ)
+	case err == nil:
+		return size, nil
+	case !errors.Is(err, errFallback):
+		return 0, fmt.Errorf("blob %s: %w", h, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -318,9 +344,10 @@ func (r *Repo) readBlob(h Hash, check func(size int64) error) ([]byte, error) {
 }
 
 // readObject reads an object of type typ. check gets the size from the
-// object header before any content is read; its error stops the read. Loose
-// objects are read here; packed ones (and those in alternates) through
-// go-git, whose packed objects above 16 KiB are also sized before reading.
+// object header before any content is read; its error stops the read (and is
+// returned as is). Loose objects are read by loose.go, packed ones by
+// pack.go; what those leave (objects in alternates, packs they do not read)
+// goes through go-git.
 func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64) error) ([]byte, error) {
 	if o, err := openLoose(r.dot, h); err == nil {
 		defer o.Close()
@@ -337,6 +364,20 @@ func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64
 		return b, nil
 	} else if !errors.Is(err, errNotLoose) {
 		return nil, err
+	}
+	// errFallback comes before check runs, so check never runs twice.
+	var checkErr error
+	b, err := r.packReader().read(h, typ, func(size int64) error {
+		checkErr = check(size)
+		return checkErr
+	})
+	switch {
+	case err == nil:
+		return b, nil
+	case checkErr != nil:
+		return nil, checkErr
+	case !errors.Is(err, errFallback):
+		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
 
 	r.mu.Lock()
