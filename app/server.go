@@ -153,6 +153,12 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		q.Close()
 		return nil, err
 	}
+	if rb, ok := o.rebuild.(*Rebuilder); ok {
+		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
 	s.queue = q
 	s.metrics.registerQueue(q, log)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)

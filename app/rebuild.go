@@ -1,0 +1,658 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/gitpr"
+	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// RebuildCheckRunName is the check run that reports the catalog image build
+// of a default branch commit.
+const RebuildCheckRunName = "catalogbot/catalog-image"
+
+// rebuildExternalID marks our image check runs. It names no pull request, so
+// a "Re-run" request on one asks for no pull request check.
+const rebuildExternalID = "rebuild"
+
+// Rebuilder is the RebuildHandler that builds and pushes catalog images when
+// the default branch moves. For each catalog of the commit's
+// .catalogbot.yaml that names an image, it validates the catalog in full (a
+// catalog with errors is never pushed), builds the image on the base pinned
+// by digest and pushes it with the image's tag and the commit SHA as tags;
+// the outcome is the check run catalogbot/catalog-image on the commit.
+//
+// Builds of one repository are serialised by a lease row in the App's
+// database (SQLite or PostgreSQL; see rebuildSchema): a job that finds the
+// lease taken is snoozed, which costs it no attempt. Holding the lease, a job
+// asks GitHub for the branch's current head; when its commit is no longer the
+// head it completes as superseded and makes sure a job for the head exists,
+// so a burst of pushes builds the commits that were the head when a build
+// started: the one running and the newest, not every push. The jobs
+// themselves are durable (enqueued in the push delivery's transaction), so a
+// process that dies before or during a build leaves a job that another
+// process, or the restarted one, runs.
+//
+// Give it to NewServer with WithRebuildHandler; the server supplies the
+// GitHub clients, the git cache and the database.
+type Rebuilder struct {
+	log       *slog.Logger
+	reg       *registry.Client
+	baseImage string
+	allowed   policy.Images
+	appID     int64
+	// lease bounds how long a build may hold its repository: past the job
+	// timeout River has cancelled the job, so a lease this long outlives only
+	// a process that died.
+	lease time.Duration
+	// wait is how long a job waits when another build holds the lease.
+	wait time.Duration
+	// maxTries bounds the tries of one commit's build; retryWait is the first
+	// pause between tries, doubled each time.
+	maxTries  int
+	retryWait time.Duration
+	now       func() time.Time
+
+	// Supplied by the server (attach).
+	gh        installationClients
+	cache     *GitCache
+	q         *Queue
+	store     rebuildStore
+	limits    catalog.Limits
+	imgLimits image.Limits
+	metrics   *Metrics
+}
+
+// NewRebuilder builds the rebuild from the App's configuration: the default
+// base image, the allowed push targets, and a registry client that reads
+// bases and pushes with the push credentials (rebuild.push_auth_file, then
+// registry.auth_file), behind the same address guard as the checks.
+func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ro := []registry.Option{registry.WithLogger(log)}
+	if cfg.RebuildPushAuthFile != "" {
+		ro = append(ro, registry.WithAuthFile(cfg.RebuildPushAuthFile))
+	}
+	if cfg.RegistryAuthFile != "" {
+		ro = append(ro, registry.WithAuthFile(cfg.RegistryAuthFile))
+	}
+	if len(cfg.RegistryInternalHosts) > 0 {
+		ro = append(ro, registry.WithAllowedHosts(cfg.RegistryInternalHosts...))
+	}
+	if len(cfg.RegistryInsecureHosts) > 0 {
+		ro = append(ro, registry.WithInsecureHosts(cfg.RegistryInsecureHosts...))
+	}
+	reg, err := registry.New(ro...)
+	if err != nil {
+		return nil, fmt.Errorf("configuring the registry client of the rebuild: %w", err)
+	}
+	return &Rebuilder{
+		log: log, reg: reg, baseImage: cfg.RebuildBaseImage, appID: cfg.AppID,
+		allowed: policy.Images{AllowedRegistries: cfg.RebuildAllowedImages},
+		lease:   cfg.JobTimeout + time.Minute, wait: 5 * time.Second,
+		maxTries: 3, retryWait: 15 * time.Second, now: time.Now,
+	}, nil
+}
+
+// attach gives the rebuild what the server owns, once its queue is open.
+func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *GitCache, q *Queue, limits catalog.Limits, m *Metrics) error {
+	s, err := q.rebuildStore(ctx)
+	if err != nil {
+		return err
+	}
+	r.gh, r.cache, r.q, r.store, r.limits, r.metrics = gh, cache, q, s, limits, m
+	return nil
+}
+
+// HandleRebuild builds and pushes the catalog images of one default branch
+// commit, or completes as superseded when the branch has moved on.
+func (r *Rebuilder) HandleRebuild(ctx context.Context, a RebuildArgs) error {
+	start := time.Now()
+	outcome, err := r.handle(ctx, a)
+	if r.metrics != nil {
+		r.metrics.ObserveJob(KindRebuild, outcome, time.Since(start))
+	}
+	return err
+}
+
+func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
+	if r.store == nil {
+		return "error", errors.New("the rebuild is not attached to a server: give it to NewServer with WithRebuildHandler")
+	}
+	log := r.log.With("repo", a.Owner+"/"+a.Repo, "ref", a.Ref, "sha", a.SHA, "delivery", a.DeliveryID)
+	branch, ok := strings.CutPrefix(a.Ref, "refs/heads/")
+	if !ok || branch == "" || !isSHA(a.SHA) {
+		log.Warn("rebuild job ignored: not a commit of a branch")
+		return "ignored", nil
+	}
+	holder, err := leaseHolder()
+	if err != nil {
+		return "error", err
+	}
+	now := r.now()
+	got, err := r.store.acquireRebuild(ctx, a.Owner, a.Repo, holder, now, now.Add(r.lease))
+	if err != nil {
+		return "error", fmt.Errorf("taking the build lease of %s/%s: %w", a.Owner, a.Repo, err)
+	}
+	if !got {
+		log.Debug("another build of this repository is running; waiting", "for", r.wait)
+		return "waiting", river.JobSnooze(r.wait)
+	}
+	defer func() {
+		if err := r.store.releaseRebuild(context.WithoutCancel(ctx), a.Owner, a.Repo, holder); err != nil {
+			log.Warn("releasing the build lease (it expires by itself)", "err", err)
+		}
+	}()
+	gh, err := r.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return "error", fmt.Errorf("installation %d client: %w", a.InstallationID, err)
+	}
+	b := &rebuild{r: r, gh: gh, a: a, branch: branch, log: log}
+	return b.run(ctx)
+}
+
+func leaseHolder() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// rebuild is the work of one job, holding the repository's lease.
+type rebuild struct {
+	r      *Rebuilder
+	gh     *github.Client
+	a      RebuildArgs
+	branch string
+	log    *slog.Logger
+}
+
+// errBranchGone: the branch no longer exists; there is nothing to build.
+var errBranchGone = errors.New("the branch no longer exists")
+
+func (b *rebuild) run(ctx context.Context) (string, error) {
+	a := b.a
+	br, _, err := b.gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, b.branch, 1)
+	if isStatus(err, http.StatusNotFound) {
+		b.log.Info("nothing to build", "why", errBranchGone)
+		return "ignored", nil
+	}
+	if err != nil {
+		return "error", fmt.Errorf("reading branch %s of %s/%s: %w", b.branch, a.Owner, a.Repo, err)
+	}
+	head := br.GetCommit().GetSHA()
+	repo, err := b.fetch(ctx)
+	if err != nil {
+		return "error", err
+	}
+	if !strings.EqualFold(head, a.SHA) {
+		return b.superseded(ctx, repo, head)
+	}
+	commit, err := repo.Resolve(a.SHA)
+	if err != nil {
+		return "error", fmt.Errorf("%s is the head of %s, but the fetch did not bring it: %w", short(a.SHA), b.branch, err)
+	}
+	pol, err := gitpr.ReadPolicy(ctx, repo, commit)
+	if err != nil {
+		var pe *policy.ParseError
+		if !errors.As(err, &pe) {
+			return "error", err
+		}
+		b.log.Warn("the policy file does not parse; nothing is built", "err", err)
+		res := checks.Result{Conclusion: checks.Neutral, Title: "No image built: " + policy.FileName + " does not parse",
+			Summary: fmt.Sprintf("The %s of this commit does not parse, so catalogbot cannot tell which images to build:\n\n```\n%s\n```", policy.FileName, err)}
+		if err := b.report(ctx, res); err != nil {
+			return "error", err
+		}
+		return "failed", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+	}
+	targets := imageTargets(pol)
+	if len(targets) == 0 {
+		b.log.Info("no image configured: no catalog of " + policy.FileName + " names an image; nothing to build")
+		return "no-image", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+	}
+	runID, err := b.startRun(ctx)
+	if err != nil {
+		return "error", err
+	}
+	results, tryErr := b.buildAll(ctx, repo, commit, targets)
+	if tryErr != nil {
+		if ctx.Err() != nil {
+			// Shut down or timed out: River tries again, and the next try
+			// takes the run that is still in progress over.
+			return "error", tryErr
+		}
+		n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, a.SHA)
+		if err != nil {
+			return "error", errors.Join(tryErr, err)
+		}
+		if n < b.r.maxTries {
+			wait := b.r.retryWait << (n - 1)
+			b.log.Warn("build failed; trying again", "try", n, "of", b.r.maxTries, "in", wait, "err", tryErr)
+			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, markdownInline(tryErr.Error()), wait)
+			if err := b.progress(ctx, runID, note); err != nil {
+				b.log.Warn("updating the check run", "err", err)
+			}
+			return "retrying", river.JobSnooze(wait)
+		}
+		b.log.Error("build failed; giving up", "tries", n, "err", tryErr)
+	}
+	res := summarise(a.SHA, results, tryErr, b.r.maxTries)
+	if err := b.complete(ctx, runID, res); err != nil {
+		return "error", err
+	}
+	b.log.Info("catalog images built", "conclusion", string(res.Conclusion), "title", res.Title)
+	if err := b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA); err != nil {
+		return "error", err
+	}
+	if res.Conclusion == checks.Success {
+		return "pushed", nil
+	}
+	return "failed", nil
+}
+
+// fetch brings the branch into the git cache.
+func (b *rebuild) fetch(ctx context.Context) (*gitfs.Repo, error) {
+	a := b.a
+	clone := a.CloneURL
+	if clone == "" {
+		rp, _, err := b.gh.Repositories.Get(ctx, a.Owner, a.Repo)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s/%s: %w", a.Owner, a.Repo, err)
+		}
+		clone = rp.GetCloneURL()
+	}
+	token, err := b.r.gh.InstallationToken(ctx, a.InstallationID)
+	if err != nil {
+		return nil, fmt.Errorf("installation token: %w", err)
+	}
+	p, err := b.r.cache.Fetch(ctx, a.Owner, a.Repo, clone, token, []string{a.Ref})
+	if err != nil {
+		return nil, err
+	}
+	return gitfs.Open(p)
+}
+
+// superseded completes a job whose commit is no longer the branch's head.
+func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string) (string, error) {
+	a := b.a
+	mine, mineErr := repo.Resolve(a.SHA)
+	if mineErr == nil {
+		if h, err := repo.Resolve(head); err == nil && h != mine {
+			if base, err := repo.MergeBase(ctx, mine, h); err == nil && base == h {
+				// GitHub shows an ancestor of the pushed commit: its view of the
+				// branch lags the push (or the branch went back). Ask again a few
+				// times before taking GitHub's word for it.
+				n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, a.SHA)
+				if err != nil {
+					return "error", err
+				}
+				if n < b.r.maxTries {
+					b.log.Info("GitHub shows an older head than the pushed commit; asking again", "head", head)
+					return "waiting", river.JobSnooze(b.r.wait)
+				}
+			}
+		}
+	}
+	b.log.Info("superseded: the branch has moved on", "head", head)
+	st, err := b.r.store.loadRebuild(ctx, a.Owner, a.Repo)
+	if err != nil {
+		return "error", err
+	}
+	if !strings.EqualFold(st.DoneSHA, head) {
+		// The push of head enqueued its job already unless its delivery was
+		// lost; a job that waits or runs makes this insert a no-op.
+		next := a
+		next.SHA, next.DeliveryID = head, ""
+		if err := b.r.q.Insert(ctx, []river.InsertManyParams{{Args: next}}); err != nil {
+			return "error", fmt.Errorf("asking for the build of %s: %w", short(head), err)
+		}
+	}
+	if mineErr != nil {
+		return "superseded", nil // the commit left the branch (force push): nothing to report on
+	}
+	pol, err := gitpr.ReadPolicy(ctx, repo, mine)
+	if err != nil || len(imageTargets(pol)) == 0 {
+		return "superseded", nil
+	}
+	res := checks.Result{Conclusion: checks.Neutral, Title: "Superseded by " + short(head),
+		Summary: fmt.Sprintf("The branch %s moved on to %s before this commit's images were built; the images are built from %s instead.", b.branch, head, head)}
+	if err := b.report(ctx, res); err != nil {
+		return "error", err
+	}
+	return "superseded", nil
+}
+
+// imageTargets are the catalogs of the policy that name an image.
+func imageTargets(p *policy.Policy) []policy.Catalog {
+	var out []policy.Catalog
+	for _, c := range p.Catalogs {
+		if c.Image != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// targetResult is what happened to one catalog.
+type targetResult struct {
+	Catalog   string
+	Image     string
+	Base      string
+	Pushed    []string // tag references
+	Digest    string
+	Platforms []string
+	// Findings of the validation, with repository-relative paths.
+	Findings []catalog.Finding
+	// Problem says why the image was not pushed ("" when it was).
+	Problem string
+}
+
+// buildAll validates, builds and pushes each target. The error is a failure
+// worth another try (registry, network); what another try cannot change (no
+// base image, a target not allowed, validation errors) is a Problem.
+func (b *rebuild) buildAll(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, targets []policy.Catalog) ([]targetResult, error) {
+	tree, err := repo.TreeFS(ctx, commit, gitfs.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	var out []targetResult
+	var errs []error
+	for _, c := range targets {
+		res, err := b.buildOne(ctx, tree, c)
+		if err != nil {
+			res.Problem = err.Error()
+			errs = append(errs, fmt.Errorf("%s: %w", c.Path, err))
+		}
+		out = append(out, res)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (targetResult, error) {
+	res := targetResult{Catalog: c.Path, Image: c.Image}
+	if !b.r.allowed.RegistryAllowed(c.Image) {
+		res.Problem = fmt.Sprintf("%s is not among the images this App may push (rebuild.allowed_images: %s)", c.Image, strings.Join(b.r.allowed.AllowedRegistries, ", "))
+		return res, nil
+	}
+	tag, err := name.NewTag(c.Image, name.StrictValidation)
+	if err != nil {
+		res.Problem = fmt.Sprintf("%s is not an image reference with a tag: %v", c.Image, err)
+		return res, nil
+	}
+	res.Base = c.BaseImage
+	if res.Base == "" {
+		res.Base = b.r.baseImage
+	}
+	if res.Base == "" {
+		res.Problem = "no base image: set baseImage on this catalog in " + policy.FileName + ", or rebuild.base_image in the App's configuration"
+		return res, nil
+	}
+	fsys, err := catalogRoot(tree, c.Path)
+	if err != nil {
+		res.Problem = fmt.Sprintf("the catalog directory %s: %v", c.Path, err)
+		return res, nil
+	}
+	cat, err := catalog.Load(ctx, fsys, b.r.limits)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, err
+		}
+		res.Problem = fmt.Sprintf("reading the catalog: %v", err)
+		return res, nil
+	}
+	findings := catalog.Validate(cat, catalog.ValidateOptions{})
+	for _, f := range findings {
+		if f.File != "" && c.Path != "." {
+			f.File = path.Join(c.Path, f.File)
+		}
+		res.Findings = append(res.Findings, f)
+	}
+	if catalog.HasErrors(findings) {
+		n := 0
+		for _, f := range findings {
+			if f.Severity == catalog.SeverityError {
+				n++
+			}
+		}
+		res.Problem = fmt.Sprintf("the catalog does not validate (%d %s, annotated on their lines); a catalog that does not validate is never pushed", n, plural(n, "error", "errors"))
+		return res, nil
+	}
+	opts := b.r.reg.RemoteOptions(ctx)
+	built, err := image.Build(ctx, res.Base, fsys, b.r.imgLimits, opts...)
+	if err != nil {
+		if permanentBuildError(err) {
+			res.Problem = err.Error()
+			return res, nil
+		}
+		return res, err
+	}
+	d, err := built.Digest()
+	if err != nil {
+		return res, err
+	}
+	res.Digest, res.Platforms = d.String(), built.Platforms
+	for _, t := range pushTags(tag.TagStr(), b.a.SHA) {
+		ref := tag.Context().Name() + ":" + t
+		if _, err := built.Push(ctx, ref, opts...); err != nil {
+			return res, err
+		}
+		res.Pushed = append(res.Pushed, ref)
+	}
+	return res, nil
+}
+
+// pushTags are the configured tag and the commit SHA.
+func pushTags(configured, sha string) []string {
+	if strings.EqualFold(configured, sha) {
+		return []string{configured}
+	}
+	return []string{configured, sha}
+}
+
+// permanentBuildError tells errors another try cannot fix (what the catalog
+// holds) from registry and network failures.
+func permanentBuildError(err error) bool {
+	for _, e := range []error{image.ErrLink, gitfs.ErrSymlink, gitfs.ErrSubmodule, gitfs.ErrTooLarge, gitfs.ErrBudget} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// catalogRoot is the catalog directory of a commit's tree, keeping the
+// tree's content keys so that the loader reuses parses by blob.
+func catalogRoot(tree fs.FS, root string) (fs.FS, error) {
+	st, err := fs.Stat(tree, root)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, errors.New("not a directory")
+	}
+	if root == "." {
+		return tree, nil
+	}
+	sub, err := fs.Sub(tree, root)
+	if err != nil {
+		return nil, err
+	}
+	keys, ok := tree.(catalog.ContentKeyer)
+	if !ok {
+		return sub, nil
+	}
+	return rootedFS{FS: sub, keys: keys, root: root}, nil
+}
+
+type rootedFS struct {
+	fs.FS
+	keys catalog.ContentKeyer
+	root string
+}
+
+func (f rootedFS) ContentKey(name string) (string, bool) {
+	return f.keys.ContentKey(path.Join(f.root, name))
+}
+func (f rootedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	return fs.ReadDir(f.FS, name)
+}
+func (f rootedFS) ReadFile(name string) ([]byte, error)  { return fs.ReadFile(f.FS, name) }
+func (f rootedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.FS, name) }
+
+// summarise makes the check run's result: success when every image was
+// pushed, failure otherwise; the summary lists the pushed digests.
+func summarise(sha string, results []targetResult, tryErr error, tries int) checks.Result {
+	res := checks.Result{Check: RebuildCheckRunName, Conclusion: checks.Success}
+	var pushed, refused int
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Catalog images of `%s`:\n\n| catalog | image | digest | platforms |\n|---|---|---|---|\n", sha)
+	for _, t := range results {
+		refs := make([]string, len(t.Pushed))
+		for i, p := range t.Pushed {
+			refs[i] = "`" + markdownCode(p) + "`"
+		}
+		img := "`" + markdownCode(t.Image) + "`"
+		if len(refs) > 0 {
+			img = strings.Join(refs, "<br>")
+		}
+		digest := "not pushed"
+		if t.Problem == "" {
+			pushed++
+			digest = "`" + t.Digest + "`"
+		} else {
+			refused++
+			res.Conclusion = checks.Failure
+		}
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", markdownCode(t.Catalog), img, digest, strings.Join(t.Platforms, ", "))
+		res.Findings = append(res.Findings, t.Findings...)
+	}
+	for _, t := range results {
+		if t.Problem != "" {
+			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", markdownCode(t.Catalog), markdownInline(t.Problem))
+		}
+		if t.Base != "" {
+			fmt.Fprintf(&sb, "\n`%s` is built on `%s`.\n", markdownCode(t.Catalog), markdownCode(t.Base))
+		}
+	}
+	if tryErr != nil {
+		res.Conclusion = checks.Failure
+		fmt.Fprintf(&sb, "\nThe build failed %d times; the last error: %s\n", tries, markdownInline(tryErr.Error()))
+	}
+	res.Summary = sb.String()
+	switch {
+	case refused == 0:
+		res.Title = fmt.Sprintf("Pushed %d %s", pushed, plural(pushed, "image", "images"))
+	case pushed == 0:
+		res.Title = fmt.Sprintf("Not pushed: %d %s failed", refused, plural(refused, "catalog", "catalogs"))
+	default:
+		res.Title = fmt.Sprintf("Pushed %d, not pushed %d", pushed, refused)
+	}
+	return res
+}
+
+// --- the check run ------------------------------------------------------------
+
+// startRun takes over a run of ours still in progress on the commit (a try
+// that died or was snoozed) or creates one.
+func (b *rebuild) startRun(ctx context.Context) (int64, error) {
+	if id, err := b.openRun(ctx); err != nil || id != 0 {
+		return id, err
+	}
+	now := github.Timestamp{Time: time.Now()}
+	cr, _, err := b.gh.Checks.CreateCheckRun(ctx, b.a.Owner, b.a.Repo, github.CreateCheckRunOptions{
+		Name: RebuildCheckRunName, HeadSHA: b.a.SHA, Status: github.String("in_progress"), StartedAt: &now,
+		ExternalID: github.String(rebuildExternalID),
+		Output: &github.CheckRunOutput{Title: github.String("Building"),
+			Summary: github.String("Validating the catalogs, then building and pushing their images.")},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("creating check run %s on %s: %w", RebuildCheckRunName, short(b.a.SHA), err)
+	}
+	return cr.GetID(), nil
+}
+
+func (b *rebuild) openRun(ctx context.Context) (int64, error) {
+	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String("in_progress"),
+		Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	if b.r.appID != 0 {
+		opt.AppID = github.Int64(b.r.appID)
+	}
+	res, _, err := b.gh.Checks.ListCheckRunsForRef(ctx, b.a.Owner, b.a.Repo, b.a.SHA, opt)
+	if err != nil {
+		return 0, fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
+	}
+	var id int64
+	for _, cr := range res.CheckRuns {
+		if cr.GetExternalID() == rebuildExternalID && cr.GetID() > id {
+			id = cr.GetID()
+		}
+	}
+	return id, nil
+}
+
+// progress shows a note on a run that stays in progress.
+func (b *rebuild) progress(ctx context.Context, runID int64, note string) error {
+	_, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, github.UpdateCheckRunOptions{
+		Name: RebuildCheckRunName, Status: github.String("in_progress"),
+		Output: &github.CheckRunOutput{Title: github.String("Building (retrying)"), Summary: github.String(truncateOutput(note))},
+	})
+	return err
+}
+
+// report completes a run (the one in progress, or a new one) with res.
+func (b *rebuild) report(ctx context.Context, res checks.Result) error {
+	id, err := b.startRun(ctx)
+	if err != nil {
+		return err
+	}
+	return b.complete(ctx, id, res)
+}
+
+// complete concludes a run; annotations beyond the first 50 follow in
+// further updates, as GitHub takes them.
+func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) error {
+	rep := RenderCheckRun(res, "")
+	now := github.Timestamp{Time: time.Now()}
+	first := min(len(rep.Annotations), MaxAnnotationsPerRequest)
+	opt := github.UpdateCheckRunOptions{
+		Name: RebuildCheckRunName, Status: github.String("completed"), Conclusion: github.String(rep.Conclusion),
+		CompletedAt: &now,
+		Output: &github.CheckRunOutput{Title: github.String(rep.Title), Summary: github.String(rep.Summary),
+			Text: github.String(rep.Text), Annotations: rep.Annotations[:first]},
+	}
+	if _, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, opt); err != nil {
+		return fmt.Errorf("completing check run %d on %s: %w", runID, short(b.a.SHA), err)
+	}
+	for i := first; i < len(rep.Annotations); i += MaxAnnotationsPerRequest {
+		more := github.UpdateCheckRunOptions{Name: RebuildCheckRunName, Output: &github.CheckRunOutput{
+			Title: github.String(rep.Title), Summary: github.String(rep.Summary),
+			Annotations: rep.Annotations[i:min(i+MaxAnnotationsPerRequest, len(rep.Annotations))]}}
+		if _, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, more); err != nil {
+			return fmt.Errorf("adding annotations to check run %d: %w", runID, err)
+		}
+	}
+	return nil
+}

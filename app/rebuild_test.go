@@ -1,0 +1,682 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcr "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+// countingRegistry is go-containerregistry's in-process registry with a
+// middleware that counts what clients upload, and can hold blob uploads
+// (to stop a server in the middle of a push).
+type countingRegistry struct {
+	srv  *httptest.Server
+	host string
+	h    http.Handler
+
+	mu          sync.Mutex
+	blobUploads int            // finished blob uploads (PUT …/blobs/uploads/…)
+	blobBytes   int64          // blob bytes received (PATCH and PUT bodies)
+	tagPuts     map[string]int // "repo:tag" → manifest PUTs by tag
+	hold        chan struct{}  // while set, blob uploads wait for it to close
+	held        chan struct{}  // signalled when an upload waits
+}
+
+func newCountingRegistry(t testing.TB) *countingRegistry {
+	t.Helper()
+	c := &countingRegistry{h: ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))), tagPuts: map[string]int{}, held: make(chan struct{}, 64)}
+	c.srv = httptest.NewServer(c)
+	t.Cleanup(c.srv.Close)
+	c.host = strings.TrimPrefix(c.srv.URL, "http://")
+	return c
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *int64
+	c *countingRegistry
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.c.mu.Lock()
+	*b.n += int64(n)
+	b.c.mu.Unlock()
+	return n, err
+}
+
+func (c *countingRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.Contains(p, "/blobs/uploads/") && (r.Method == http.MethodPatch || r.Method == http.MethodPut):
+		c.mu.Lock()
+		hold := c.hold
+		if r.Method == http.MethodPut {
+			c.blobUploads++
+		}
+		c.mu.Unlock()
+		if hold != nil {
+			c.held <- struct{}{}
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		r.Body = countingBody{ReadCloser: r.Body, n: &c.blobBytes, c: c}
+	case strings.Contains(p, "/manifests/") && r.Method == http.MethodPut:
+		repo, ref, _ := strings.Cut(strings.TrimPrefix(p, "/v2/"), "/manifests/")
+		if !strings.HasPrefix(ref, "sha256:") {
+			c.mu.Lock()
+			c.tagPuts[repo+":"+ref]++
+			c.mu.Unlock()
+		}
+	}
+	c.h.ServeHTTP(w, r)
+}
+
+func (c *countingRegistry) counts() (uploads int, bytes int64, tags map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tags = map[string]int{}
+	for k, v := range c.tagPuts {
+		tags[k] = v
+	}
+	return c.blobUploads, c.blobBytes, tags
+}
+
+func (c *countingRegistry) setHold(ch chan struct{}) {
+	c.mu.Lock()
+	c.hold = ch
+	c.mu.Unlock()
+}
+
+// pushBaseIndex pushes a two-platform opm-like base index and returns its
+// reference by digest.
+func pushBaseIndex(t testing.TB, host string) string {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(2048, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		cf.Config.User = "1001"
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	ref, err := name.ParseReference(host+"/opm/base:v1", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host + "/opm/base@" + d.String()
+}
+
+// rebuildEnv is a catalog repository on a real git server, known to the
+// fake GitHub, with a registry holding the base image; servers started on it
+// share one database.
+type rebuildEnv struct {
+	t       *testing.T
+	fake    *githubfake.Fake
+	git     *gitServer
+	work    *workRepo
+	reg     *countingRegistry
+	baseRef string
+	cfg     *Config
+	main    string // the head of main
+}
+
+func rebuildPolicy(host, baseRef string) string {
+	return fmt.Sprintf(`version: 1
+catalogs:
+  - path: catalogs/v4.16
+    image: %s/acme/catalog:latest
+    baseImage: %s
+maintainers: [maria]
+packages:
+  etcd: { owners: [bob] }
+`, host, baseRef)
+}
+
+// newRebuildEnv seeds main with the policy seed returns (given the
+// registry's host and the base's reference) and the valid sample catalog.
+func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string) string) *rebuildEnv {
+	t.Helper()
+	key, keyPEM, err := githubfake.GenerateAppKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &key.PublicKey})
+	api := httptest.NewServer(fake)
+	t.Cleanup(api.Close)
+	reg := newCountingRegistry(t)
+	baseRef := pushBaseIndex(t, reg.host)
+	reg.mu.Lock()
+	reg.blobUploads, reg.blobBytes, reg.tagPuts = 0, 0, map[string]int{} // count the App's uploads only
+	reg.mu.Unlock()
+
+	gs := newGitServer(t)
+	w := gs.newRepo(t, "acme", "catalog")
+	first := w.commit(map[string]string{".catalogbot.yaml": seed(reg.host, baseRef), "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+	w.push("HEAD", "refs/heads/main")
+	fake.AddInstallation(e2eInstID, "acme")
+	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: first}); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := testConfig(t)
+	cfg.AppID = e2eAppID
+	cfg.PrivateKey = NewSecret(keyPEM)
+	cfg.WebhookSecrets = []Secret{NewSecret([]byte(e2eSecret))}
+	cfg.GitHubAPIURL = githubfake.APIURL(api.URL)
+	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.RegistryInternalHosts = []string{reg.host}
+	cfg.RegistryInsecureHosts = []string{reg.host}
+	if backend == BackendPostgres {
+		u := postgresURL(t)
+		cfg.DatabaseURL = NewSecret([]byte(u))
+		cfg.DatabaseSchema = freshSchema(t, u)
+	}
+	return &rebuildEnv{t: t, fake: fake, git: gs, work: w, reg: reg, baseRef: baseRef, cfg: cfg, main: first}
+}
+
+// newServer builds a server with the real Rebuilder on the env's database
+// (not running).
+func (e *rebuildEnv) newServer(ctx context.Context) *Server {
+	e.t.Helper()
+	rb, err := NewRebuilder(e.cfg, testLogger(e.t))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rb.wait, rb.retryWait = 100*time.Millisecond, 100*time.Millisecond
+	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(checks.Validation{}), WithRebuildHandler(rb))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return srv
+}
+
+// start runs a server until the test ends (or stop is called) and points
+// the fake's webhook at it; it returns the webhook URL.
+func (e *rebuildEnv) start() (srv *Server, url string, stop func()) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv = e.newServer(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				e.t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	e.t.Cleanup(stop)
+	url = "http://" + ln.Addr().String() + "/webhook"
+	e.fake.SetWebhook(url, e2eSecret)
+	return srv, url, stop
+}
+
+// commitMain commits files on main, pushes it to the git server and moves
+// GitHub's view of main to it, as a merge does.
+func (e *rebuildEnv) commitMain(files map[string]string, msg string) (before, after string) {
+	e.t.Helper()
+	before = e.main
+	after = e.work.commit(files, msg)
+	e.work.push("HEAD", "refs/heads/main")
+	if err := e.fake.SetBranch("acme", "catalog", "main", after); err != nil {
+		e.t.Fatal(err)
+	}
+	e.main = after
+	return before, after
+}
+
+// pushPayload is GitHub's push event, with the git server's clone URL.
+func (e *rebuildEnv) pushPayload(before, after string) []byte {
+	e.t.Helper()
+	raw, err := e.fake.PushEvent("acme", "catalog", "main", before, after, "maria")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		e.t.Fatal(err)
+	}
+	m["repository"].(map[string]any)["clone_url"] = e.git.URL("acme", "catalog")
+	out, err := json.Marshal(m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func (e *rebuildEnv) deliverPush(before, after string) {
+	e.t.Helper()
+	d, err := e.fake.Deliver(context.Background(), "push", e.pushPayload(before, after))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if d.StatusCode != http.StatusAccepted {
+		e.t.Fatalf("push delivery answered %d (%s)", d.StatusCode, d.Status)
+	}
+}
+
+// imageRuns are the catalogbot/catalog-image runs on sha.
+func (e *rebuildEnv) imageRuns(sha string) []githubfake.CheckRun {
+	var out []githubfake.CheckRun
+	for _, r := range e.fake.CheckRuns("acme", "catalog", sha) {
+		if r.Name == RebuildCheckRunName {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitImageRun waits for a completed catalogbot/catalog-image run on sha.
+func (e *rebuildEnv) waitImageRun(sha string) githubfake.CheckRun {
+	e.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		for _, r := range e.imageRuns(sha) {
+			if r.Status == "completed" {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no completed %s run on %s after 90s: %+v", RebuildCheckRunName, short(sha), e.imageRuns(sha))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func waitQueueIdle(t *testing.T, q *Queue) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, err := q.Stats(context.Background())
+		if err == nil && st.Depth == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue not idle after 60s: %+v %v\n%s", st, err, dumpJobs(q))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// pushedDigest reads the digest a tag points at.
+func (e *rebuildEnv) pushedDigest(tag string) (string, *v1.IndexManifest) {
+	e.t.Helper()
+	ref, err := name.ParseReference(e.reg.host+"/acme/catalog:"+tag, name.Insecure)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	idx, err := remote.Index(ref)
+	if err != nil {
+		e.t.Fatalf("reading %s: %v", ref, err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d.String(), im
+}
+
+func TestRebuildPushesImage(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := newRebuildEnv(t, backend, rebuildPolicy)
+			srv, _, _ := e.start()
+			before, sha := e.commitMain(map[string]string{"notes/README.md": "etcd\n"}, "merge #1")
+			e.deliverPush(before, sha)
+
+			run := e.waitImageRun(sha)
+			if run.Conclusion != "success" || run.ExternalID != rebuildExternalID {
+				t.Fatalf("run concluded %q (external_id %q), want success: %s\n%s\n%s", run.Conclusion, run.ExternalID, run.Title, run.Summary, run.Text)
+			}
+			digest, im := e.pushedDigest("latest")
+			if d2, _ := e.pushedDigest(sha); d2 != digest {
+				t.Errorf("tag %s points at %s, latest at %s", sha, d2, digest)
+			}
+			if len(im.Manifests) != 2 || im.Manifests[0].Platform.Architecture != "amd64" || im.Manifests[1].Platform.Architecture != "arm64" {
+				t.Errorf("pushed index has manifests %+v, want linux/amd64 and linux/arm64", im.Manifests)
+			}
+			if !strings.Contains(run.Summary, digest) || !strings.Contains(run.Summary, "linux/amd64, linux/arm64") {
+				t.Errorf("the check run's summary lacks the digest %s and the platforms:\n%s", digest, run.Summary)
+			}
+			if run.Title != "Pushed 1 image" {
+				t.Errorf("title %q", run.Title)
+			}
+
+			// Same catalog in, same digest out: built here from the work
+			// tree's files (other mtimes, other file system) it is the image
+			// the App built from git objects.
+			dir := filepath.Join(e.work.dir, "catalogs", "v4.16")
+			old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+			filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
+			local, err := image.Build(context.Background(), e.baseRef, os.DirFS(dir), image.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ld, _ := local.Digest(); ld.String() != digest {
+				t.Errorf("the same catalog built from the work tree has digest %s, the App pushed %s", ld, digest)
+			}
+
+			// A second push event for the same commit (a redelivery by hand,
+			// a second hook) builds again: same digest, no blob uploaded.
+			waitQueueIdle(t, srv.Queue()) // a push for a commit whose job still runs is a duplicate
+			uploads, _, tags := e.reg.counts()
+			e.deliverPush(before, sha)
+			deadline := time.Now().Add(60 * time.Second)
+			for len(e.imageRuns(sha)) < 2 || e.imageRuns(sha)[1].Status != "completed" {
+				if time.Now().After(deadline) {
+					t.Fatalf("no second run: %+v", e.imageRuns(sha))
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			second := e.imageRuns(sha)[1]
+			if second.Conclusion != "success" || !strings.Contains(second.Summary, digest) {
+				t.Errorf("second build: %s %q\n%s", second.Conclusion, second.Title, second.Summary)
+			}
+			uploads2, _, tags2 := e.reg.counts()
+			if uploads2 != uploads {
+				t.Errorf("the second build uploaded %d blobs, want none", uploads2-uploads)
+			}
+			if fmt.Sprint(tags2) != fmt.Sprint(tags) {
+				// The tags already name this digest: nothing is written again.
+				t.Errorf("tag writes %v then %v, want no new write", tags, tags2)
+			}
+			waitQueueIdle(t, srv.Queue())
+		})
+	}
+}
+
+func TestRebuildRefusesInvalidCatalog(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := newRebuildEnv(t, backend, rebuildPolicy)
+			e.start()
+			before, sha := e.commitMain(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "merge a bad version")
+			e.deliverPush(before, sha)
+			run := e.waitImageRun(sha)
+			if run.Conclusion != "failure" || !strings.Contains(run.Summary, "does not validate") {
+				t.Errorf("run %s %q, want failure saying the catalog does not validate:\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			found := false
+			for _, l := range annotationLines(run) {
+				found = found || l == "catalogs/v4.16/etcd/catalog.yaml:28 failure"
+			}
+			if !found {
+				t.Errorf("annotations %v lack the bad version at catalogs/v4.16/etcd/catalog.yaml:28", annotationLines(run))
+			}
+			uploads, _, tags := e.reg.counts()
+			if uploads != 0 || len(tags) != 0 {
+				t.Errorf("a catalog that does not validate was pushed: %d blobs, tags %v", uploads, tags)
+			}
+		})
+	}
+}
+
+func TestRebuildWithoutImageDoesNothing(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, func(string, string) string { return e2ePolicy })
+	srv, _, _ := e.start()
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "etcd\n"}, "merge")
+	e.deliverPush(before, sha)
+	waitQueueIdle(t, srv.Queue())
+	if runs := e.imageRuns(sha); len(runs) != 0 {
+		t.Errorf("check runs on a repository without images: %+v", runs)
+	}
+	if uploads, _, tags := e.reg.counts(); uploads != 0 || len(tags) != 0 {
+		t.Errorf("pushed without an image configured: %d blobs, %v", uploads, tags)
+	}
+	st, err := srv.Queue().rebuildStore(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := st.loadRebuild(context.Background(), "acme", "catalog"); err != nil || s.DoneSHA != sha {
+		t.Errorf("rebuild state %+v, %v; want done %s", s, err, sha)
+	}
+}
+
+// TestRebuildCoalesces: five merges land before any build runs; only the
+// newest commit is built, the others complete as superseded. On PostgreSQL
+// two replicas share the queue and the deliveries.
+func TestRebuildCoalesces(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := newRebuildEnv(t, backend, rebuildPolicy)
+			var shas, befores []string
+			for i := 0; i < 5; i++ {
+				b, s := e.commitMain(map[string]string{"notes/README.md": fmt.Sprintf("change %d\n", i)}, fmt.Sprintf("merge #%d", i+1))
+				befores, shas = append(befores, b), append(shas, s)
+			}
+			var urls []string
+			var servers []*Server
+			replicas := 1
+			if backend == BackendPostgres {
+				replicas = 2
+			}
+			for i := 0; i < replicas; i++ {
+				srv, url, _ := e.start()
+				servers, urls = append(servers, srv), append(urls, url)
+			}
+			for i := range shas {
+				url := urls[i%len(urls)]
+				code, err := postSigned(url, e2eSecret, fmt.Sprintf("push-%d", i), "push", e.pushPayload(befores[i], shas[i]))
+				if err != nil || code != http.StatusAccepted {
+					t.Fatalf("delivery %d to %s: %d %v", i, url, code, err)
+				}
+			}
+			newest := shas[len(shas)-1]
+			if run := e.waitImageRun(newest); run.Conclusion != "success" {
+				t.Fatalf("newest commit: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			for _, srv := range servers {
+				waitQueueIdle(t, srv.Queue())
+			}
+			for _, sha := range shas[:len(shas)-1] {
+				runs := e.imageRuns(sha)
+				if len(runs) != 1 || runs[0].Conclusion != "neutral" || runs[0].Title != "Superseded by "+short(newest) {
+					t.Errorf("%s: runs %+v, want one neutral 'Superseded by %s'", short(sha), runs, short(newest))
+				}
+			}
+			_, _, tags := e.reg.counts()
+			want := map[string]int{"acme/catalog:latest": 1, "acme/catalog:" + newest: 1}
+			if fmt.Sprint(tags) != fmt.Sprint(want) {
+				t.Errorf("tags pushed %v, want %v (one build, of the newest commit)", tags, want)
+			}
+		})
+	}
+}
+
+// TestRebuildAfterRestart: the push is acknowledged (stored with its job in
+// one transaction) and the process goes away before any worker runs; a new
+// process on the same database builds the image.
+func TestRebuildAfterRestart(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := newRebuildEnv(t, backend, rebuildPolicy)
+			first := e.newServer(context.Background())
+			hook := httptest.NewServer(first.Handler())
+			e.fake.SetWebhook(hook.URL+"/webhook", e2eSecret)
+			before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #7")
+			e.deliverPush(before, sha)
+			if n := countRows(t, first.Queue(), "river_job"); n != 1 {
+				t.Fatalf("%d jobs stored, want the rebuild's", n)
+			}
+			hook.Close()
+			first.Close()
+			if runs := e.imageRuns(sha); len(runs) != 0 {
+				t.Fatalf("runs before the restart: %+v", runs)
+			}
+
+			e.start()
+			if run := e.waitImageRun(sha); run.Conclusion != "success" {
+				t.Fatalf("after the restart: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			if d, _ := e.pushedDigest(sha); d == "" {
+				t.Error("nothing pushed")
+			}
+		})
+	}
+}
+
+// TestRebuildStoppedMidPush: the server is stopped while it pushes; the job
+// is released, and the next server finishes the build on the same check run.
+func TestRebuildStoppedMidPush(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	hold := make(chan struct{})
+	e.reg.setHold(hold)
+	_, _, stop := e.start()
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #8")
+	e.deliverPush(before, sha)
+	select {
+	case <-e.reg.held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the build never started pushing")
+	}
+	stop() // cancels the job in the middle of its push
+	e.reg.setHold(nil)
+	close(hold)
+	if runs := e.imageRuns(sha); len(runs) != 1 || runs[0].Status != "in_progress" {
+		t.Fatalf("runs after the stop: %+v", runs)
+	}
+
+	e.start()
+	run := e.waitImageRun(sha)
+	if run.Conclusion != "success" {
+		t.Fatalf("after the restart: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if runs := e.imageRuns(sha); len(runs) != 1 {
+		t.Errorf("%d runs on the commit, want the one taken over", len(runs))
+	}
+}
+
+func TestRebuildLease(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
+			ctx := context.Background()
+			s, err := q.rebuildStore(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Unix(1000, 0)
+			take := func(holder string, at time.Time) bool {
+				t.Helper()
+				ok, err := s.acquireRebuild(ctx, "Acme", "Catalog", holder, at, at.Add(time.Minute))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+			if !take("a", now) {
+				t.Fatal("a free lease was refused")
+			}
+			if take("b", now.Add(30*time.Second)) {
+				t.Error("a held lease was given to another holder")
+			}
+			if !take("a", now.Add(30*time.Second)) {
+				t.Error("the holder could not renew its lease")
+			}
+			if !take("b", now.Add(2*time.Minute)) {
+				t.Error("an expired lease was not given")
+			}
+			if err := s.releaseRebuild(ctx, "acme", "catalog", "a"); err != nil {
+				t.Fatal(err)
+			}
+			if take("c", now.Add(2*time.Minute)) {
+				t.Error("a release by a former holder freed the lease")
+			}
+			if err := s.releaseRebuild(ctx, "acme", "catalog", "b"); err != nil {
+				t.Fatal(err)
+			}
+			if !take("c", now.Add(2*time.Minute)) {
+				t.Error("a released lease was not given")
+			}
+			if ok, _ := s.acquireRebuild(ctx, "acme", "other", "d", now, now.Add(time.Minute)); !ok {
+				t.Error("the lease of another repository was refused")
+			}
+
+			for i, want := range []int{1, 2} {
+				if n, err := s.failRebuild(ctx, "acme", "catalog", "s1"); err != nil || n != want {
+					t.Errorf("failure %d of s1 counted %d, %v", i+1, n, err)
+				}
+			}
+			if n, _ := s.failRebuild(ctx, "acme", "catalog", "s2"); n != 1 {
+				t.Errorf("first failure of s2 counted %d", n)
+			}
+			if err := s.finishRebuild(ctx, "acme", "catalog", "s2"); err != nil {
+				t.Fatal(err)
+			}
+			st, err := s.loadRebuild(ctx, "ACME", "catalog")
+			if err != nil || st.DoneSHA != "s2" || st.Failures != 0 || st.Holder != "c" {
+				t.Errorf("state %+v, %v", st, err)
+			}
+		})
+	}
+}
+
+func TestSummariseRebuild(t *testing.T) {
+	res := summarise("abc", []targetResult{
+		{Catalog: "a", Image: "q.io/x/a:latest", Pushed: []string{"q.io/x/a:latest", "q.io/x/a:abc"}, Digest: "sha256:1", Platforms: []string{"linux/amd64"}},
+		{Catalog: "b", Image: "q.io/x/b:latest", Problem: "no base image"},
+	}, nil, 3)
+	if res.Conclusion != checks.Failure || res.Title != "Pushed 1, not pushed 1" ||
+		!strings.Contains(res.Summary, "`sha256:1`") || !strings.Contains(res.Summary, "**`b` was not pushed:** no base image") {
+		t.Errorf("summary: %s %q\n%s", res.Conclusion, res.Title, res.Summary)
+	}
+	if got := pushTags("latest", "abc"); fmt.Sprint(got) != "[latest abc]" {
+		t.Errorf("pushTags = %v", got)
+	}
+}
