@@ -62,8 +62,9 @@ func readAll(b *testing.B, fsys fs.FS) int64 {
 
 // BenchmarkTreeFSReadAll walks the catalog's commit and reads every file, as
 // the check engine does for each pull request. cold opens the repository for
-// each round (no cache); warm reuses it (decoded trees and go-git's object
-// cache kept). osDirFS reads the same files from disk, for comparison.
+// each round (no cache); warm reuses it (decoded trees and delta bases kept;
+// blobs are inflated again, as nothing caches them). osDirFS reads the same
+// files from disk, for comparison.
 func BenchmarkTreeFSReadAll(b *testing.B) {
 	for _, packed := range []bool{false, true} {
 		layout := "loose"

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -212,5 +213,42 @@ func TestPackReaderThroughFS(t *testing.T) {
 	}
 	if _, err := f.ReadFile("catalog/op/catalog.yaml"); err == nil {
 		t.Errorf("ReadFile after Close succeeded")
+	}
+}
+
+// TestPackReaderReadsGoGitPacks: the App's git cache fetches with go-git,
+// which writes the pack and index itself; the pack reader must read those
+// too, and not leave them to go-git.
+func TestPackReaderReadsGoGitPacks(t *testing.T) {
+	src := historyRepo(t)
+	runGit(t, src, "repack", "-adfq", "--depth=50", "--window=50")
+	dst := t.TempDir()
+	if _, err := git.PlainClone(dst, true, &git.CloneOptions{URL: src, Tags: git.NoTags}); err != nil {
+		t.Fatal(err)
+	}
+	packs, _ := filepath.Glob(filepath.Join(dst, "objects", "pack", "*.idx"))
+	if len(packs) != 1 {
+		t.Fatalf("go-git wrote %d packs, want 1", len(packs))
+	}
+	objs := allObjects(t, dst)
+	r := openRepo(t, dst)
+	t.Cleanup(func() { r.Close() })
+	pr := r.packReader()
+	if len(pr.packs) != 1 {
+		t.Fatalf("%d packs open, want go-git's one", len(pr.packs))
+	}
+	deltas := 0
+	for _, o := range objs {
+		chain, err := pr.chain(o.name)
+		if err != nil {
+			t.Fatalf("%s: %v", o.name, err)
+		}
+		if len(chain) > 1 {
+			deltas++
+		}
+		checkObject(t, pr, o, 0)
+	}
+	if deltas == 0 {
+		t.Fatalf("no deltas in go-git's pack of %d objects", len(objs))
 	}
 }
