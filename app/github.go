@@ -61,6 +61,9 @@ type GitHub struct {
 	retry    RetryPolicy
 	metrics  APIMetrics
 	app      *github.Client
+	// gate holds back every request of an identity GitHub rate limited,
+	// whichever transport (token refreshes make new ones) sends it.
+	gate *rateGate
 
 	mu       sync.Mutex
 	installs map[int64]*installationEntry
@@ -88,6 +91,7 @@ func NewGitHub(cfg GitHubConfig, m APIMetrics) (*GitHub, error) {
 		retry:    cfg.Retry.withDefaults(),
 		metrics:  m,
 		installs: map[int64]*installationEntry{},
+		gate:     newRateGate(),
 	}
 	if cfg.HTTPClient != nil {
 		if cfg.HTTPClient.Transport != nil {
@@ -148,7 +152,7 @@ func newGitHubClient(hc *http.Client, baseURL string) (*github.Client, error) {
 }
 
 func (g *GitHub) newAPITransport(installationID int64) *apiTransport {
-	return newAPITransport(g.base, installationID, g.basePath, g.retry, g.metrics)
+	return newAPITransport(g.base, installationID, g.basePath, g.retry, g.metrics, g.gate)
 }
 
 // App returns the client authenticated as the App (a JWT per request), for

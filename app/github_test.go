@@ -284,15 +284,25 @@ func TestTransportWaitHonoursContext(t *testing.T) {
 	e := newFakeEnv(t, RetryPolicy{})
 	c := e.installation(t)
 	e.fake.InjectFault("GET /repos/*/*", 429, 1, http.Header{"Retry-After": {"30"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
 	_, _, err := c.Repositories.Get(ctx, testOwner, testRepo)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err = %v, want the context's deadline", err)
+	// A wait the request's deadline cannot cover is not begun: GitHub's answer comes back at once.
+	if got := httpStatus(err); got != 429 {
+		t.Errorf("err = %v (status %d), want the 429", err, got)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("returned after %v, want soon after the 200ms deadline", d)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("returned after %v, want at once", d)
+	}
+	// Nor is another request of the installation sent within the 30 s.
+	_, _, err = c.Repositories.Get(ctx, testOwner, testRepo)
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) || rl.Identity != testInstID || time.Until(rl.Until) < 25*time.Second {
+		t.Errorf("second request: %v, want a RateLimitedError of installation %d for about 30 s", err, testInstID)
+	}
+	if n := e.metrics.count("GET /repos/{owner}/{repo} "); n != 1 {
+		t.Errorf("exchanges = %d, want 1 (the second request must not be sent)", n)
 	}
 }
 

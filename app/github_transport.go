@@ -58,14 +58,22 @@ const secondaryLimitWait = time.Minute
 // rate limit from a permission error.
 const maxErrorBody = 64 << 10
 
+// secondaryLimitMaxWait caps the growing wait after repeated secondary
+// rate limits that give no Retry-After.
+const secondaryLimitMaxWait = 16 * time.Minute
+
 // apiTransport is the RoundTripper under go-github (and under ghinstallation,
 // so token requests go through it too). It records metrics, waits out rate
-// limits (403 with X-RateLimit-Remaining: 0 until X-RateLimit-Reset; 403/429
-// with Retry-After for that long; both capped and context-aware) and retries
-// them whatever the method, since GitHub did not process a rate-limited
-// request; it retries 5xx and network errors only for GET and HEAD, with
-// exponential backoff. Repeated GETs are sent with If-None-Match from a small
-// LRU of ETags; a 304 (free of rate-limit cost) is answered from the cache.
+// limits (403/429 with X-RateLimit-Remaining: 0 until X-RateLimit-Reset;
+// 403/429 with Retry-After for that long; a secondary limit without either a
+// minute, doubling while it repeats; all capped and context-aware) and
+// retries them whatever the method, since GitHub did not process a
+// rate-limited request; it retries 5xx and network errors only for GET and
+// HEAD, with exponential backoff. A rate limit holds for the whole identity
+// (the App's JWT, or the installation): the shared gate keeps every request
+// of that identity, from any job, from being sent before the time GitHub
+// gave. Repeated GETs are sent with If-None-Match from a small LRU of ETags;
+// a 304 (free of rate-limit cost) is answered from the cache.
 type apiTransport struct {
 	base           http.RoundTripper
 	installationID int64
@@ -74,10 +82,16 @@ type apiTransport struct {
 	metrics        APIMetrics
 	now            func() time.Time
 	etags          *etagCache
+	gate           *rateGate
 }
 
-func newAPITransport(base http.RoundTripper, installationID int64, basePath string, p RetryPolicy, m APIMetrics) *apiTransport {
+// newAPITransport makes the transport of one installation (0: the App).
+// gate is shared by the transports of one GitHub; nil makes a private one.
+func newAPITransport(base http.RoundTripper, installationID int64, basePath string, p RetryPolicy, m APIMetrics, gate *rateGate) *apiTransport {
 	p = p.withDefaults()
+	if gate == nil {
+		gate = newRateGate()
+	}
 	return &apiTransport{
 		base:           base,
 		installationID: installationID,
@@ -86,7 +100,100 @@ func newAPITransport(base http.RoundTripper, installationID int64, basePath stri
 		metrics:        m,
 		now:            time.Now,
 		etags:          newETagCache(p.ETagEntries, p.ETagBytes),
+		gate:           gate,
 	}
+}
+
+// RateLimitedError is returned, without a request being sent, while GitHub
+// has asked the identity (0: the App's JWT; else an installation) to wait
+// until Until and that is further away than the transport may block (the
+// policy's MaxWait, or the request's deadline). The caller's job should be
+// tried again after Until.
+type RateLimitedError struct {
+	Identity int64
+	Until    time.Time
+}
+
+func (e *RateLimitedError) Error() string {
+	who := "the App"
+	if e.Identity != 0 {
+		who = "installation " + strconv.FormatInt(e.Identity, 10)
+	}
+	return "github: " + who + " is rate limited until " + e.Until.UTC().Format(time.RFC3339) + "; request not sent"
+}
+
+// rateGate remembers, per identity, until when GitHub asked not to be
+// called, and how many secondary limits without a stated wait came in a row.
+type rateGate struct {
+	mu      sync.Mutex
+	until   map[int64]time.Time
+	strikes map[int64]int
+}
+
+func newRateGate() *rateGate {
+	return &rateGate{until: map[int64]time.Time{}, strikes: map[int64]int{}}
+}
+
+// openAt is when the identity may send again (zero or past: now).
+func (g *rateGate) openAt(id int64, now time.Time) time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.until[id]
+	if ok && !t.After(now) {
+		delete(g.until, id)
+	}
+	return t
+}
+
+// hold keeps the identity's requests until t (a later hold wins).
+func (g *rateGate) hold(id int64, t time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.After(g.until[id]) {
+		g.until[id] = t
+	}
+}
+
+// strike counts a secondary limit without a stated wait and returns how
+// long to wait: a minute, doubling with each one in a row.
+func (g *rateGate) strike(id int64) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := g.strikes[id]
+	g.strikes[id] = n + 1
+	return min(secondaryLimitWait<<min(n, 10), secondaryLimitMaxWait)
+}
+
+// clear forgets the strikes of an identity after an answer that was not a
+// rate limit.
+func (g *rateGate) clear(id int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.strikes, id)
+}
+
+// identity is whose rate limit a request spends: the App's (JWT, "Bearer")
+// or the installation's (its token).
+func (t *apiTransport) identity(req *http.Request) int64 {
+	if strings.HasPrefix(req.Header.Get("Authorization"), "Bearer ") {
+		return 0
+	}
+	return t.installationID
+}
+
+// waitGate blocks until the identity may send, or fails at once when that
+// is beyond MaxWait or the request's deadline.
+func (t *apiTransport) waitGate(ctx context.Context, id int64) error {
+	now := t.now()
+	open := t.gate.openAt(id, now)
+	wait := open.Sub(now)
+	if wait <= 0 {
+		return nil
+	}
+	if dl, ok := ctx.Deadline(); wait > t.policy.MaxWait || (ok && dl.Before(open)) {
+		return &RateLimitedError{Identity: id, Until: open}
+	}
+	return sleepCtx(ctx, wait)
 }
 
 func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -104,7 +211,11 @@ func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead ||
 		(req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/access_tokens"))
 
+	id := t.identity(req)
 	for attempt := 1; ; attempt++ {
+		if err := t.waitGate(ctx, id); err != nil {
+			return nil, err
+		}
 		r := req
 		if attempt > 1 || cached != nil {
 			r = req.Clone(ctx)
@@ -132,13 +243,28 @@ func (t *apiTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.record(endpoint, resp.StatusCode, resp.Header)
 
-		wait, retry := t.retryAfter(resp, idempotent, attempt)
-		if retry && attempt < t.policy.MaxAttempts && wait <= t.policy.MaxWait && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
-			drain(resp)
-			if err := sleepCtx(ctx, wait); err != nil {
-				return nil, err
+		wait, limited, retry := t.retryAfter(resp, id, idempotent, attempt)
+		if limited {
+			// Every request of this identity waits, not only this one.
+			t.gate.hold(id, t.now().Add(wait))
+		} else {
+			t.gate.clear(id)
+			if until, ok := t.spentUntil(resp); ok {
+				// The budget is spent: GitHub asks for no request before the reset.
+				t.gate.hold(id, until)
 			}
-			continue
+		}
+		if retry && attempt < t.policy.MaxAttempts && wait <= t.policy.MaxWait && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil) {
+			if dl, ok := ctx.Deadline(); !ok || !dl.Before(t.now().Add(wait)) {
+				drain(resp)
+				if !limited {
+					if err := sleepCtx(ctx, wait); err != nil {
+						return nil, err
+					}
+				}
+				continue // a rate limit is waited out by the gate
+			}
+			// The wait outlasts the request: the caller gets GitHub's answer now.
 		}
 
 		switch {
@@ -170,34 +296,48 @@ func (t *apiTransport) record(endpoint string, status int, h http.Header) {
 	}
 }
 
-// retryAfter tells whether resp is worth another attempt, and after how long.
-func (t *apiTransport) retryAfter(resp *http.Response, idempotent bool, attempt int) (time.Duration, bool) {
+// retryAfter tells whether resp is worth another attempt and after how
+// long, and whether it is a rate limit (which holds for the whole identity).
+func (t *apiTransport) retryAfter(resp *http.Response, id int64, idempotent bool, attempt int) (wait time.Duration, limited, retry bool) {
 	switch resp.StatusCode {
 	case http.StatusForbidden, http.StatusTooManyRequests:
 		if v := resp.Header.Get("Retry-After"); v != "" {
 			if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-				return time.Duration(s) * time.Second, true
+				return time.Duration(s) * time.Second, true, true
 			}
 			if at, err := http.ParseTime(v); err == nil {
-				return max(at.Sub(t.now()), 0), true
+				return max(at.Sub(t.now()), 0), true, true
 			}
+		}
+		if until, ok := t.spentUntil(resp); ok {
+			return max(until.Sub(t.now()), 0), true, true
 		}
 		if resp.Header.Get("X-RateLimit-Remaining") == "0" {
-			if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
-				// One second more: the reset is rounded down to the second.
-				return max(time.Unix(reset, 0).Sub(t.now()), 0) + time.Second, true
-			}
-			return secondaryLimitWait, true
+			return t.gate.strike(id), true, true
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || isSecondaryRateLimit(resp) {
-			return secondaryLimitWait, true
+			return t.gate.strike(id), true, true
 		}
-		return 0, false
+		return 0, false, false
 	}
 	if resp.StatusCode >= 500 && idempotent {
-		return t.backoff(attempt), true
+		return t.backoff(attempt), false, true
 	}
-	return 0, false
+	return 0, false, false
+}
+
+// spentUntil reads an answer saying the primary budget is spent
+// (X-RateLimit-Remaining: 0) and returns when it resets, one second past
+// X-RateLimit-Reset, which is rounded down to the second.
+func (t *apiTransport) spentUntil(resp *http.Response) (time.Time, bool) {
+	if resp.Header.Get("X-RateLimit-Remaining") != "0" {
+		return time.Time{}, false
+	}
+	reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(reset, 0).Add(time.Second), true
 }
 
 func (t *apiTransport) backoff(attempt int) time.Duration {
