@@ -575,6 +575,7 @@ func TestRebuildAfterRestart(t *testing.T) {
 // is released, and the next server finishes the build on the same check run.
 func TestRebuildStoppedMidPush(t *testing.T) {
 	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e.cfg.ShutdownTimeout = time.Second
 	hold := make(chan struct{})
 	e.reg.setHold(hold)
 	_, _, stop := e.start()

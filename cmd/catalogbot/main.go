@@ -35,7 +35,9 @@ func commands() map[string]command {
 			fmt.Fprintln(stdout, version)
 			return exitOK
 		}},
-		"demo": {Summary: "show the App at work on a sample pull request, against a local GitHub simulator", Run: runDemo},
+		"demo":  {Summary: "show the App at work on a sample pull request, against a local GitHub simulator", Run: runDemo},
+		"build": {Summary: "validate a catalog directory, build its image on a base pinned by digest and push it", Run: runBuild},
+		"audit": {Summary: "list the pull requests the App merged, from its database", Run: runAudit},
 	}
 }
 

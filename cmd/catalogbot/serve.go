@@ -54,7 +54,14 @@ flags:
 		return exitCannotRun
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	srv, err := app.NewServer(ctx, cfg, log)
+	// The catalog image rebuild on pushes to the default branch; a repository
+	// whose policy names no image gets no build.
+	rebuild, err := app.NewRebuilder(cfg, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitCannotRun
+	}
+	srv, err := app.NewServer(ctx, cfg, log, app.WithRebuildHandler(rebuild))
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitCannotRun

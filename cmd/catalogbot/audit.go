@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/catalogbot/catalogbot/app"
+)
+
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return audit(ctx, args, stdout, stderr, os.Getenv)
+}
+
+// audit lists the merges the App made, from the database the server uses.
+func audit(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fl := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	configPath := fl.String("config", "", "the server's YAML configuration file (only its database settings are read)")
+	repo := fl.String("repo", "", "only the merges of this repository (owner/name)")
+	limit := fl.Int("limit", 100, "at most this many merges, newest first")
+	output := fl.String("output", "text", "output format: text or json")
+	timeout := fl.Duration("timeout", time.Minute, "give up after this long")
+	fl.Usage = func() {
+		fmt.Fprintf(stderr, `usage: catalogbot audit [--config FILE] [--repo OWNER/NAME] [--limit N] [--output text|json]
+
+Lists the pull requests the App merged, newest first: the merged head SHA, the merge
+commit, the author, who authorized the merge (the author as owner, or the approving
+reviews), the base commit whose policy applied and the check runs that passed.
+The database is the server's: %s, or the SQLite file in the data dir
+(%s).
+
+flags:
+`, app.EnvDatabaseURL, app.EnvDataDir)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitCannotRun
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "catalogbot audit: "+format+"\n", a...)
+		return exitCannotRun
+	}
+	switch {
+	case fl.NArg() > 0:
+		return fail("unexpected argument %q", fl.Arg(0))
+	case *output != "text" && *output != "json":
+		return fail("--output must be text or json, not %q", *output)
+	case *limit < 1 || *limit > 100000:
+		return fail("--limit must be 1 to 100000, not %d", *limit)
+	case *repo != "" && strings.Count(*repo, "/") != 1:
+		return fail("--repo %q: want owner/name", *repo)
+	}
+	cfg, err := app.LoadDatabaseConfig(*configPath, getenv)
+	if err != nil {
+		return fail("configuration: %v", err)
+	}
+	if cfg.DatabaseURL.Empty() {
+		// Opening a SQLite file creates it: a wrong data dir would show an
+		// empty log instead of an error.
+		if _, err := os.Stat(cfg.SQLitePath()); err != nil {
+			return fail("no database at %s (set data_dir or %s to the server's, or %s): %v", cfg.SQLitePath(), app.EnvDataDir, app.EnvDatabaseURL, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	q, err := app.OpenQueue(ctx, app.QueueOptions{
+		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema, SQLitePath: cfg.SQLitePath(),
+		// No queues and no workers: this client only reads.
+		River: &river.Config{}, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return fail("opening the database: %v", err)
+	}
+	defer q.Close()
+	entries, err := q.AuditLog(ctx, *repo, *limit)
+	if err != nil {
+		return fail("reading the audit log: %v", err)
+	}
+	if entries == nil {
+		entries = []app.AuditEntry{}
+	}
+	if *output == "json" {
+		writeJSON(stdout, entries)
+		return exitOK
+	}
+	writeAuditText(stdout, entries)
+	return exitOK
+}
+
+func writeAuditText(w io.Writer, entries []app.AuditEntry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(w, "no merges recorded")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MERGED AT\tPULL REQUEST\tMERGED SHA\tMERGE COMMIT\tMETHOD\tAUTHOR\tAUTHORIZED BY\tREVIEWS\tPOLICY AT\tCHECK RUNS")
+	for _, e := range entries {
+		reviews := make([]string, len(e.ReviewIDs))
+		for i, id := range e.ReviewIDs {
+			reviews[i] = fmt.Sprint(id)
+		}
+		names := make([]string, 0, len(e.CheckRunIDs))
+		for n := range e.CheckRunIDs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		runs := make([]string, len(names))
+		for i, n := range names {
+			runs[i] = fmt.Sprintf("%s=%d", n, e.CheckRunIDs[n])
+		}
+		fmt.Fprintf(tw, "%s\t%s#%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			e.MergedAt.UTC().Format(time.RFC3339), e.Repo, e.Number, shortSHA(e.MergedSHA), shortSHA(e.MergeCommit),
+			e.Method, e.Author, orDash(e.AuthorizedBy), orDash(strings.Join(reviews, ",")), shortSHA(e.PolicySHA),
+			orDash(strings.Join(runs, ",")))
+	}
+	tw.Flush()
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return orDash(s)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// buildReport is the JSON shape of `catalogbot build --output json`.
+type buildReport struct {
+	Catalog   string            `json:"catalog"`
+	Valid     bool              `json:"valid"`
+	Findings  []catalog.Finding `json:"findings"`
+	Base      string            `json:"base_image"`
+	Digest    string            `json:"digest,omitempty"`
+	Platforms []string          `json:"platforms,omitempty"`
+	Pushed    []string          `json:"pushed,omitempty"`
+}
+
+// runBuild validates a catalog directory, builds its image on a base pinned
+// by digest and pushes it: the App's rebuild, by hand.
+func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("build", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	dir := fl.String("catalog", "", "the file-based catalog directory (required)")
+	base := fl.String("base-image", "", "the opm base image, pinned by digest: registry/repository@sha256:<64 hex> (required)")
+	push := fl.String("push", "", "where to push: registry/repository:tag, or registry/repository with --tag; empty builds and prints the digest only")
+	var tags, insecure listFlag
+	fl.Var(&tags, "tag", "another tag to push the image with, in the --push repository (repeatable)")
+	authFile := fl.String("registry-config", "", "docker/podman auth file with the credentials to read the base and push (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
+	fl.Var(&insecure, "insecure-registry", "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
+	output := fl.String("output", "text", "output format: text or json")
+	timeout := fl.Duration("timeout", 10*time.Minute, "give up after this long")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, `usage: catalogbot build --catalog DIR --base-image REF [--push REF] [--tag T]... [flags]
+
+Validates the catalog in DIR as opm validate would (a catalog with errors is never
+pushed), builds its image without Docker on the base image pinned by digest (every
+platform of a multi-arch base; the base's layers kept, one /configs layer added) and
+pushes it. The same catalog on the same base always gives the same digest.
+Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.
+
+flags:`)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitCannotRun
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "catalogbot build: "+format+"\n", a...)
+		return exitCannotRun
+	}
+	switch {
+	case fl.NArg() > 0:
+		return usageErr("unexpected argument %q", fl.Arg(0))
+	case *dir == "":
+		return usageErr("--catalog DIR is required")
+	case *base == "":
+		return usageErr("--base-image is required (registry/repository@sha256:<digest>; crane digest IMAGE prints it)")
+	case *output != "text" && *output != "json":
+		return usageErr("--output must be text or json, not %q", *output)
+	case *push == "" && len(tags) > 0:
+		return usageErr("--tag needs --push")
+	}
+	if _, err := name.NewDigest(*base, name.StrictValidation); err != nil {
+		return usageErr("--base-image %q is not pinned by digest (registry/repository@sha256:<64 hex>): %v", *base, err)
+	}
+	targets, err := pushTargets(*push, tags)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	reg, err := buildRegistry(*authFile, insecure)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer reg.Close()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+
+	rep := buildReport{Catalog: *dir, Base: *base, Findings: []catalog.Finding{}}
+	cat, err := catalog.LoadDir(ctx, *dir, catalog.DefaultLimits())
+	if err != nil {
+		fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", *dir, err)
+		return exitCannotRun
+	}
+	for _, f := range catalog.Validate(cat, catalog.ValidateOptions{}) {
+		if f.File != "" {
+			f.File = filepath.Join(*dir, filepath.FromSlash(f.File))
+		}
+		rep.Findings = append(rep.Findings, f)
+	}
+	rep.Valid = !catalog.HasErrors(rep.Findings)
+	if *output == "text" {
+		for _, f := range rep.Findings {
+			// path:line:col: rule-id: message, as catalog-check validate prints them.
+			sev := ""
+			if f.Severity != catalog.SeverityError {
+				sev = string(f.Severity) + ": "
+			}
+			fmt.Fprintf(stdout, "%s: %s: %s%s\n", f.Position, f.Rule, sev, f.Message)
+		}
+	}
+	if !rep.Valid {
+		if *output == "json" {
+			writeJSON(stdout, rep)
+		} else {
+			fmt.Fprintf(stdout, "%s does not validate: nothing built, nothing pushed\n", *dir)
+		}
+		return exitFail
+	}
+
+	opts := reg.RemoteOptions(ctx)
+	built, err := image.Build(ctx, *base, os.DirFS(*dir), image.Limits{}, opts...)
+	if err != nil {
+		fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+		return exitCannotRun
+	}
+	d, err := built.Digest()
+	if err != nil {
+		fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+		return exitCannotRun
+	}
+	rep.Digest, rep.Platforms = d.String(), built.Platforms
+	if *output == "text" {
+		fmt.Fprintf(stdout, "built %s for %s\n", rep.Digest, strings.Join(rep.Platforms, ", "))
+	}
+	for _, ref := range targets {
+		pushed, err := built.Push(ctx, ref, opts...)
+		if err != nil {
+			fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+			return exitCannotRun
+		}
+		rep.Pushed = append(rep.Pushed, ref)
+		if *output == "text" {
+			fmt.Fprintf(stdout, "pushed %s (%s)\n", ref, pushed)
+		}
+	}
+	if *output == "json" {
+		writeJSON(stdout, rep)
+	}
+	return exitOK
+}
+
+// pushTargets turns --push and --tag into the tag references to push.
+func pushTargets(push string, tags []string) ([]string, error) {
+	if push == "" {
+		return nil, nil
+	}
+	host, _, _ := strings.Cut(push, "/")
+	if !strings.ContainsAny(host, ".:") && host != "localhost" {
+		return nil, fmt.Errorf("--push %q names no registry: write registry/repository[:tag], e.g. quay.io/acme/catalog:v4.16", push)
+	}
+	var repo name.Repository
+	var out []string
+	if t, err := name.NewTag(push, name.StrictValidation); err == nil {
+		repo = t.Context()
+		out = append(out, t.String())
+	} else if r, rerr := name.NewRepository(push, name.StrictValidation); rerr == nil {
+		if len(tags) == 0 {
+			return nil, fmt.Errorf("--push %q has no tag: add one (:tag) or give --tag", push)
+		}
+		repo = r
+	} else {
+		return nil, fmt.Errorf("--push %q is not registry/repository[:tag]: %v", push, err)
+	}
+	for _, tag := range tags {
+		t, err := name.NewTag(repo.Name()+":"+tag, name.StrictValidation)
+		if err != nil {
+			return nil, fmt.Errorf("--tag %q: %v", tag, err)
+		}
+		out = append(out, t.String())
+	}
+	return out, nil
+}
+
+// buildRegistry is the guarded registry client reading the base and pushing.
+func buildRegistry(authFile string, insecure []string) (*registry.Client, error) {
+	opts := []registry.Option{registry.WithUserAgent("catalogbot-build")}
+	files := registry.DefaultAuthFiles()
+	if authFile != "" {
+		files = []string{authFile}
+	}
+	for _, f := range files {
+		opts = append(opts, registry.WithAuthFile(f))
+	}
+	if len(insecure) > 0 {
+		opts = append(opts, registry.WithAllowedHosts(insecure...), registry.WithInsecureHosts(insecure...))
+	}
+	c, err := registry.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("registry client: %w", err)
+	}
+	return c, nil
+}
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
