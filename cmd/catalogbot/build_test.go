@@ -112,7 +112,7 @@ func TestBuildCommand(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	for _, tag := range []string{"v4.16", "abc123"} {
-		d, err := remote.Head(mustRef(t, host + "/acme/catalog:" + tag))
+		d, err := remote.Head(mustRef(t, host+"/acme/catalog:"+tag))
 		if err != nil || d.Digest.String() != rep.Digest {
 			t.Errorf("tag %s: %v, %v; want digest %s", tag, d, err, rep.Digest)
 		}
@@ -152,7 +152,7 @@ func TestBuildCommandRefusesInvalidCatalog(t *testing.T) {
 	if !strings.Contains(out.String(), wantPath) || !strings.Contains(out.String(), "nothing pushed") {
 		t.Errorf("output lacks the finding at %s and the refusal:\n%s", wantPath, out.String())
 	}
-	if _, err := remote.Head(mustRef(t, host + "/acme/catalog:bad")); err == nil {
+	if _, err := remote.Head(mustRef(t, host+"/acme/catalog:bad")); err == nil {
 		t.Error("a catalog that does not validate was pushed")
 	}
 }
