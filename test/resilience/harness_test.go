@@ -419,7 +419,7 @@ registry:
 	}
 	t.Cleanup(func() {
 		r.stop()
-		if t.Failed() {
+		if t.Failed() || os.Getenv("CATALOGBOT_RESILIENCE_LOGS") == "1" {
 			r.dumpLogs()
 		}
 		logs.Close()
@@ -535,8 +535,8 @@ func (r *replica) dumpLogs() {
 	if err != nil {
 		return
 	}
-	if len(b) > 12000 {
-		b = b[len(b)-12000:]
+	if max := logTail(); len(b) > max {
+		b = b[len(b)-max:]
 	}
 	r.t.Logf("last lines of %s's log:\n%s", r.name, b)
 }
@@ -618,4 +618,14 @@ func storedDeliveries(t testing.TB, dbURL, schema string) map[string]bool {
 		out[id] = true
 	}
 	return out
+}
+
+// logTail is how much of a server log a test shows: the last 12,000 bytes,
+// or all of it with CATALOGBOT_RESILIENCE_LOGS=1 (which also shows the logs
+// of tests that pass).
+func logTail() int {
+	if os.Getenv("CATALOGBOT_RESILIENCE_LOGS") == "1" {
+		return 64 << 20
+	}
+	return 12000
 }

@@ -1,0 +1,254 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dbOutagePlan sizes the database outage scenario.
+type dbOutagePlan struct {
+	before, during, after int // deliveries before, during and after the outage
+	outage                time.Duration
+	seed                  uint64
+}
+
+func dbOutagePlanFor(t *testing.T) dbOutagePlan {
+	p := dbOutagePlan{before: 4, during: 12, after: 4, outage: 10 * time.Second, seed: uint64(time.Now().UnixNano())}
+	switch {
+	case os.Getenv("CATALOGBOT_RESILIENCE_LONG") == "1":
+		p.before, p.during, p.after, p.outage = 10, 50, 10, 45*time.Second
+	case testing.Short():
+		p.before, p.during, p.after, p.outage = 2, 6, 2, 6*time.Second
+	}
+	p.seed = seedFromEnv(t, p.seed)
+	t.Logf("database outage: %d deliveries before, %d during a %s outage, %d after; seed %d", p.before, p.during, p.outage, p.after, p.seed)
+	return p
+}
+
+// probe is one /readyz answer (0: no answer).
+type probe struct {
+	at     time.Time
+	status int
+}
+
+// TestDatabaseOutagePostgres runs one server on PostgreSQL through a TCP
+// proxy and cuts the database away for a while as deliveries stream in.
+// Deliveries during the outage must not be acknowledged (5xx: GitHub shows
+// them failed and they are redelivered), /readyz must say not ready during
+// the outage and ready after, the server must stay up, and after recovery
+// the redelivered GUIDs must complete with one set of check runs each.
+func TestDatabaseOutagePostgres(t *testing.T) {
+	dbURL := testPostgresURL(t)
+	p := dbOutagePlanFor(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, u.Host)
+	viaProxy := *u
+	viaProxy.Host = proxy.addr()
+
+	w := newWorld(t)
+	schema := freshSchema(t, dbURL)
+	r := w.newReplica("pg", serverOptions{databaseURL: viaProxy.String(), schema: schema})
+	r.start()
+	r.waitReady(60 * time.Second)
+	w.fake.SetWebhook(r.url(), hookToken)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rng := rand.New(rand.NewPCG(p.seed, p.seed^0x2545f4914f6cdd1d))
+	client := &http.Client{Timeout: 10 * time.Second}
+
+	// /readyz is probed every 100 ms from start to end, as a kubelet would.
+	var mu sync.Mutex
+	var probes []probe
+	exited := false
+	stopProbes := make(chan struct{})
+	probesDone := make(chan struct{})
+	go func() {
+		defer close(probesDone)
+		pc := &http.Client{Timeout: 3 * time.Second}
+		for {
+			select {
+			case <-stopProbes:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			at := time.Now()
+			status := 0
+			if resp, err := pc.Get("http://" + r.addr + "/readyz"); err == nil {
+				status = resp.StatusCode
+				resp.Body.Close()
+			}
+			mu.Lock()
+			probes = append(probes, probe{at: at, status: status})
+			if !r.alive() {
+				exited = true
+			}
+			mu.Unlock()
+		}
+	}()
+
+	var sent []*delivery
+	var prs []*prState
+	next := func() *delivery {
+		if len(prs) > 0 && rng.Float64() < 0.3 {
+			pr := prs[rng.IntN(len(prs))]
+			head := w.pushPR(pr.number, pr.heads[len(pr.heads)-1], len(pr.heads)+1)
+			pr.heads = append(pr.heads, head)
+			d := &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("synchronize", pr.number, head), pr: pr.number, head: head}
+			sent = append(sent, d)
+			return d
+		}
+		n := len(prs) + 1
+		head := w.openPR(n)
+		prs = append(prs, &prState{number: n, heads: []string{head}})
+		d := &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("opened", n, head), pr: n, head: head}
+		sent = append(sent, d)
+		return d
+	}
+	post := func(d *delivery) (int, error) {
+		code, err := send(ctx, client, r.url(), d)
+		d.codes = append(d.codes, code)
+		if err == nil && code >= 200 && code < 300 {
+			d.acked = true
+		}
+		return code, err
+	}
+
+	for i := 0; i < p.before; i++ {
+		if code, err := post(next()); err != nil || code/100 != 2 {
+			t.Fatalf("delivery before the outage: %d %v", code, err)
+		}
+	}
+
+	cutAt := time.Now()
+	proxy.cut()
+	t.Logf("database cut at %s", cutAt.Format("15:04:05.000"))
+	gap := p.outage / time.Duration(p.during+1)
+	var during []*delivery
+	for i := 0; i < p.during; i++ {
+		time.Sleep(gap)
+		d := next()
+		during = append(during, d)
+		code, err := post(d)
+		if code/100 == 2 {
+			t.Errorf("delivery %s (PR %d) during the database outage was acknowledged (%d): it cannot have been stored", d.guid, d.pr, code)
+		} else if err == nil && code/100 != 5 {
+			t.Errorf("delivery %s during the database outage answered %d, want a 5xx so that GitHub marks it failed", d.guid, code)
+		}
+	}
+	if rest := p.outage - time.Since(cutAt); rest > 0 {
+		time.Sleep(rest)
+	}
+	restoreAt := time.Now()
+	proxy.restore()
+	t.Logf("database restored at %s", restoreAt.Format("15:04:05.000"))
+
+	// Ready again?
+	var readyAt time.Time
+	for readyAt.IsZero() {
+		if ctx.Err() != nil {
+			t.Fatal("/readyz never answered 200 after the database came back")
+		}
+		mu.Lock()
+		for _, pr := range probes {
+			if pr.at.After(restoreAt) && pr.status == http.StatusOK {
+				readyAt = pr.at
+				break
+			}
+		}
+		mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	for i := 0; i < p.after; i++ {
+		if code, err := post(next()); err != nil || code/100 != 2 {
+			t.Errorf("delivery after the outage: %d %v", code, err)
+		}
+	}
+	// GitHub's redelivery of what failed: the same GUIDs.
+	for _, d := range sent {
+		for try := 0; !d.acked && try < 10; try++ {
+			post(d)
+			if !d.acked {
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+		if !d.acked {
+			t.Errorf("delivery %s (PR %d) never acknowledged after the outage: %v", d.guid, d.pr, d.codes)
+		}
+	}
+
+	final := map[int]string{}
+	for _, pr := range prs {
+		final[pr.number] = pr.heads[len(pr.heads)-1]
+	}
+	waitAllChecked(ctx, t, w, final)
+	checkedAt := time.Now()
+	time.Sleep(2 * time.Second) // late retries land before counting
+	close(stopProbes)
+	<-probesDone
+
+	checkOneSetEach(t, w, prs, true)
+	checkNoDoubleMerge(t, w)
+	stored := storedDeliveries(t, dbURL, schema)
+	for _, d := range sent {
+		if d.acked && !stored[d.guid] {
+			t.Errorf("acknowledged delivery %s (PR %d, %v) is not in the delivery log: lost", d.guid, d.pr, d.codes)
+		}
+	}
+
+	// Readiness: never ready while the database was away (probes sent within
+	// 100 ms of the cut may have been answered before it).
+	mu.Lock()
+	defer mu.Unlock()
+	if exited {
+		t.Errorf("the server exited during the database outage; it should stay up and report not ready")
+	}
+	var readyDuring, notReadyDuring int
+	var firstNotReady time.Time
+	for _, pr := range probes {
+		if pr.at.After(cutAt.Add(100*time.Millisecond)) && pr.at.Before(restoreAt) {
+			if pr.status == http.StatusOK {
+				readyDuring++
+			} else {
+				notReadyDuring++
+				if firstNotReady.IsZero() {
+					firstNotReady = pr.at
+				}
+			}
+		}
+	}
+	if readyDuring > 0 {
+		t.Errorf("/readyz answered 200 %d times while the database was away", readyDuring)
+	}
+	if notReadyDuring == 0 {
+		t.Errorf("/readyz was never probed as not ready during the outage")
+	}
+	rejected := 0
+	for _, d := range during {
+		if len(d.codes) > 0 && d.codes[0]/100 != 2 {
+			rejected++
+		}
+	}
+	acc, ref := proxy.counts()
+	t.Logf("outage %.1f s: %d of %d deliveries refused (5xx) and redelivered; /readyz not ready %s after the cut (%d probes), ready %s after the restore; all %d heads checked %.1f s after the restore; proxy: %d connections, %d refused",
+		restoreAt.Sub(cutAt).Seconds(), rejected, len(during), durOrNone(firstNotReady, cutAt), notReadyDuring,
+		readyAt.Sub(restoreAt).Round(time.Millisecond), len(final), checkedAt.Sub(restoreAt).Seconds(), acc, ref)
+}
+
+func durOrNone(t, from time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return fmt.Sprint(t.Sub(from).Round(time.Millisecond))
+}
