@@ -28,13 +28,25 @@ func sharedCatalog(tb testing.TB, name string) string {
 
 // benchRepo commits a real catalog as the base, then a head that adds one new
 // bundle (a copy of a channel head with a new version, CRDs included) on a new
-// channel replacing that head, in each of n packages.
+// channel replacing that head, in each of n packages. With CHECKPR_REPO_DIR
+// set, the repository is made in a new directory under it and kept, so that
+// `catalog-check check` can be timed on it (docs/benchmarks.md).
 func benchRepo(b *testing.B, catalogDir string, n int) (dir, base, head string) {
 	b.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		b.Skip("git is not installed")
 	}
 	dir = b.TempDir()
+	if keep := os.Getenv("CHECKPR_REPO_DIR"); keep != "" {
+		dir = filepath.Join(keep, strings.ReplaceAll(b.Name(), "/", "_"))
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatalf("CHECKPR_REPO_DIR: %v (remove the directory to make it again)", err)
+		}
+		defer func() { b.Logf("repository %s: --base %s --head %s --author bob", dir, base, head) }()
+	}
 	git := func(args ...string) string {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
