@@ -304,8 +304,9 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 			if base, err := repo.MergeBase(ctx, mine, h); err == nil && base == h {
 				// GitHub shows an ancestor of the pushed commit: its view of the
 				// branch lags the push (or the branch went back). Ask again a few
-				// times before taking GitHub's word for it.
-				n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, a.SHA)
+				// times before taking GitHub's word for it; these waits are
+				// counted apart from the build's failures.
+				n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, "behind:"+a.SHA)
 				if err != nil {
 					return "error", err
 				}

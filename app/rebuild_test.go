@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,7 @@ type countingRegistry struct {
 	tagPuts     map[string]int // "repo:tag" → manifest PUTs by tag
 	hold        chan struct{}  // while set, blob uploads wait for it to close
 	held        chan struct{}  // signalled when an upload waits
+	down        atomic.Bool    // while set, the acme repositories answer 503
 }
 
 func newCountingRegistry(t testing.TB) *countingRegistry {
@@ -71,6 +73,10 @@ func (b countingBody) Read(p []byte) (int, error) {
 
 func (c *countingRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
+	if c.down.Load() && strings.HasPrefix(p, "/v2/acme/") {
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
 	switch {
 	case strings.Contains(p, "/blobs/uploads/") && (r.Method == http.MethodPatch || r.Method == http.MethodPut):
 		c.mu.Lock()
@@ -163,6 +169,8 @@ type rebuildEnv struct {
 	baseRef string
 	cfg     *Config
 	main    string // the head of main
+	// tune adjusts each server's Rebuilder (tests of its limits).
+	tune func(*Rebuilder)
 }
 
 func rebuildPolicy(host, baseRef string) string {
@@ -228,6 +236,9 @@ func (e *rebuildEnv) newServer(ctx context.Context) *Server {
 		e.t.Fatal(err)
 	}
 	rb.wait, rb.retryWait = 100*time.Millisecond, 100*time.Millisecond
+	if e.tune != nil {
+		e.tune(rb)
+	}
 	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(checks.Validation{}), WithRebuildHandler(rb))
 	if err != nil {
 		e.t.Fatal(err)
@@ -679,5 +690,112 @@ func TestSummariseRebuild(t *testing.T) {
 	}
 	if got := pushTags("latest", "abc"); fmt.Sprint(got) != "[latest abc]" {
 		t.Errorf("pushTags = %v", got)
+	}
+}
+
+// branchReads counts GitHub's answers about main.
+func (e *rebuildEnv) branchReads() int {
+	n := 0
+	for _, r := range e.fake.Requests() {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.Path, "/repos/acme/catalog/branches/main") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRebuildWaitsForGitHub: GitHub's view of the branch may lag the push
+// event. The job asks again instead of calling its commit superseded by an
+// older one, and builds once GitHub shows it.
+func TestRebuildWaitsForGitHub(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e.tune = func(rb *Rebuilder) { rb.maxTries = 1000 }
+	e.start()
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #3")
+	e.fake.SetBranch("acme", "catalog", "main", before) // GitHub has not caught up yet
+	e.deliverPush(before, sha)
+	deadline := time.Now().Add(30 * time.Second)
+	for e.branchReads() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not ask GitHub again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if runs := e.imageRuns(sha); len(runs) != 0 {
+		t.Fatalf("runs while GitHub lags: %+v", runs)
+	}
+	e.fake.SetBranch("acme", "catalog", "main", sha)
+	if run := e.waitImageRun(sha); run.Conclusion != "success" {
+		t.Errorf("run %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if runs := e.imageRuns(before); len(runs) != 0 {
+		t.Errorf("the older commit got runs: %+v", runs)
+	}
+}
+
+// TestRebuildBranchWentBack: when GitHub keeps showing an older commit (the
+// branch was reset), the pushed commit ends superseded by it after a bounded
+// number of tries, and the older commit, now the head, is built.
+func TestRebuildBranchWentBack(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e.start()
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #4")
+	e.fake.SetBranch("acme", "catalog", "main", before)
+	e.deliverPush(before, sha)
+	run := e.waitImageRun(sha)
+	if run.Conclusion != "neutral" || run.Title != "Superseded by "+short(before) {
+		t.Errorf("pushed commit: %s %q, want neutral 'Superseded by %s'", run.Conclusion, run.Title, short(before))
+	}
+	if run := e.waitImageRun(before); run.Conclusion != "success" {
+		t.Errorf("the head: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if n := e.branchReads(); n < 3 {
+		t.Errorf("GitHub was asked %d times, want the bounded tries", n)
+	}
+	_, _, tags := e.reg.counts()
+	if tags["acme/catalog:"+sha] != 0 || tags["acme/catalog:"+before] != 1 {
+		t.Errorf("tags pushed %v; want the head's only", tags)
+	}
+}
+
+// TestRebuildRetriesRegistryFailures: a registry that fails is tried again
+// (the run says so while in progress) and the build completes on the same
+// run once it answers; one that keeps failing fails the run after the
+// bounded tries.
+func TestRebuildRetriesRegistryFailures(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e.tune = func(rb *Rebuilder) { rb.retryWait = 500 * time.Millisecond } // 0.5 s, then 1 s: time to see the note
+	e.reg.down.Store(true)
+	e.start()
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #5")
+	e.deliverPush(before, sha)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		runs := e.imageRuns(sha)
+		if len(runs) == 1 && strings.Contains(runs[0].Summary, " of 3 failed") {
+			if runs[0].Status != "in_progress" || !strings.Contains(runs[0].Summary, "503") {
+				t.Errorf("run while retrying: %+v", runs[0])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no retry note: %+v", runs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.reg.down.Store(false)
+	if run := e.waitImageRun(sha); run.Conclusion != "success" {
+		t.Errorf("after the registry came back: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if runs := e.imageRuns(sha); len(runs) != 1 {
+		t.Errorf("%d runs, want one", len(runs))
+	}
+
+	e.reg.down.Store(true)
+	before, sha = e.commitMain(map[string]string{"notes/README.md": "merged again\n"}, "merge #6")
+	e.deliverPush(before, sha)
+	run := e.waitImageRun(sha)
+	if run.Conclusion != "failure" || !strings.Contains(run.Summary, "The build failed 3 times") {
+		t.Errorf("registry down for good: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}
 }
