@@ -2,6 +2,7 @@ package image
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -226,4 +228,42 @@ func mustRef(t *testing.T, s string) name.Reference {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// The layer is compressed once by ConfigsLayer; its digest must be the one
+// go-containerregistry gives the same tar when it compresses it itself, so
+// that images built before and after that change stay byte-identical.
+func TestConfigsLayerDigestMatchesGoContainerregistry(t *testing.T) {
+	l, err := ConfigsLayer(sampleCatalog(time.Unix(1, 0)), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(raw)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, get := range []func(v1.Layer) (v1.Hash, error){v1.Layer.Digest, v1.Layer.DiffID} {
+		got, err := get(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := get(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("ConfigsLayer gives %s, go-containerregistry's own compression %s", got, want)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -114,8 +115,25 @@ func ConfigsLayer(catalog fs.FS, lim Limits) (v1.Layer, error) {
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
-	raw := buf.Bytes()
+	// Compress once, here, and hand go-containerregistry the compressed
+	// bytes: given uncompressed ones it would compress them again for the
+	// digest and once more for each upload. gzip at BestSpeed with an empty
+	// header is what go-containerregistry itself writes, so the digest is the
+	// one it would compute, and compress/gzip's output depends on the input
+	// bytes only.
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(buf.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	compressed := gz.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(raw)), nil
+		return io.NopCloser(bytes.NewReader(compressed)), nil
 	})
 }
