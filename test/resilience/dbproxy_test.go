@@ -10,8 +10,9 @@ import (
 )
 
 // tcpProxy forwards loopback connections to a target (PostgreSQL) and can
-// cut them all and refuse new ones, as a database that goes away does, then
-// let them through again.
+// cut them all and refuse new ones, as a database that goes away does, or
+// freeze them, as a network partition does (bytes are held, connections
+// hang), then let them through again.
 type tcpProxy struct {
 	t      testing.TB
 	ln     net.Listener
@@ -19,6 +20,7 @@ type tcpProxy struct {
 
 	mu       sync.Mutex
 	down     bool
+	thaw     chan struct{} // non-nil while frozen; closed when restored
 	conns    map[net.Conn]struct{}
 	accepted int // connections let through
 	refused  int // connections refused while down
@@ -71,6 +73,7 @@ func (p *tcpProxy) serve() {
 
 func (p *tcpProxy) forward(c net.Conn) {
 	defer p.wg.Done()
+	p.waitThaw() // a partition: the connection hangs before it reaches the target
 	up, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
 		p.drop(c)
@@ -87,8 +90,20 @@ func (p *tcpProxy) forward(c net.Conn) {
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {
-		io.Copy(dst, src)
-		done <- struct{}{}
+		defer func() { done <- struct{}{} }()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				p.waitThaw() // held while frozen, delivered after, as TCP would
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
 	}
 	go pipe(up, c)
 	go pipe(c, up)
@@ -122,11 +137,34 @@ func (p *tcpProxy) cut() {
 	}
 }
 
-// restore lets connections through again.
+// freeze stops every byte in both directions, on open connections and new
+// ones, without closing anything: clients see their requests hang.
+func (p *tcpProxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.thaw == nil {
+		p.thaw = make(chan struct{})
+	}
+}
+
+func (p *tcpProxy) waitThaw() {
+	p.mu.Lock()
+	ch := p.thaw
+	p.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// restore lets connections through again (after cut or freeze).
 func (p *tcpProxy) restore() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.down = false
-	p.mu.Unlock()
+	if p.thaw != nil {
+		close(p.thaw)
+		p.thaw = nil
+	}
 }
 
 func (p *tcpProxy) counts() (accepted, refused int) {
@@ -137,6 +175,7 @@ func (p *tcpProxy) counts() (accepted, refused int) {
 
 func (p *tcpProxy) close() {
 	p.ln.Close()
+	p.restore()
 	p.cut()
 	p.wg.Wait()
 }
@@ -200,5 +239,19 @@ func TestTCPProxyCutsAndRestores(t *testing.T) {
 	}
 	if acc, ref := p.counts(); acc != 2 || ref != 1 {
 		t.Errorf("accepted %d, refused %d; want 2 and 1", acc, ref)
+	}
+
+	// Frozen: the request hangs; once restored, it goes through.
+	p.freeze()
+	c3.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	c3.Write([]byte("pong"))
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(c3, b); err == nil {
+		t.Error("an answer came through the frozen proxy")
+	}
+	p.restore()
+	c3.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(c3, b); err != nil || string(b) != "pong" {
+		t.Errorf("after the thaw: %q %v, want the held bytes", b, err)
 	}
 }

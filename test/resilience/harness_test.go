@@ -629,3 +629,18 @@ func logTail() int {
 	}
 	return 12000
 }
+
+// waitLog waits until the replica's log contains s (the startup resync's
+// "resync done", say), so that a scenario starts on a settled server.
+func (r *replica) waitLog(s string, timeout time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(r.logs.Name())
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatalf("%s did not log %q within %s", r.name, s, timeout)
+}
