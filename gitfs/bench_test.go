@@ -2,9 +2,12 @@ package gitfs
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +123,81 @@ func BenchmarkTreeFSReadAll(b *testing.B) {
 		reportCPU(b, start)
 		b.SetBytes(n)
 	})
+}
+
+// BenchmarkTreeFSDeltaChains reads every file of the oldest of 20 commits
+// that each rewrote part of 300 files, packed as git packs history (newest
+// versions whole, older ones as deltas up to 50 deep): the case of a
+// catalog repository with history, where a pull request's base is not the
+// newest version of every file. Each round opens the repository afresh, as a
+// check does.
+func BenchmarkTreeFSDeltaChains(b *testing.B) {
+	dir := b.TempDir()
+	runGit(b, dir, "init", "-q", "-b", "main")
+	const files, commits = 300, 20
+	var first string
+	for c := range commits {
+		for f := range files {
+			if c > 0 && (f+c)%3 == 0 {
+				continue // a third of the files stay as they were
+			}
+			var doc strings.Builder
+			for i := range 40 {
+				fmt.Fprintf(&doc, "---\nschema: olm.bundle\nname: op%d.v0.%d.0\npackage: op%d\nimage: quay.io/acme/op%d@sha256:%064d\n", f, i, f, f, i+c*1000)
+			}
+			writeFile(b, dir, fmt.Sprintf("catalogs/op%d/catalog.yaml", f), doc.String(), 0o644)
+		}
+		runGit(b, dir, "add", "-A")
+		runGit(b, dir, "commit", "-q", "-m", fmt.Sprintf("c%d", c))
+		if c == 0 {
+			first = runGit(b, dir, "rev-parse", "HEAD")
+		}
+	}
+	runGit(b, dir, "repack", "-adfq", "--depth=50", "--window=50")
+	ctx := context.Background()
+	var n int64
+	start := processCPUTime()
+	for b.Loop() {
+		r, err := Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, err := r.TreeFS(ctx, plumbing.NewHash(first), Limits{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = readLikeLoader(b, f)
+		r.Close()
+	}
+	reportCPU(b, start)
+	b.SetBytes(n)
+}
+
+// readLikeLoader reads every file as catalog.ReadFS does: sized while
+// walking, then opened, sized again and read.
+func readLikeLoader(b *testing.B, fsys fs.FS) int64 {
+	var total int64
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		if _, err := d.Info(); err != nil {
+			return err
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := f.Stat(); err != nil {
+			return err
+		}
+		data, err := io.ReadAll(f)
+		total += int64(len(data))
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return total
 }

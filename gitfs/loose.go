@@ -22,7 +22,7 @@ const maxHeader = 32
 // looseObject opens a loose object and reads its header, without inflating
 // the content. go-git inflates (and hashes) loose objects whole on lookup;
 // reading them here lets the size limit apply before any content is read and
-// saves a copy. Packed objects are left to go-git.
+// saves a copy. Packed objects are read by pack.go.
 type looseObject struct {
 	f    billy.File
 	z    io.ReadCloser

@@ -49,6 +49,8 @@ const (
 	// deltaCacheSize bounds the delta bases kept per Repo for chains that
 	// share them.
 	deltaCacheSize = 32 << 20
+	// maxCachedInfos bounds the object types and sizes kept per Repo.
+	maxCachedInfos = 100_000
 	// packReadBuffer is the read size from a pack file.
 	packReadBuffer = 32 << 10
 	// growStep is the allocation step for data whose claimed size nobody
@@ -244,12 +246,22 @@ type packReader struct {
 	maxBase  int64
 	cache    *deltaCache
 	inflates sync.Pool // *inflater
+
+	// infos keeps what info found: a file is sized (fs.Stat) before it is
+	// read, often twice, and sizing a delta walks its chain.
+	infosMu sync.Mutex
+	infos   map[Hash]objectInfo
+}
+
+type objectInfo struct {
+	typ  plumbing.ObjectType
+	size int64
 }
 
 // openPacks opens every pack of the repository whose index this reader
 // understands. Packs it cannot use are skipped: go-git reads them.
 func openPacks(dot billy.Filesystem) *packReader {
-	pr := &packReader{maxBase: defaultMaxBaseSize, cache: newDeltaCache(deltaCacheSize)}
+	pr := newPackReader(nil, defaultMaxBaseSize)
 	infos, err := dot.ReadDir("objects/pack")
 	if err != nil {
 		return pr
@@ -264,6 +276,10 @@ func openPacks(dot billy.Filesystem) *packReader {
 		}
 	}
 	return pr
+}
+
+func newPackReader(packs []*packFile, maxBase int64) *packReader {
+	return &packReader{packs: packs, maxBase: maxBase, cache: newDeltaCache(deltaCacheSize), infos: map[Hash]objectInfo{}}
 }
 
 // openPack opens base.idx and base.pack, checking that they agree.
@@ -405,16 +421,29 @@ func (pr *packReader) chain(h Hash) ([]packEntry, error) {
 // info returns the type and size of a packed object without inflating more
 // than a delta's header.
 func (pr *packReader) info(h Hash) (plumbing.ObjectType, int64, error) {
+	pr.infosMu.Lock()
+	in, ok := pr.infos[h]
+	pr.infosMu.Unlock()
+	if ok {
+		return in.typ, in.size, nil
+	}
 	chain, err := pr.chain(h)
 	if err != nil {
 		return 0, 0, err
 	}
-	typ := chain[len(chain)-1].typ
-	if len(chain) == 1 {
-		return typ, chain[0].size, nil
+	in = objectInfo{typ: chain[len(chain)-1].typ, size: chain[0].size}
+	if len(chain) > 1 {
+		if _, in.size, err = pr.deltaSizes(chain[0]); err != nil {
+			return 0, 0, err
+		}
 	}
-	_, size, err := pr.deltaSizes(chain[0])
-	return typ, size, err
+	pr.infosMu.Lock()
+	if len(pr.infos) >= maxCachedInfos {
+		clear(pr.infos) // simple and bounded, as for trees
+	}
+	pr.infos[h] = in
+	pr.infosMu.Unlock()
+	return in.typ, in.size, nil
 }
 
 // read returns the content of h, which must be of type want. check gets the
@@ -438,9 +467,16 @@ func (pr *packReader) read(h Hash, want plumbing.ObjectType, check func(size int
 		}
 		return pr.inflate(chain[0], true)
 	}
-	_, size, err := pr.deltaSizes(chain[0])
-	if err != nil {
-		return nil, err
+	// The result's size: known if the file was sized (as it usually is),
+	// else from the start of the delta.
+	pr.infosMu.Lock()
+	in, known := pr.infos[h]
+	pr.infosMu.Unlock()
+	size := in.size
+	if !known {
+		if _, size, err = pr.deltaSizes(chain[0]); err != nil {
+			return nil, err
+		}
 	}
 	if err := check(size); err != nil {
 		return nil, err
@@ -485,33 +521,69 @@ func (pr *packReader) read(h Hash, want plumbing.ObjectType, check func(size int
 
 // inflater is a zlib reader over a pack, kept for reuse.
 type inflater struct {
-	br *bufio.Reader
-	z  io.ReadCloser
+	br  *bufio.Reader // buffered reads from the pack, for long streams
+	buf []byte        // a short stream, read at once
+	rd  bytes.Reader  // over buf
+	z   io.ReadCloser
 }
 
-func (pr *packReader) inflater(e packEntry) (*inflater, error) {
-	src := io.NewSectionReader(e.p.f, e.data, e.p.size-packTrailerSize-e.data)
-	in, _ := pr.inflates.Get().(*inflater)
+// Most entries (deltas above all) are small: reading them with the 32 KiB
+// buffer would copy far more than they hold. A stream of a size zlib would
+// write for shortEntry bytes or fewer is read with one ReadAt of just that.
+const shortEntry = 16 << 10
+
+// compressedBound is the most zlib takes to store n bytes: stored blocks
+// (5 bytes of header per 64 KiB) and its own 6 bytes of framing.
+func compressedBound(n int64) int64 { return n + n>>9 + 64 }
+
+// openStream returns an inflater on e's zlib stream. With short > 0 it holds
+// at most short bytes of the stream; cut says the stream may go on past them.
+func (pr *packReader) openStream(e packEntry, short int64) (in *inflater, cut bool, err error) {
+	in, _ = pr.inflates.Get().(*inflater)
 	if in == nil {
-		in = &inflater{br: bufio.NewReaderSize(src, packReadBuffer)}
-	} else {
-		in.br.Reset(src)
+		in = &inflater{}
 	}
-	var err error
-	if in.z == nil {
-		in.z, err = zlib.NewReader(in.br)
+	rest := e.p.size - packTrailerSize - e.data
+	var src io.Reader
+	if short > 0 {
+		n := min(short, rest)
+		cut = n < rest
+		if int64(cap(in.buf)) < n {
+			in.buf = make([]byte, n)
+		}
+		m, err := e.p.f.ReadAt(in.buf[:n], e.data)
+		if m < int(n) && err != nil && err != io.EOF {
+			pr.inflates.Put(in)
+			return nil, false, fmt.Errorf("%s: reading at %d: %w", e.p.name, e.data, err)
+		}
+		in.rd.Reset(in.buf[:m])
+		src = &in.rd
 	} else {
-		err = in.z.(zlib.Resetter).Reset(in.br, nil)
+		sec := io.NewSectionReader(e.p.f, e.data, rest)
+		if in.br == nil {
+			in.br = bufio.NewReaderSize(sec, packReadBuffer)
+		} else {
+			in.br.Reset(sec)
+		}
+		src = in.br
+	}
+	if in.z == nil {
+		in.z, err = zlib.NewReader(src) // nil on error
+	} else {
+		err = in.z.(zlib.Resetter).Reset(src, nil)
 	}
 	if err != nil {
-		pr.inflates.Put(&inflater{br: in.br}) // the zlib reader may be half set up
-		return nil, corrupt("%s: entry at %d: %v", e.p.name, e.off, err)
+		pr.release(in)
+		return nil, cut, corrupt("%s: entry at %d: %v", e.p.name, e.off, err)
 	}
-	return in, nil
+	return in, cut, nil
 }
 
 func (pr *packReader) release(in *inflater) {
-	in.br.Reset(nil)
+	if in.br != nil {
+		in.br.Reset(nil)
+	}
+	in.rd.Reset(nil)
 	pr.inflates.Put(in)
 }
 
@@ -523,9 +595,21 @@ func (pr *packReader) inflate(e packEntry, vetted bool) ([]byte, error) {
 	if !vetted && e.size > pr.maxBase {
 		return nil, corrupt("%s: entry at %d claims %d bytes, over the %d bytes allowed for a delta or delta base", e.p.name, e.off, e.size, pr.maxBase)
 	}
-	in, err := pr.inflater(e)
+	if bound := compressedBound(e.size); bound <= shortEntry {
+		b, cut, err := pr.inflateFrom(e, vetted, bound)
+		if err == nil || !cut {
+			return b, err
+		}
+		// Longer than zlib writes it, or damaged: read on to tell.
+	}
+	b, _, err := pr.inflateFrom(e, vetted, 0)
+	return b, err
+}
+
+func (pr *packReader) inflateFrom(e packEntry, vetted bool, short int64) ([]byte, bool, error) {
+	in, cut, err := pr.openStream(e, short)
 	if err != nil {
-		return nil, err
+		return nil, cut, err
 	}
 	defer pr.release(in)
 	var buf []byte
@@ -535,13 +619,13 @@ func (pr *packReader) inflate(e packEntry, vetted bool) ([]byte, error) {
 	} else {
 		buf, err = readGrowing(in.z, e.size)
 	}
+	if err == nil {
+		err = expectEnd(in.z)
+	}
 	if err != nil {
-		return nil, corrupt("%s: entry at %d (%d bytes): %v", e.p.name, e.off, e.size, err)
+		return nil, cut, corrupt("%s: entry at %d (%d bytes): %v", e.p.name, e.off, e.size, err)
 	}
-	if err := expectEnd(in.z); err != nil {
-		return nil, corrupt("%s: entry at %d (%d bytes): %v", e.p.name, e.off, e.size, err)
-	}
-	return buf, nil
+	return buf, cut, nil
 }
 
 // readGrowing reads exactly size bytes, allocating as data arrives.
@@ -587,24 +671,34 @@ func expectEnd(z io.Reader) error {
 // deltaSizes inflates the start of a delta for the sizes of its base and
 // of its result.
 func (pr *packReader) deltaSizes(e packEntry) (src, dst int64, err error) {
-	in, err := pr.inflater(e)
+	// The first 20 bytes take at most a zlib header, a block header with its
+	// code tables (some 300 bytes) and 20 codes; more is read if need be.
+	src, dst, cut, err := pr.deltaSizesFrom(e, min(compressedBound(e.size), 512))
+	if err != nil && cut {
+		src, dst, _, err = pr.deltaSizesFrom(e, 0)
+	}
+	return src, dst, err
+}
+
+func (pr *packReader) deltaSizesFrom(e packEntry, short int64) (src, dst int64, cut bool, err error) {
+	in, cut, err := pr.openStream(e, short)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, cut, err
 	}
 	defer pr.release(in)
 	var b [20]byte
 	n, err := io.ReadFull(in.z, b[:min(int64(len(b)), e.size)])
 	if err != nil {
-		return 0, 0, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
+		return 0, 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
 	}
 	src, rest, err := deltaVarint(b[:n])
 	if err == nil {
 		dst, _, err = deltaVarint(rest)
 	}
 	if err != nil {
-		return 0, 0, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
+		return 0, 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
 	}
-	return src, dst, nil
+	return src, dst, cut, nil
 }
 
 // deltaVarint decodes a delta's size: 7 bits a byte, least significant first.

@@ -47,6 +47,19 @@ func zlibBytes(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// zlibPadded compresses b after n empty blocks (sync flushes): a valid
+// stream far longer than zlib would write for b.
+func zlibPadded(b []byte, n int) []byte {
+	var buf bytes.Buffer
+	z := zlib.NewWriter(&buf)
+	for range n {
+		z.Flush()
+	}
+	z.Write(b)
+	z.Close()
+	return buf.Bytes()
+}
+
 func entryHeader(typ plumbing.ObjectType, size int64) []byte {
 	c := byte(typ)<<4 | byte(size&0x0f)
 	size >>= 4
@@ -163,7 +176,7 @@ func memPackReader(t testing.TB, pack, idx []byte, maxBase int64) (*packReader, 
 	if err != nil {
 		return nil, err
 	}
-	return &packReader{packs: []*packFile{p}, maxBase: maxBase, cache: newDeltaCache(deltaCacheSize)}, nil
+	return newPackReader([]*packFile{p}, maxBase), nil
 }
 
 // delta encodes a delta from ops: "c<off>,<n>" copies, anything else inserts.
@@ -225,6 +238,8 @@ func TestCraftedPacks(t *testing.T) {
 		{"ofs delta", []craft{blob(1, string(baseText)), ofs(0, 0, goodDelta)}, "schema: olm.package\nname: etcd-operator\n"},
 		{"ref delta", []craft{blob(1, string(baseText)), ref(0, craftName(1), goodDelta)}, "schema: olm.package\nname: etcd-operator\n"},
 		{"delta of a delta", []craft{blob(2, "abcdef"), ofs(1, 0, delta(6, 3, "c3,3")), ofs(0, 1, delta(3, 4, "c0,3", "!"))}, "def!"},
+		{"stream longer than zlib writes", []craft{{name: craftName(0), typ: plumbing.BlobObject, size: -1, data: baseText, stream: zlibPadded(baseText, 200)}}, string(baseText)},
+		{"delta stream longer than zlib writes", []craft{blob(1, string(baseText)), {name: craftName(0), typ: plumbing.OFSDeltaObject, size: -1, data: goodDelta, base: 0, stream: zlibPadded(goodDelta, 200)}}, "schema: olm.package\nname: etcd-operator\n"},
 		{"header longer than the stream", []craft{{name: craftName(0), typ: plumbing.BlobObject, size: 100, data: baseText}}, "error: unexpected EOF"},
 		{"header shorter than the stream", []craft{{name: craftName(0), typ: plumbing.BlobObject, size: 5, data: baseText}}, "error: more data than the header says"},
 		{"bad checksum", []craft{{name: craftName(0), typ: plumbing.BlobObject, size: -1, data: baseText, stream: badAdler}}, "error: checksum"},
@@ -516,4 +531,64 @@ func FuzzApplyDelta(f *testing.F) {
 			t.Fatalf("applyDelta = %q, go-git built %q", got, want)
 		}
 	})
+}
+
+// TestCraftedLargeBase: a delta base over growStep is inflated with memory
+// growing as data arrives; one whose stream ends early is an error.
+func TestCraftedLargeBase(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 3*growStep/16+1)
+	d := delta(len(big), 5, "c10,5")
+	for _, tc := range []struct {
+		name   string
+		size   int64
+		want   string
+		errSub string
+	}{
+		{"whole", int64(len(big)), "abcde", ""},
+		{"cut short", int64(len(big)) + growStep, "", "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pack, idx := buildPack([]craft{
+				{name: craftName(1), typ: plumbing.BlobObject, size: tc.size, data: big},
+				{name: craftName(0), typ: plumbing.OFSDeltaObject, size: -1, data: d, base: 0},
+			})
+			pr, err := memPackReader(t, pack, idx, 8*growStep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pr.read(craftName(0), plumbing.BlobObject, func(int64) error { return nil })
+			if tc.errSub == "" && (err != nil || string(got) != tc.want) {
+				t.Errorf("read = %q, %v, want %q", got, err, tc.want)
+			}
+			if tc.errSub != "" && (err == nil || !strings.Contains(err.Error(), tc.errSub)) {
+				t.Errorf("read = %q, %v, want an error with %q", got, err, tc.errSub)
+			}
+		})
+	}
+}
+
+func TestDeltaCacheEvicts(t *testing.T) {
+	c := newDeltaCache(100)
+	p := &packFile{}
+	c.put(p, 1, make([]byte, 20))
+	c.put(p, 2, make([]byte, 20))
+	c.put(p, 3, make([]byte, 26)) // over a quarter: not kept
+	if _, ok := c.get(p, 3); ok {
+		t.Errorf("an entry over a quarter of the cache was kept")
+	}
+	c.get(p, 1) // 1 is now the most recent
+	c.put(p, 4, make([]byte, 25))
+	c.put(p, 5, make([]byte, 25))
+	c.put(p, 6, make([]byte, 25)) // 20+20+25+25+25 > 100: the least recent (2) goes
+	if _, ok := c.get(p, 2); ok {
+		t.Errorf("the least recently used entry was kept")
+	}
+	for _, off := range []int64{1, 4, 5, 6} {
+		if _, ok := c.get(p, off); !ok {
+			t.Errorf("entry %d was dropped", off)
+		}
+	}
+	if c.used > c.max {
+		t.Errorf("cache holds %d bytes, over %d", c.used, c.max)
+	}
 }

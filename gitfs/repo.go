@@ -303,14 +303,25 @@ func (r *Repo) packReader() *packReader {
 }
 
 // Close releases the pack files the Repo holds open. (They are also closed
-// when the Repo is garbage collected.) Reads after Close fail.
+// when the Repo is garbage collected.) Reads of packed objects after Close
+// fail.
 func (r *Repo) Close() error {
-	r.packsOnce.Do(func() { r.packs = &packReader{cache: newDeltaCache(0)} })
+	r.packsOnce.Do(func() { r.packs = newPackReader(nil, 0) })
 	return r.packs.close()
 }
 
 // blobSize returns the size of a blob from its object header.
+// Packs are looked at before loose objects: a lookup in an index costs no
+// system call, a missing loose object one failed open.
 func (r *Repo) blobSize(h Hash) (int64, error) {
+	switch typ, size, err := r.packReader().info(h); {
+	case err == nil && typ != plumbing.BlobObject:
+		return 0, fmt.Errorf("object %s is a %s, not a blob", h, typ)
+	case err == nil:
+		return size, nil
+	case !errors.Is(err, errFallback):
+		return 0, fmt.Errorf("blob %s: %w", h, err)
+	}
 	if o, err := openLoose(r.dot, h); err == nil {
 		defer o.Close()
 		if o.typ != "blob" {
@@ -319,14 +330,6 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 		return o.size, nil
 	} else if !errors.Is(err, errNotLoose) {
 		return 0, err
-	}
-	switch typ, size, err := r.packReader().info(h); {
-	case err == nil && typ != plumbing.BlobObject:
-		return 0, fmt.Errorf("object %s is a %s, not a blob", h, typ)
-	case err == nil:
-		return size, nil
-	case !errors.Is(err, errFallback):
-		return 0, fmt.Errorf("blob %s: %w", h, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -345,10 +348,24 @@ func (r *Repo) readBlob(h Hash, check func(size int64) error) ([]byte, error) {
 
 // readObject reads an object of type typ. check gets the size from the
 // object header before any content is read; its error stops the read (and is
-// returned as is). Loose objects are read by loose.go, packed ones by
-// pack.go; what those leave (objects in alternates, packs they do not read)
+// returned as is). Packed objects are read by pack.go, loose ones by
+// loose.go; what those leave (objects in alternates, packs they do not read)
 // goes through go-git.
 func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64) error) ([]byte, error) {
+	// errFallback comes before check runs, so check never runs twice.
+	var checkErr error
+	b, err := r.packReader().read(h, typ, func(size int64) error {
+		checkErr = check(size)
+		return checkErr
+	})
+	switch {
+	case err == nil:
+		return b, nil
+	case checkErr != nil:
+		return nil, checkErr
+	case !errors.Is(err, errFallback):
+		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
+	}
 	if o, err := openLoose(r.dot, h); err == nil {
 		defer o.Close()
 		if o.typ != typ.String() {
@@ -364,20 +381,6 @@ func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64
 		return b, nil
 	} else if !errors.Is(err, errNotLoose) {
 		return nil, err
-	}
-	// errFallback comes before check runs, so check never runs twice.
-	var checkErr error
-	b, err := r.packReader().read(h, typ, func(size int64) error {
-		checkErr = check(size)
-		return checkErr
-	})
-	switch {
-	case err == nil:
-		return b, nil
-	case checkErr != nil:
-		return nil, checkErr
-	case !errors.Is(err, errFallback):
-		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
 
 	r.mu.Lock()
