@@ -48,6 +48,9 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	if run == nil || !strings.HasPrefix(run.GetName(), "catalogbot/") || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
 	}
+	if run.GetName() == RebuildCheckRunName {
+		return rebuildRerun(ec, run.GetHeadSHA()), nil
+	}
 	number, ok := ParseCheckRunExternalID(run.GetExternalID())
 	if !ok && len(run.PullRequests) > 0 {
 		number, ok = run.PullRequests[0].GetNumber(), true
@@ -60,6 +63,20 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 		reason += ":" + ev.GetRequestedAction().Identifier
 	}
 	return checkPlan(ec, number, run.GetHeadSHA(), reason, true), nil
+}
+
+// rebuildRerun asks again for the image of the commit whose
+// catalogbot/catalog-image run someone re-ran. The rebuild itself decides
+// whether that commit is still the default branch's head; an older one is
+// reported superseded, never pushed over a newer image.
+func rebuildRerun(ec eventContext, sha string) plan {
+	if ec.DefaultBranch == "" || !isSHA(sha) {
+		return plan{}
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: RebuildArgs{
+		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
+		Ref: "refs/heads/" + ec.DefaultBranch, SHA: sha, CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID,
+	}}}}
 }
 
 // enqueueCheck is the plan for one explicit head (resync).
