@@ -232,7 +232,10 @@ func loadConfig(path string, getenv func(string) string, server bool) (*Config, 
 	return c, nil
 }
 
-func (c *Config) applyEnv(getenv func(string) string) error {
+func (c *Config) applyEnv(rawenv func(string) string) error {
+	// Values often come from Kubernetes Secrets made with `echo`, which ends
+	// them with a newline; no setting here means anything by edge spaces.
+	getenv := func(k string) string { return strings.TrimSpace(rawenv(k)) }
 	if v := getenv(EnvAppID); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

@@ -169,3 +169,21 @@ func TestSecretsNeverShown(t *testing.T) {
 		t.Errorf("output does not say %q", redacted)
 	}
 }
+
+// Values from Kubernetes Secrets made with `echo` end with a newline; they
+// must load as if it were not there.
+func TestLoadConfigTrimsEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	key := writeTestKey(t, dir)
+	c, err := LoadConfig("", envMap(map[string]string{
+		EnvAppID: " 12\n", EnvPrivateKeyFile: key + "\n", EnvWebhookSecrets: "s\n", EnvWorkers: "3\n",
+		EnvDatabaseURL: "postgres://u:pw@db/x\n", EnvDataDir: filepath.Join(dir, "data") + "\n",
+	}))
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	if c.AppID != 12 || c.Workers != 3 || string(c.DatabaseURL.Reveal()) != "postgres://u:pw@db/x" ||
+		c.DataDir != filepath.Join(dir, "data") || c.PrivateKey.Empty() {
+		t.Errorf("trailing newlines kept: app %d, workers %d, data dir %q, key empty %v", c.AppID, c.Workers, c.DataDir, c.PrivateKey.Empty())
+	}
+}
