@@ -243,6 +243,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	if err != nil {
 		return nil, "", err
 	}
+	defer repo.Close() // every read of the revisions ends within this call
 	in, err := gitpr.Build(ctx, repo, gitpr.Options{
 		Base: baseFull, Head: a.HeadSHA, Author: pr.GetUser().GetLogin(),
 		Repo: a.Owner + "/" + a.Repo, Number: a.Number, DiffFromMergeBase: true,

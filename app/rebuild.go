@@ -207,6 +207,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	if err != nil {
 		return "error", err
 	}
+	defer repo.Close()
 	if !strings.EqualFold(head, a.SHA) {
 		return b.superseded(ctx, repo, head)
 	}

@@ -102,6 +102,7 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if err != nil {
 		return fail("%v", err)
 	}
+	defer repo.Close()
 	pr, err := gitpr.Build(ctx, repo, opt)
 	if err != nil {
 		var pe *policy.ParseError
