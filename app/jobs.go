@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -134,7 +136,7 @@ type checkPRWorker struct {
 
 func (w *checkPRWorker) Timeout(*river.Job[CheckPRArgs]) time.Duration { return w.timeout }
 func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[CheckPRArgs]) error {
-	return w.p.CheckPR(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts)
+	return waitOutRateLimit(w.p.CheckPR(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
 }
 
 type reviewWorker struct {
@@ -143,7 +145,7 @@ type reviewWorker struct {
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
-	return w.h.HandleReview(ctx, job.Args)
+	return waitOutRateLimit(w.h.HandleReview(ctx, job.Args))
 }
 
 type rebuildWorker struct {
@@ -152,8 +154,25 @@ type rebuildWorker struct {
 }
 
 func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[RebuildArgs]) error {
-	return w.h.HandleRebuild(ctx, job.Args)
+	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args))
 }
+
+// waitOutRateLimit turns "GitHub rate limits us until T" into a snooze until
+// T. A snooze costs the job no attempt, whereas River's retry delays would
+// spend all five attempts within minutes of an hourly limit and drop the
+// job. A short random spread keeps the jobs held by one limit from all
+// calling GitHub in the same second it lifts.
+func waitOutRateLimit(err error) error {
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) {
+		return err
+	}
+	wait := max(time.Until(rl.Until), time.Second)
+	return river.JobSnooze(wait + rand.N(rateLimitSpread))
+}
+
+// rateLimitSpread bounds the random delay added to a rate-limit snooze.
+const rateLimitSpread = 5 * time.Second
 
 type resyncWorker struct {
 	river.WorkerDefaults[ResyncArgs]

@@ -299,7 +299,7 @@ type mergeWorker struct {
 }
 
 func (w *mergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error {
-	return w.m.Evaluate(ctx, job.Args)
+	return waitOutRateLimit(w.m.Evaluate(ctx, job.Args))
 }
 
 // checkRecorder is what the pipeline tells the merge evaluation.
