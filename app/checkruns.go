@@ -138,6 +138,26 @@ func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, 
 	return ids, nil
 }
 
+// InProgress returns the runs of job on headSHA still in progress, by name,
+// without creating any: what an earlier attempt of the job left open.
+func (r *CheckRunReporter) InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error) {
+	ids := map[string]int64{}
+	if job == "" {
+		return ids, errors.New("listing check runs: no job key")
+	}
+	own, err := r.ownRuns(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job))
+	if err != nil {
+		return ids, err
+	}
+	for name, run := range own {
+		if !run.done {
+			ids[name] = run.id
+			r.remember(run.id, name)
+		}
+	}
+	return ids, nil
+}
+
 // ownRun is the newest run of one name that a job created.
 type ownRun struct {
 	id   int64

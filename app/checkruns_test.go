@@ -329,3 +329,58 @@ func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
 		}
 	}
 }
+
+// A failed attempt leaves its runs in progress to be completed by the next
+// one; when the PR's head has moved by then, the next attempt drops the
+// check but still closes those runs as superseded rather than leaving them
+// spinning on the old head.
+func TestCheckPRRetryClosesRunsOfASupersededHead(t *testing.T) {
+	var head string
+	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head = w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		return base, head // refs/pull/1/head is never pushed: every attempt on head fails
+	})
+	e.deliver(t, "pull_request", e.prEvent("opened", head))
+	deadline := time.Now().Add(60 * time.Second)
+	for noted := 0; noted < 4; {
+		noted = 0
+		for _, r := range e.fake.CheckRuns("acme", "catalog", head) {
+			if strings.Contains(r.Summary, "will try again") {
+				noted++
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failed attempt did not note the retry on its 4 runs")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	newHead := strings.Repeat("b", 40)
+	if err := e.fake.PushPullRequest("acme", "catalog", 1, newHead); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		runs := e.fake.CheckRuns("acme", "catalog", head)
+		done := 0
+		for _, r := range runs {
+			if r.Status == "completed" {
+				if r.Conclusion != "neutral" || r.Title != "Superseded" || !strings.Contains(r.Summary, newHead) {
+					t.Fatalf("%s completed %s %q %q, want neutral Superseded naming %s", r.Name, r.Conclusion, r.Title, r.Summary, newHead)
+				}
+				done++
+			}
+		}
+		if len(runs) != 4 {
+			t.Fatalf("runs on the old head = %d, want the first attempt's 4", len(runs))
+		}
+		if done == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs of the superseded head left in progress: %+v", runs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

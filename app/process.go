@@ -28,6 +28,7 @@ type installationClients interface {
 // *CheckRunReporter).
 type checkRunReporting interface {
 	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
+	InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error)
 	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
 	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
 }
@@ -109,6 +110,12 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 	if drop := whyDrop(pr, a.HeadSHA); drop != "" {
 		log.Info("check dropped", "why", drop)
 		outcome = "dropped"
+		if attempt > 1 {
+			// An earlier attempt may have left its runs in progress (it
+			// failed and meant to retry, or it was killed): close them,
+			// or they would spin on the old head for ever.
+			return p.closeLeftovers(ctx, gh, a, job, pr, drop)
+		}
 		return nil
 	}
 
@@ -126,6 +133,10 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 			outcome = "superseded"
 			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
 		}
+		// The job's own context may be what ended (its timeout): say what
+		// happened on the runs under a short deadline of its own.
+		tell, cancel := context.WithTimeout(context.WithoutCancel(ctx), failureReportTimeout)
+		defer cancel()
 		var perm errPermanent
 		if !errors.As(runErr, &perm) && attempt < maxAttempts {
 			// The runs stay in progress, saying why: the next attempt
@@ -133,7 +144,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 			summary := fmt.Sprintf("catalogbot could not check this commit: %s\n\nIt will try again (attempt %d of %d).",
 				markdownInline(runErr.Error()), attempt, maxAttempts)
 			for name, id := range ids {
-				if nerr := p.reporter.Note(ctx, gh, a.Owner, a.Repo, id, "Could not run, trying again", summary); nerr != nil {
+				if nerr := p.reporter.Note(tell, gh, a.Owner, a.Repo, id, "Could not run, trying again", summary); nerr != nil {
 					log.Warn("noting the failure on a check run", "check_run", name, "err", nerr)
 				}
 			}
@@ -141,7 +152,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 		}
 		res := checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Err: runErr.Error(),
 			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
-		if cerr := p.completeAll(ctx, gh, a, ids, res); cerr != nil {
+		if cerr := p.completeAll(tell, gh, a, ids, res); cerr != nil {
 			log.Warn("completing check runs after a failure", "err", cerr)
 		}
 		log.Error("check could not run", "err", runErr)
@@ -203,6 +214,28 @@ func whyDrop(pr *github.PullRequest, sha string) string {
 func supersededResult(newSHA string) checks.Result {
 	return checks.Result{Conclusion: checks.Neutral, Title: "Superseded",
 		Summary: fmt.Sprintf("The pull request's head moved to %s before this check finished; that commit is checked instead.", newSHA)}
+}
+
+// failureReportTimeout bounds what a failed or timed-out job still tells
+// GitHub about its runs after its own context has ended.
+const failureReportTimeout = 15 * time.Second
+
+// closeLeftovers completes the runs an earlier attempt of job left in
+// progress on a head that is no longer to be checked.
+func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a CheckPRArgs, job string, cur *github.PullRequest, why string) error {
+	ids, err := p.reporter.InProgress(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job)
+	if err != nil {
+		return fmt.Errorf("looking for runs left in progress: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	res := supersededResult(cur.GetHead().GetSHA())
+	if strings.EqualFold(cur.GetHead().GetSHA(), a.HeadSHA) {
+		res = checks.Result{Conclusion: checks.Neutral, Title: "Not checked",
+			Summary: fmt.Sprintf("This commit was not checked: %s.", why)}
+	}
+	return p.completeAll(ctx, gh, a, ids, res)
 }
 
 func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a CheckPRArgs, ids map[string]int64, res checks.Result) error {
