@@ -549,22 +549,36 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 	if err != nil {
 		return fail(err)
 	}
-	err = migratePostgres(ctx, pool, schema, log)
-	unlock()
+	b, err := newPostgresBackend(ctx, pool, schema, cfg, log)
+	unlock() // before fail: closing the pool waits for the lock's connection
 	if err != nil {
 		return fail(err)
 	}
-	driver := riverpgxv5.New(pool)
-	db := pgDB{pool}
-	cfg.Schema = schema
-	client, err := river.NewClient(driver, cfg)
-	if err != nil {
-		return fail(fmt.Errorf("configuring the job queue: %w", err))
+	return b, nil
+}
+
+// newPostgresBackend migrates and builds the backend; the caller holds
+// lockMigrations.
+func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, cfg *river.Config, log *slog.Logger) (*riverBackend[pgx.Tx], error) {
+	if err := migratePostgres(ctx, pool, schema, log); err != nil {
+		return nil, err
 	}
-	return &riverBackend[pgx.Tx]{client: client, db: db, statsSQL: `SELECT
+	cfg.Schema = schema
+	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configuring the job queue: %w", err)
+	}
+	b := &riverBackend[pgx.Tx]{client: client, db: pgDB{pool}, statsSQL: `SELECT
 		count(*),
 		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
-		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}, nil
+		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}
+	// The merge tables are created on first use with CREATE TABLE IF NOT
+	// EXISTS, which races the same way: create them here, under the lock;
+	// the first use then finds them.
+	if err := b.migrateMerge(ctx); err != nil {
+		return nil, fmt.Errorf("creating the merge tables: %w", err)
+	}
+	return b, nil
 }
 
 // migratePostgres creates the schema, then runs River's migrations and ours.

@@ -178,7 +178,8 @@ func TestQueueMigrateTwice(t *testing.T) {
 
 // TestQueueConcurrentMigrations starts several replicas at the same moment
 // on an empty PostgreSQL schema, as the pods of a Deployment do: every one
-// must come up (the schema, River's tables and ours are created once).
+// must come up (the schema, River's tables, ours and the merge's are created
+// once).
 func TestQueueConcurrentMigrations(t *testing.T) {
 	dbURL := postgresURL(t)
 	cfg := testConfig(t)
@@ -201,10 +202,13 @@ func TestQueueConcurrentMigrations(t *testing.T) {
 			wg.Go(func() {
 				<-start
 				q, err := OpenQueue(ctx, opts[i])
-				if err == nil {
-					q.Close()
+				if err != nil {
+					errs[i] = err
+					return
 				}
-				errs[i] = err
+				defer q.Close()
+				// As the server does next: the merge tables on first use.
+				_, errs[i] = q.mergeStore(ctx)
 			})
 		}
 		close(start)
