@@ -82,6 +82,9 @@ type packIndex struct {
 	offsets []byte // count × 4 bytes
 	large   []byte // 8 bytes each
 	count   int
+	// packSum is the checksum of the pack the index was written for: the
+	// pack's own last 20 bytes.
+	packSum [20]byte
 }
 
 var idxMagic = []byte{0xff, 't', 'O', 'c'}
@@ -122,6 +125,7 @@ func parseIndex(data []byte) (*packIndex, error) {
 	pos += count * 4
 	ix.large = data[pos : size-2*20]
 	ix.count = int(count)
+	copy(ix.packSum[:], data[size-2*20:size-20])
 	return ix, nil
 }
 
@@ -282,18 +286,23 @@ func newPackReader(packs []*packFile, maxBase int64) *packReader {
 	return &packReader{packs: packs, maxBase: maxBase, cache: newDeltaCache(deltaCacheSize), infos: map[Hash]objectInfo{}}
 }
 
-// openPack opens base.idx and base.pack, checking that they agree.
+// openPack opens base.pack and base.idx, checking that they agree. The pack
+// is opened first: whatever replaces the files later (a fetch into the
+// directory), the index kept is the one written for the open pack, or the
+// pack is not used.
 func openPack(dot billy.Filesystem, base string) (*packFile, error) {
+	f, err := dot.Open(base + ".pack")
+	if err != nil {
+		return nil, err
+	}
 	data, err := readSmallFile(dot, base+".idx", maxIndexSize)
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	ix, err := parseIndex(data)
 	if err != nil {
-		return nil, err
-	}
-	f, err := dot.Open(base + ".pack")
-	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	p, err := newPackFile(path.Base(base)+".pack", f, ix)
@@ -304,7 +313,11 @@ func openPack(dot billy.Filesystem, base string) (*packFile, error) {
 	return p, nil
 }
 
-// newPackFile checks the pack's header against its index.
+// newPackFile checks the pack's header and checksum against its index. The
+// pack reader trusts the index for every offset and never hashes what it
+// reads, so an index written for another pack (one with the same name from
+// another write, or an index still being written) must not be used: the
+// offsets would land on other objects.
 func newPackFile(name string, f billy.File, ix *packIndex) (*packFile, error) {
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
@@ -325,6 +338,13 @@ func newPackFile(name string, f billy.File, ix *packIndex) (*packFile, error) {
 	}
 	if n := binary.BigEndian.Uint32(head[8:]); int(n) != ix.count {
 		return nil, corrupt("%s holds %d objects, its index %d", name, n, ix.count)
+	}
+	var sum [packTrailerSize]byte
+	if _, err := f.ReadAt(sum[:], size-packTrailerSize); err != nil {
+		return nil, err
+	}
+	if sum != ix.packSum {
+		return nil, corrupt("%s ends with checksum %x, its index was written for %x", name, sum, ix.packSum)
 	}
 	return &packFile{name: name, f: f, size: size, idx: ix}, nil
 }

@@ -349,6 +349,7 @@ func TestCraftedIndexes(t *testing.T) {
 		{"pack version 4", mod(pack, func(b []byte) []byte { b[7] = 4; return b }), idx, "left to go-git", ""},
 		{"not a pack", mod(pack, func(b []byte) []byte { b[0] = 'X'; return b }), idx, "does not start with PACK", ""},
 		{"count mismatch", mod(pack, func(b []byte) []byte { b[11] = 2; return b }), idx, "its index 1", ""},
+		{"index of another pack", mod(pack, func(b []byte) []byte { b[len(b)-1] = 1; return b }), idx, "its index was written for", ""},
 		{"short index", pack, idx[:100], "too short", ""},
 		{"short pack", pack[:20], idx, "is 20 bytes long", ""},
 		{"index size off", pack, mod(idx, func(b []byte) []byte { return append(b, 1, 2, 3) }), "does not match", ""},
