@@ -572,11 +572,14 @@ func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, 
 		count(*),
 		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
 		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}
-	// The merge tables are created on first use with CREATE TABLE IF NOT
-	// EXISTS, which races the same way: create them here, under the lock;
-	// the first use then finds them.
+	// The merge and rebuild tables are created on first use with CREATE
+	// TABLE IF NOT EXISTS, which races the same way: create them here, under
+	// the lock; the first use then finds them.
 	if err := b.migrateMerge(ctx); err != nil {
 		return nil, fmt.Errorf("creating the merge tables: %w", err)
+	}
+	if err := b.migrateRebuild(ctx); err != nil {
+		return nil, fmt.Errorf("creating the rebuild table: %w", err)
 	}
 	return b, nil
 }

@@ -178,8 +178,8 @@ func TestQueueMigrateTwice(t *testing.T) {
 
 // TestQueueConcurrentMigrations starts several replicas at the same moment
 // on an empty PostgreSQL schema, as the pods of a Deployment do: every one
-// must come up (the schema, River's tables, ours and the merge's are created
-// once).
+// must come up (the schema, River's tables, ours, the merge's and the
+// rebuild's are created once).
 func TestQueueConcurrentMigrations(t *testing.T) {
 	dbURL := postgresURL(t)
 	cfg := testConfig(t)
@@ -207,8 +207,10 @@ func TestQueueConcurrentMigrations(t *testing.T) {
 					return
 				}
 				defer q.Close()
-				// As the server does next: the merge tables on first use.
-				_, errs[i] = q.mergeStore(ctx)
+				// As the server does next: the merge and rebuild tables on first use.
+				if _, errs[i] = q.mergeStore(ctx); errs[i] == nil {
+					_, errs[i] = q.rebuildStore(ctx)
+				}
 			})
 		}
 		close(start)
