@@ -848,9 +848,13 @@ func (c *deltaCache) get(p *packFile, off int64) ([]byte, bool) {
 	return el.Value.(*cachedBase).data, true
 }
 
+// cacheEntryOverhead is what an entry costs besides its data (list element,
+// map entry, key): charged so that many tiny entries stay bounded too.
+const cacheEntryOverhead = 128
+
 // put stores data unless it would take more than a quarter of the cache.
 func (c *deltaCache) put(p *packFile, off int64, data []byte) {
-	size := int64(len(data))
+	size := int64(len(data)) + cacheEntryOverhead
 	if size > c.max/4 {
 		return
 	}
@@ -865,7 +869,7 @@ func (c *deltaCache) put(p *packFile, off int64, data []byte) {
 		old := el.Value.(*cachedBase)
 		c.order.Remove(el)
 		delete(c.byKey, old.key)
-		c.used -= int64(len(old.data))
+		c.used -= int64(len(old.data)) + cacheEntryOverhead
 	}
 	c.byKey[k] = c.order.PushFront(&cachedBase{key: k, data: data})
 	c.used += size

@@ -569,7 +569,8 @@ func TestCraftedLargeBase(t *testing.T) {
 }
 
 func TestDeltaCacheEvicts(t *testing.T) {
-	c := newDeltaCache(100)
+	// 100 bytes of data for four entries' bookkeeping: a quarter is 25 bytes.
+	c := newDeltaCache(100 + 4*cacheEntryOverhead)
 	p := &packFile{}
 	c.put(p, 1, make([]byte, 20))
 	c.put(p, 2, make([]byte, 20))
@@ -591,5 +592,22 @@ func TestDeltaCacheEvicts(t *testing.T) {
 	}
 	if c.used > c.max {
 		t.Errorf("cache holds %d bytes, over %d", c.used, c.max)
+	}
+}
+
+// TestDeltaCacheBoundsEmptyEntries: entries of no bytes still cost their
+// bookkeeping, so a pack of many empty delta bases cannot grow the cache
+// without bound.
+func TestDeltaCacheBoundsEmptyEntries(t *testing.T) {
+	c := newDeltaCache(100 * cacheEntryOverhead)
+	p := &packFile{}
+	for off := range int64(10_000) {
+		c.put(p, off, []byte{})
+	}
+	if n := len(c.byKey); n > 100 {
+		t.Errorf("the cache keeps %d empty entries, over the %d its size allows", n, 100)
+	}
+	if c.used > c.max {
+		t.Errorf("cache holds %d, over %d", c.used, c.max)
 	}
 }
