@@ -217,14 +217,12 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	}
 	pol, err := gitpr.ReadPolicy(ctx, repo, commit)
 	if err != nil {
-		var pe *policy.ParseError
-		if !errors.As(err, &pe) {
+		if ctx.Err() != nil || !policyUnusable(ctx, repo, commit, err) {
 			return "error", err
 		}
-		b.log.Warn("the policy file does not parse; nothing is built", "err", err)
-		res := checks.Result{Conclusion: checks.Neutral, Title: "No image built: " + policy.FileName + " does not parse",
-			Summary: fmt.Sprintf("The %s of this commit does not parse, so catalogbot cannot tell which images to build:\n\n```\n%s\n```", policy.FileName, err)}
-		if err := b.report(ctx, res); err != nil {
+		// Another try reads the same commit: report it once, push nothing.
+		b.log.Warn("the policy file cannot be used; nothing is built", "err", err)
+		if err := b.report(ctx, policyFailure(err)); err != nil {
 			return "error", err
 		}
 		return "failed", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
@@ -345,6 +343,50 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 		return "error", err
 	}
 	return "superseded", nil
+}
+
+// policyUnusable tells a policy file that no try can read (it does not
+// parse, is too large, is a link, a submodule or a directory) from a failure
+// to read it (git, context).
+func policyUnusable(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, err error) bool {
+	var pe *policy.ParseError
+	if errors.As(err, &pe) {
+		return true
+	}
+	for _, e := range []error{gitfs.ErrTooLarge, gitfs.ErrSymlink, gitfs.ErrSubmodule} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	tree, terr := repo.TreeFS(ctx, commit, gitfs.Limits{})
+	if terr != nil {
+		return false
+	}
+	st, serr := fs.Stat(tree, policy.FileName)
+	return serr == nil && !st.Mode().IsRegular()
+}
+
+// policyFailure is the check run of a commit whose policy file cannot be
+// used: a failure (the branch's images are not built), with the problems of
+// a file that does not parse annotated on their lines.
+func policyFailure(err error) checks.Result {
+	res := checks.Result{Check: RebuildCheckRunName, Conclusion: checks.Failure}
+	var sb strings.Builder
+	var pe *policy.ParseError
+	if errors.As(err, &pe) {
+		res.Title = "No image built: " + policy.FileName + " does not parse"
+		fmt.Fprintf(&sb, "The %s of this commit does not parse, so catalogbot cannot tell which images to build; nothing was pushed.\n\n", policy.FileName)
+		for _, p := range pe.Problems {
+			fmt.Fprintf(&sb, "- %s\n", markdownInline(p.String()))
+			res.Findings = append(res.Findings, catalog.Finding{Rule: "policy", Severity: catalog.SeverityError,
+				Position: catalog.Position{File: policy.FileName, Line: p.Line, Column: p.Column}, Message: p.Message, Hint: p.Hint})
+		}
+	} else {
+		res.Title = "No image built: " + policy.FileName + " cannot be read"
+		fmt.Fprintf(&sb, "The %s of this commit cannot be read, so catalogbot cannot tell which images to build; nothing was pushed.\n\n%s\n", policy.FileName, markdownInline(err.Error()))
+	}
+	res.Summary = sb.String()
+	return res
 }
 
 // imageTargets are the catalogs of the policy that name an image.

@@ -799,3 +799,46 @@ func TestRebuildRetriesRegistryFailures(t *testing.T) {
 		t.Errorf("registry down for good: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}
 }
+
+// TestRebuildPolicyUnusable: a default branch commit whose policy file does
+// not parse, is too large or is a directory gets a failed run saying so
+// (problems annotated on their lines), once, and nothing is pushed.
+func TestRebuildPolicyUnusable(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	srv, _, _ := e.start()
+	bad := strings.Replace(rebuildPolicy(e.reg.host, e.baseRef), "maintainers: [maria]", "maintainers: maria", 1)
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string
+		before map[string]string // committed first, without a push event
+		title  string
+		ann    string
+	}{
+		{"does not parse", map[string]string{".catalogbot.yaml": bad}, nil, "does not parse", ".catalogbot.yaml:6 failure"},
+		{"too large", map[string]string{".catalogbot.yaml": bad + "#" + strings.Repeat("x", 1<<20) + "\n"}, nil, "cannot be read", ""},
+		{"directory", map[string]string{".catalogbot.yaml/README": "not a policy\n"}, map[string]string{".catalogbot.yaml": ""}, "cannot be read", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				e.work.commit(tc.before, "prepare")
+			}
+			before, sha := e.commitMain(tc.files, tc.name)
+			e.deliverPush(before, sha)
+			run := e.waitImageRun(sha)
+			if run.Conclusion != "failure" || !strings.Contains(run.Title, "No image built: .catalogbot.yaml "+tc.title) ||
+				!strings.Contains(run.Summary, "nothing was pushed") {
+				t.Errorf("run %s %q, want a failure saying the policy %s:\n%s", run.Conclusion, run.Title, tc.title, run.Summary)
+			}
+			if tc.ann != "" && fmt.Sprint(annotationLines(run)) != "["+tc.ann+"]" {
+				t.Errorf("annotations %v, want %s", annotationLines(run), tc.ann)
+			}
+			waitQueueIdle(t, srv.Queue())
+			if runs := e.imageRuns(sha); len(runs) != 1 {
+				t.Errorf("%d runs, want one", len(runs))
+			}
+			if uploads, _, tags := e.reg.counts(); uploads != 0 || len(tags) != 0 {
+				t.Errorf("pushed with an unusable policy: %d blobs, tags %v", uploads, tags)
+			}
+		})
+	}
+}
