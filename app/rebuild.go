@@ -30,6 +30,9 @@ import (
 // of a default branch commit.
 const RebuildCheckRunName = "catalogbot/catalog-image"
 
+// leaseReleaseTimeout bounds the release of a build's lease.
+const leaseReleaseTimeout = 10 * time.Second
+
 // rebuildExternalID marks our image check runs. It names no pull request, so
 // a "Re-run" request on one asks for no pull request check.
 const rebuildExternalID = "rebuild"
@@ -160,7 +163,11 @@ func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
 		return "waiting", river.JobSnooze(r.wait)
 	}
 	defer func() {
-		if err := r.store.releaseRebuild(context.WithoutCancel(ctx), a.Owner, a.Repo, holder); err != nil {
+		// Released even when the job's context is done, but not waited for
+		// longer than leaseReleaseTimeout: the lease expires by itself.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
+		defer cancel()
+		if err := r.store.releaseRebuild(rctx, a.Owner, a.Repo, holder); err != nil {
 			log.Warn("releasing the build lease (it expires by itself)", "err", err)
 		}
 	}()

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -25,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -840,5 +842,52 @@ func TestRebuildPolicyUnusable(t *testing.T) {
 				t.Errorf("pushed with an unusable policy: %d blobs, tags %v", uploads, tags)
 			}
 		})
+	}
+}
+
+// releaseStore takes every lease and records whether the release of one was
+// bounded in time.
+type releaseStore struct {
+	rebuildStore
+	released chan bool // whether the release's context had a deadline
+}
+
+func (s releaseStore) acquireRebuild(context.Context, string, string, string, time.Time, time.Time) (bool, error) {
+	return true, nil
+}
+
+func (s releaseStore) releaseRebuild(ctx context.Context, _, _, _ string) error {
+	_, ok := ctx.Deadline()
+	s.released <- ok
+	return nil
+}
+
+type noClients struct{}
+
+func (noClients) Installation(context.Context, int64) (*github.Client, error) {
+	return nil, errors.New("no GitHub here")
+}
+func (noClients) InstallationToken(context.Context, int64) (string, error) {
+	return "", errors.New("no GitHub here")
+}
+
+// TestRebuildReleaseBounded: the lease is released even when the job's
+// context is done, and that database call has a deadline of its own (a
+// database that hangs must not hold the worker forever).
+func TestRebuildReleaseBounded(t *testing.T) {
+	s := releaseStore{released: make(chan bool, 1)}
+	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := rb.handle(ctx, RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}); err == nil {
+		t.Error("handle without GitHub succeeded")
+	}
+	select {
+	case bounded := <-s.released:
+		if !bounded {
+			t.Error("the lease was released with a context without deadline")
+		}
+	default:
+		t.Error("the lease was not released")
 	}
 }
