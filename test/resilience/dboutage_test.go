@@ -258,7 +258,7 @@ func runDBOutage(t *testing.T, fault dbFault) {
 	close(stopProbes)
 	<-probesDone
 
-	checkOneSetEach(t, w, prs, true)
+	checkOneSetEach(t, w, prs)
 	checkNoDoubleMerge(t, w)
 	stored := storedDeliveries(t, dbURL, schema)
 	for _, d := range sent {

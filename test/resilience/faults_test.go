@@ -119,7 +119,7 @@ func TestGitHubFaults(t *testing.T) {
 	recovered := time.Since(start)
 	time.Sleep(2 * time.Second) // late retries land before counting
 
-	checkOneSetEach(t, w, prs, true)
+	checkOneSetEach(t, w, prs)
 	checkNoDoubleMerge(t, w)
 	if !r.alive() {
 		t.Errorf("the server exited during the GitHub outage")
@@ -176,16 +176,10 @@ func waitAllChecked(ctx context.Context, t *testing.T, w *world, final map[int]s
 	}
 }
 
-// strictAll makes every check-run anomaly fail the test, including those
-// logged by default (CATALOGBOT_RESILIENCE_STRICT=1).
-func strictAll() bool { return os.Getenv("CATALOGBOT_RESILIENCE_STRICT") == "1" }
-
 // checkOneSetEach checks exactly one completed run of each name on every
-// PR's current head and none left in progress there (an error when
-// strictHeads, else logged), and no run left in progress on superseded heads
-// (logged: a known gap, see docs/resilience.md; an error with
-// CATALOGBOT_RESILIENCE_STRICT=1).
-func checkOneSetEach(t *testing.T, w *world, prs []*prState, strictHeads bool) {
+// PR's current head and none left in progress there, and no run left in
+// progress on superseded heads.
+func checkOneSetEach(t *testing.T, w *world, prs []*prState) {
 	t.Helper()
 	var heads, old []string
 	for _, pr := range prs {
@@ -205,20 +199,15 @@ func checkOneSetEach(t *testing.T, w *world, prs []*prState, strictHeads bool) {
 			}
 		}
 	}
-	report := func(what string, bad []string, strict bool) {
+	report := func(what string, bad []string) {
 		if len(bad) == 0 {
 			return
 		}
 		sort.Strings(bad)
-		msg := fmt.Sprintf("%d %s:\n%s", len(bad), what, strings.Join(bad, "\n"))
-		if strict || strictAll() {
-			t.Error(msg)
-		} else {
-			t.Log(msg + "\n(logged, not failed; CATALOGBOT_RESILIENCE_STRICT=1 fails on it)")
-		}
+		t.Errorf("%d %s:\n%s", len(bad), what, strings.Join(bad, "\n"))
 	}
-	report("current heads without exactly one completed set of check runs", heads, strictHeads)
-	report("superseded heads with runs left in progress", old, false)
+	report("current heads without exactly one completed set of check runs", heads)
+	report("superseded heads with runs left in progress", old)
 }
 
 func checkNoDoubleMerge(t *testing.T, w *world) {
