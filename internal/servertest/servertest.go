@@ -1,8 +1,10 @@
 // Package servertest runs the real `catalogbot serve` binary as a subprocess
 // for tests that treat it from the outside (load, failure): it builds the
 // binary, serves git repositories with `git http-backend`, starts, kills and
-// measures server processes, and sends signed webhook deliveries. Only tests
-// import it.
+// measures server processes, sends signed webhook deliveries, and sets up
+// what surrounds the server: the fake GitHub with the App's key, a loopback
+// registry, and a look at the delivery log on PostgreSQL. Only tests import
+// it.
 package servertest
 
 import (
@@ -51,6 +53,18 @@ type GitHost struct {
 // or git-http-backend is missing.
 func NewGitHost(t testing.TB) *GitHost {
 	t.Helper()
+	g := &GitHost{root: t.TempDir()}
+	g.srv = httptest.NewServer(GitBackend(t, g.root))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+// GitBackend is `git http-backend` as a CGI handler serving every bare
+// repository under root (clone URL path /owner/name.git for
+// root/owner/name.git), for tests that serve it themselves; it skips the
+// test when git or git-http-backend is missing.
+func GitBackend(t testing.TB, root string) http.Handler {
+	t.Helper()
 	out, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {
 		t.Skipf("git is not installed: %v", err)
@@ -59,10 +73,7 @@ func NewGitHost(t testing.TB) *GitHost {
 	if _, err := os.Stat(backend); err != nil {
 		t.Skipf("git-http-backend not found: %v", err)
 	}
-	g := &GitHost{root: t.TempDir()}
-	g.srv = httptest.NewServer(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + g.root, "GIT_HTTP_EXPORT_ALL=1"}})
-	t.Cleanup(g.srv.Close)
-	return g
+	return &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
 }
 
 // CloneURL is the HTTP clone URL of owner/name.
@@ -158,6 +169,7 @@ type Replica struct {
 	cfg    string
 	env    []string
 	logs   *os.File
+	full   bool
 	cmd    *exec.Cmd
 	done   chan struct{}
 	// Exits counts the times the process was found gone while WaitReady waited.
@@ -173,6 +185,9 @@ type ReplicaOptions struct {
 	// Env is the environment besides PATH, HOME and CATALOGBOT_LISTEN,
 	// which NewReplica sets.
 	Env []string
+	// FullLog shows the whole log when the test ends, even when it passed;
+	// by default only a failed test shows it, and only its last 12,000 bytes.
+	FullLog bool
 }
 
 // NewReplica prepares a replica (not started); it is stopped when the test
@@ -188,11 +203,11 @@ func NewReplica(t testing.TB, o ReplicaOptions) *Replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Replica{t: t, Name: o.Name, Addr: FreePort(t), binary: o.Binary, cfg: cfgPath, logs: logs}
+	r := &Replica{t: t, Name: o.Name, Addr: FreePort(t), binary: o.Binary, cfg: cfgPath, logs: logs, full: o.FullLog}
 	r.env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "CATALOGBOT_LISTEN=" + r.Addr}, o.Env...)
 	t.Cleanup(func() {
 		r.Stop()
-		if t.Failed() {
+		if t.Failed() || r.full {
 			r.DumpLogs()
 		}
 		logs.Close()
@@ -312,16 +327,31 @@ func (r *Replica) Memory() Memory {
 	return m
 }
 
-// DumpLogs logs the end of the replica's output.
+// DumpLogs logs the end of the replica's output (all of it with FullLog).
 func (r *Replica) DumpLogs() {
 	b, err := os.ReadFile(r.logs.Name())
 	if err != nil {
 		return
 	}
-	if len(b) > 12000 {
+	if len(b) > 12000 && !r.full {
 		b = b[len(b)-12000:]
 	}
 	r.t.Logf("last lines of %s's log:\n%s", r.Name, b)
+}
+
+// WaitLog waits until the replica's output, over all its starts, contains
+// s (a log message such as "resync done" that says the server has settled).
+func (r *Replica) WaitLog(s string, timeout time.Duration) {
+	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(r.logs.Name())
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatalf("%s did not log %q within %s", r.Name, s, timeout)
 }
 
 // NewGUID is a random X-GitHub-Delivery value.

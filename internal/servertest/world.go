@@ -1,0 +1,93 @@
+package servertest
+
+import (
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/catalogbot/catalogbot/app/githubfake"
+)
+
+// GitHub is the fake GitHub (app/githubfake) answering for one App over
+// loopback HTTP, with the App's private key in a file, as a replica reads it.
+type GitHub struct {
+	Fake    *githubfake.Fake
+	APIURL  string // the API's base URL, as CATALOGBOT_GITHUB_API_URL takes it
+	KeyFile string // the App's private key, PEM
+	appID   int64
+}
+
+// NewGitHub starts the fake GitHub for the test with o (its PublicKey is
+// that of a key made here).
+func NewGitHub(t testing.TB, o githubfake.Options) *GitHub {
+	t.Helper()
+	key, keyPEM, err := githubfake.GenerateAppKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &GitHub{KeyFile: filepath.Join(t.TempDir(), "app.pem"), appID: o.AppID}
+	if err := os.WriteFile(g.KeyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.PublicKey = &key.PublicKey
+	g.Fake = githubfake.New(o)
+	srv := httptest.NewServer(g.Fake)
+	t.Cleanup(srv.Close)
+	g.APIURL = githubfake.APIURL(srv.URL)
+	return g
+}
+
+// Env is the environment that makes a replica this App on this fake:
+// CATALOGBOT_APP_ID, CATALOGBOT_PRIVATE_KEY_FILE and CATALOGBOT_GITHUB_API_URL.
+func (g *GitHub) Env() []string {
+	return []string{
+		"CATALOGBOT_APP_ID=" + strconv.FormatInt(g.appID, 10),
+		"CATALOGBOT_PRIVATE_KEY_FILE=" + g.KeyFile,
+		"CATALOGBOT_GITHUB_API_URL=" + g.APIURL,
+	}
+}
+
+// NewRegistry starts an empty in-memory OCI registry on loopback for the
+// test and returns its host:port (plain HTTP: name it an insecure host).
+func NewRegistry(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// StoredDeliveries reads the GUIDs in the delivery log of the replicas
+// whose database is schema on dbURL (PostgreSQL).
+func StoredDeliveries(t testing.TB, dbURL, schema string) map[string]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT id FROM "+pgx.Identifier{schema, "catalogbot_delivery"}.Sanitize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
