@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -63,10 +64,15 @@ type Rebuilder struct {
 	baseImage string
 	allowed   policy.Images
 	appID     int64
-	// lease bounds how long a build may hold its repository: past the job
-	// timeout River has cancelled the job, so a lease this long outlives only
-	// a process that died.
-	lease time.Duration
+	// lease is how long one grant of a repository's build lease lasts. A
+	// running build renews it every renewEvery and stops (its context is
+	// cancelled) once the lease is lost or cannot be confirmed before it
+	// expires; it confirms the lease again right before each push. So a
+	// build of any length keeps its repository, two builds of one repository
+	// never push at once, and a process that died frees the repository
+	// within one lease.
+	lease      time.Duration
+	renewEvery time.Duration
 	// wait is how long a job waits when another build holds the lease.
 	wait time.Duration
 	// maxTries bounds the tries of one commit's build; retryWait is the first
@@ -113,7 +119,7 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 	return &Rebuilder{
 		log: log, reg: reg, baseImage: cfg.RebuildBaseImage, appID: cfg.AppID,
 		allowed: policy.Images{AllowedRegistries: cfg.RebuildAllowedImages},
-		lease:   cfg.JobTimeout + time.Minute, wait: 5 * time.Second,
+		lease:   2 * time.Minute, renewEvery: 30 * time.Second, wait: 5 * time.Second,
 		maxTries: 3, retryWait: 15 * time.Second, now: time.Now,
 	}, nil
 }
@@ -162,6 +168,7 @@ func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
 		log.Debug("another build of this repository is running; waiting", "for", r.wait)
 		return "waiting", river.JobSnooze(r.wait)
 	}
+	work, lease, stop := r.keepLease(ctx, log, a.Owner, a.Repo, holder, now.Add(r.lease))
 	defer func() {
 		// Released even when the job's context is done, but not waited for
 		// longer than leaseReleaseTimeout: the lease expires by itself.
@@ -171,12 +178,95 @@ func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
 			log.Warn("releasing the build lease (it expires by itself)", "err", err)
 		}
 	}()
-	gh, err := r.gh.Installation(ctx, a.InstallationID)
+	defer stop() // before the release
+	gh, err := r.gh.Installation(work, a.InstallationID)
 	if err != nil {
 		return "error", fmt.Errorf("installation %d client: %w", a.InstallationID, err)
 	}
-	b := &rebuild{r: r, gh: gh, a: a, branch: branch, log: log}
-	return b.run(ctx)
+	b := &rebuild{r: r, gh: gh, a: a, branch: branch, log: log, lease: lease}
+	outcome, err := b.run(work)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(work), errLeaseLost) {
+		// Another build holds the repository now: this one stopped before
+		// pushing anything more. Its turn comes again once that one is done.
+		log.Warn("the build lease was lost; the build stopped and waits its turn", "err", err)
+		return "waiting", river.JobSnooze(r.wait)
+	}
+	return outcome, err
+}
+
+// errLeaseLost: the build's lease was taken by another build, or could not
+// be renewed before it expired.
+var errLeaseLost = errors.New("the build lease of the repository was lost")
+
+// leaseKeeper renews a running build's lease.
+type leaseKeeper struct {
+	r                   *Rebuilder
+	owner, name, holder string
+	cancel              context.CancelCauseFunc // the build's context
+
+	mu    sync.Mutex
+	until time.Time // the lease as last granted
+}
+
+// keepLease renews the lease held until until every renewEvery while the
+// build runs. The returned context is the build's: it is cancelled, with
+// errLeaseLost as its cause, when the lease is lost. stop ends the renewals.
+func (r *Rebuilder) keepLease(ctx context.Context, log *slog.Logger, owner, name, holder string, until time.Time) (work context.Context, k *leaseKeeper, stop func()) {
+	work, cancel := context.WithCancelCause(ctx)
+	k = &leaseKeeper{r: r, owner: owner, name: name, holder: holder, cancel: cancel, until: until}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(r.renewInterval())
+		defer t.Stop()
+		for {
+			select {
+			case <-work.Done():
+				return
+			case <-t.C:
+			}
+			if err := k.renew(work); err != nil {
+				log.Warn("renewing the build lease", "err", err)
+			}
+		}
+	}()
+	return work, k, func() { cancel(nil); <-done }
+}
+
+func (r *Rebuilder) renewInterval() time.Duration {
+	if r.renewEvery > 0 {
+		return r.renewEvery
+	}
+	return max(r.lease/4, time.Second)
+}
+
+// renew extends the lease. When another holder has it, or when this renewal
+// failed and the next one may come after the lease expired, the build's
+// context is cancelled and the error is errLeaseLost.
+func (k *leaseKeeper) renew(ctx context.Context) error {
+	every := k.r.renewInterval()
+	rctx, cancel := context.WithTimeout(ctx, every)
+	defer cancel()
+	now := k.r.now()
+	ok, err := k.r.store.acquireRebuild(rctx, k.owner, k.name, k.holder, now, now.Add(k.r.lease))
+	if err == nil && ok {
+		k.mu.Lock()
+		k.until = now.Add(k.r.lease)
+		k.mu.Unlock()
+		return nil
+	}
+	if err == nil {
+		k.cancel(errLeaseLost)
+		return errLeaseLost
+	}
+	k.mu.Lock()
+	until := k.until
+	k.mu.Unlock()
+	if !k.r.now().Add(every).Before(until) {
+		k.cancel(errLeaseLost)
+		return fmt.Errorf("%w: it expires before it can be renewed again: %v", errLeaseLost, err)
+	}
+	return fmt.Errorf("renewing the build lease: %w", err)
 }
 
 func leaseHolder() (string, error) {
@@ -194,6 +284,7 @@ type rebuild struct {
 	a      RebuildArgs
 	branch string
 	log    *slog.Logger
+	lease  *leaseKeeper
 }
 
 // errBranchGone: the branch no longer exists; there is nothing to build.
@@ -507,6 +598,11 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 	res.Digest, res.Platforms = d.String(), built.Platforms
 	for _, t := range pushTags(tag.TagStr(), b.a.SHA) {
 		ref := tag.Context().Name() + ":" + t
+		// Only the lease's holder pushes: a build that lost it must not
+		// move a tag after the build that took it over.
+		if err := b.lease.renew(ctx); err != nil {
+			return res, err
+		}
 		if _, err := built.Push(ctx, ref, opts...); err != nil {
 			return res, err
 		}

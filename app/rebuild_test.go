@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -889,5 +891,146 @@ func TestRebuildReleaseBounded(t *testing.T) {
 		}
 	default:
 		t.Error("the lease was not released")
+	}
+}
+
+// TestRebuildKeepsItsLease: a build that runs past its lease renews it, so
+// no other build takes the repository; a build whose lease was taken anyway
+// (a clock that jumped, a database that was away) stops before it pushes,
+// and its job waits its turn instead of failing. The lease clock is the
+// Rebuilder's own, moved by the test.
+func TestRebuildKeepsItsLease(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	var skew atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	logs := &logRecorder{}
+	e.tune = func(rb *Rebuilder) {
+		rb.lease, rb.renewEvery, rb.now = time.Minute, 20*time.Millisecond, clock
+		rb.log = slog.New(logs)
+	}
+	hold := make(chan struct{})
+	var release sync.Once
+	unhold := func() { release.Do(func() { e.reg.setHold(nil); close(hold) }) }
+	e.reg.setHold(hold)
+	srv, _, _ := e.start()
+	t.Cleanup(unhold) // runs before the server's stop
+	st, err := srv.Queue().rebuildStore(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #9")
+	e.deliverPush(before, sha)
+	select {
+	case <-e.reg.held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the build never started pushing")
+	}
+
+	// The build has run for ten leases: it renewed its lease all along.
+	skew.Store(int64(10 * time.Minute))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := st.loadRebuild(context.Background(), "acme", "catalog")
+		if err == nil && s.LeaseUntil.After(clock()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lease of the running build was not renewed: %+v, %v (now %s)", s, err, clock())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ok, err := st.acquireRebuild(context.Background(), "acme", "catalog", "other", clock(), clock().Add(time.Minute)); err != nil || ok {
+		t.Fatalf("another build took the lease of a running build: %v, %v", ok, err)
+	}
+
+	// Taken anyway: the build must stop, not push.
+	later := clock().Add(time.Hour)
+	if ok, err := st.acquireRebuild(context.Background(), "acme", "catalog", "thief", later, later.Add(time.Hour)); err != nil || !ok {
+		t.Fatalf("taking the expired lease: %v, %v", ok, err)
+	}
+	// Its upload is still held, so only a build that gave the push up says
+	// it waits its turn.
+	logs.waitFor(t, "the build lease was lost; the build stopped and waits its turn", 1)
+	unhold()
+	// The job asks for the lease again and again, and never pushes while the
+	// other holder has it.
+	logs.waitFor(t, "another build of this repository is running; waiting", 3)
+	if jobs := rebuildJobStates(t, srv.Queue()); len(jobs) != 1 || jobs[0] == "retryable" || jobs[0] == "discarded" || jobs[0] == "completed" {
+		t.Errorf("rebuild jobs %v, want one waiting for the lease:\n%s", jobs, dumpJobs(srv.Queue()))
+	}
+	if _, _, tags := e.reg.counts(); len(tags) != 0 {
+		t.Errorf("a build that lost its lease pushed %v", tags)
+	}
+	if runs := e.imageRuns(sha); len(runs) != 1 || runs[0].Status != "in_progress" {
+		t.Errorf("runs %+v, want the one in progress, for the next try", runs)
+	}
+	// The other holder is done: the job takes the lease and builds.
+	if err := st.releaseRebuild(context.Background(), "acme", "catalog", "thief"); err != nil {
+		t.Fatal(err)
+	}
+	if run := e.waitImageRun(sha); run.Conclusion != "success" {
+		t.Errorf("after the lease came back: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+}
+
+// rebuildJobStates are the states of the rebuild jobs (SQLite queues).
+func rebuildJobStates(t *testing.T, q *Queue) []string {
+	t.Helper()
+	b, ok := q.b.(*riverBackend[*sql.Tx])
+	if !ok {
+		t.Fatalf("queue backend %T, want SQLite's", q.b)
+	}
+	var out []string
+	err := b.db.query(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id`, []any{KindRebuild},
+		func(scan func(...any) error) error {
+			var s string
+			if err := scan(&s); err != nil {
+				return err
+			}
+			out = append(out, s)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// logRecorder is a slog handler that keeps the messages logged, at every level.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, r.Message)
+	l.mu.Unlock()
+	return nil
+}
+func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
+
+// waitFor waits until msg was logged n times.
+func (l *logRecorder) waitFor(t *testing.T, msg string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		l.mu.Lock()
+		got := 0
+		for _, m := range l.msgs {
+			if m == msg {
+				got++
+			}
+		}
+		l.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%q logged %d times in 30 s, want %d", msg, got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
