@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -64,5 +65,51 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o444); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRepoReadsAcrossRefetch: the App's git cache may delete a repository
+// and fetch it again into the same directory while a job reads it (a damaged
+// cache is rebuilt from scratch). A Repo whose packs are open keeps reading
+// them (the open files outlive their names); one that opens its packs after
+// the swap gets errors for what is gone, never another object's content.
+func TestRepoReadsAcrossRefetch(t *testing.T) {
+	srcA, srcB := t.TempDir(), t.TempDir()
+	for i, src := range []string{srcA, srcB} {
+		runGit(t, src, "init", "-q", "-b", "main")
+		writeFile(t, src, "catalog.yaml", strings.Repeat(string(rune('a'+i)), 100)+"\n", 0o644)
+		writeFile(t, src, "other.yaml", "other\n", 0o644)
+		runGit(t, src, "add", "-A")
+		runGit(t, src, "commit", "-q", "-m", "c")
+	}
+	headA := runGit(t, srcA, "rev-parse", "HEAD")
+	cache := filepath.Join(t.TempDir(), "catalog.git")
+	clone := func(src string) {
+		t.Helper()
+		if err := os.RemoveAll(cache); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := git.PlainClone(cache, true, &git.CloneOptions{URL: src, Tags: git.NoTags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clone(srcA)
+	open := openRepo(t, cache)
+	t.Cleanup(func() { open.Close() })
+	f := treeFS(t, open, headA, Limits{})
+	if _, err := f.ReadFile("other.yaml"); err != nil { // opens the packs
+		t.Fatal(err)
+	}
+	lazy := openRepo(t, cache) // packs not opened yet
+	t.Cleanup(func() { lazy.Close() })
+	lazyFS := treeFS(t, lazy, headA, Limits{})
+
+	clone(srcB)
+	want := strings.Repeat("a", 100) + "\n"
+	if b, err := f.ReadFile("catalog.yaml"); err != nil || string(b) != want {
+		t.Errorf("open Repo after the refetch: %q, %v; want A's content", b, err)
+	}
+	if b, err := lazyFS.ReadFile("catalog.yaml"); err == nil && string(b) != want {
+		t.Errorf("Repo opening its packs after the refetch read %q for A's blob", b)
 	}
 }
