@@ -42,6 +42,27 @@ func BuildBinary(ctx context.Context, dir string) (string, error) {
 	return path, nil
 }
 
+// Main builds the catalogbot binary into a temporary directory, sets
+// *binary to its path, runs the tests, removes the directory and exits with
+// the tests' code. It is the body of a TestMain; a failed build exits with
+// code 2 before any test runs.
+func Main(m *testing.M, binary *string) {
+	dir, err := os.MkdirTemp("", "catalogbot-servertest-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	*binary, err = BuildBinary(context.Background(), dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // GitHost serves bare repositories under a temporary root with
 // `git http-backend` over CGI, the way GitHub serves clones over HTTPS.
 type GitHost struct {
@@ -368,6 +389,14 @@ type Delivery struct {
 	Body  []byte
 }
 
+// Sign is the X-Hub-Signature-256 value GitHub sends with body for a
+// webhook with secret.
+func Sign(secret string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
 // Send posts d to url signed with secret, and returns the status, or 0 and
 // the error. It gives up after 10 s, as GitHub does.
 func Send(ctx context.Context, client *http.Client, url, secret string, d Delivery) (int, error) {
@@ -377,9 +406,7 @@ func Send(ctx context.Context, client *http.Client, url, secret string, d Delive
 	if err != nil {
 		return 0, err
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(d.Body)
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-Hub-Signature-256", Sign(secret, d.Body))
 	req.Header.Set("X-GitHub-Delivery", d.GUID)
 	req.Header.Set("X-GitHub-Event", d.Event)
 	req.Header.Set("Content-Type", "application/json")

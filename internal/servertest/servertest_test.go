@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -57,7 +58,11 @@ func TestSendSigns(t *testing.T) {
 	}
 	mac := hmac.New(sha256.New, []byte("s3cret"))
 	mac.Write(d.Body)
-	if want := "sha256=" + hex.EncodeToString(mac.Sum(nil)); got.Get("X-Hub-Signature-256") != want {
+	want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
+	if s := Sign("s3cret", d.Body); s != want {
+		t.Errorf("Sign = %q, want %q", s, want)
+	}
+	if got.Get("X-Hub-Signature-256") != want {
 		t.Errorf("signature %q, want %q", got.Get("X-Hub-Signature-256"), want)
 	}
 	if got.Get("X-GitHub-Delivery") != d.GUID || got.Get("X-GitHub-Event") != "pull_request" || string(body) != string(d.Body) {
@@ -145,22 +150,18 @@ func TestGitHubEnv(t *testing.T) {
 func TestStoredDeliveries(t *testing.T) {
 	dbURL := testpg.URL(t)
 	schema := testpg.FreshSchema(t, dbURL, "servertest_")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	for _, q := range []string{
-		"CREATE SCHEMA " + schema,
-		"CREATE TABLE " + schema + ".catalogbot_delivery (id text PRIMARY KEY)",
-		"INSERT INTO " + schema + ".catalogbot_delivery VALUES ('a'), ('b')",
-	} {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
+	Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+		for _, q := range []string{
+			"CREATE SCHEMA " + schema,
+			"CREATE TABLE " + schema + ".catalogbot_delivery (id text PRIMARY KEY)",
+			"INSERT INTO " + schema + ".catalogbot_delivery VALUES ('a'), ('b')",
+		} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
 		}
-	}
+		return nil
+	})
 	got := StoredDeliveries(t, dbURL, schema)
 	if len(got) != 2 || !got["a"] || !got["b"] {
 		t.Errorf("StoredDeliveries = %v, want a and b", got)

@@ -70,6 +70,26 @@ func NewRegistry(t testing.TB) string {
 // whose database is schema on dbURL (PostgreSQL).
 func StoredDeliveries(t testing.TB, dbURL, schema string) map[string]bool {
 	t.Helper()
+	var ids []string
+	Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, "SELECT id FROM "+pgx.Identifier{schema, "catalogbot_delivery"}.Sanitize())
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+// Query runs f on a connection of its own to the PostgreSQL database at
+// dbURL, under a 30 s deadline; an error fails the test.
+func Query(t testing.TB, dbURL string, f func(context.Context, *pgx.Conn) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dbURL)
@@ -77,17 +97,7 @@ func StoredDeliveries(t testing.TB, dbURL, schema string) map[string]bool {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SELECT id FROM "+pgx.Identifier{schema, "catalogbot_delivery"}.Sanitize())
-	if err != nil {
+	if err := f(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out
 }
