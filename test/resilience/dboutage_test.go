@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/internal/servertest"
+	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
 // dbOutagePlan sizes the database outage scenario.
@@ -65,7 +68,7 @@ func TestDatabaseOutagePostgres(t *testing.T) { runDBOutage(t, dbRefused) }
 func TestDatabasePartitionPostgres(t *testing.T) { runDBOutage(t, dbPartitioned) }
 
 func runDBOutage(t *testing.T, fault dbFault) {
-	dbURL := testPostgresURL(t)
+	dbURL := testpg.URL(t)
 	p := dbOutagePlanFor(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -78,13 +81,13 @@ func runDBOutage(t *testing.T, fault dbFault) {
 	w := newWorld(t)
 	schema := freshSchema(t, dbURL)
 	r := w.newReplica("pg", serverOptions{databaseURL: viaProxy.String(), schema: schema})
-	r.start()
-	r.waitReady(60 * time.Second)
+	r.Start()
+	r.WaitReady(60 * time.Second)
 	// The startup resync checks open heads without completed runs; run
 	// during the outage, it would race with the deliveries of those heads
 	// (a known source of second sets, see docs/resilience.md).
-	r.waitLog(`"msg":"resync done"`, 30*time.Second)
-	w.fake.SetWebhook(r.url(), hookToken)
+	r.WaitLog(`"msg":"resync done"`, 30*time.Second)
+	w.fake.SetWebhook(r.URL(), hookToken)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -115,13 +118,13 @@ func runDBOutage(t *testing.T, fault dbFault) {
 				defer pwg.Done()
 				at := time.Now()
 				status := 0
-				if resp, err := pc.Get("http://" + r.addr + "/readyz"); err == nil {
+				if resp, err := pc.Get("http://" + r.Addr + "/readyz"); err == nil {
 					status = resp.StatusCode
 					resp.Body.Close()
 				}
 				mu.Lock()
 				probes = append(probes, probe{at: at, done: time.Now(), status: status})
-				if !r.alive() {
+				if !r.Alive() {
 					exited = true
 				}
 				mu.Unlock()
@@ -129,32 +132,14 @@ func runDBOutage(t *testing.T, fault dbFault) {
 		}
 	}()
 
-	var sent []*delivery
-	var prs []*prState
+	tr := &traffic{w: w, rng: rng}
 	next := func() *delivery {
-		if len(prs) > 0 && rng.Float64() < 0.3 {
-			pr := prs[rng.IntN(len(prs))]
-			head := w.pushPR(pr.number, pr.heads[len(pr.heads)-1], len(pr.heads)+1)
-			pr.heads = append(pr.heads, head)
-			d := &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("synchronize", pr.number, head), pr: pr.number, head: head}
-			sent = append(sent, d)
-			return d
+		if len(tr.prs) > 0 && rng.Float64() < 0.3 {
+			return tr.push()
 		}
-		n := len(prs) + 1
-		head := w.openPR(n)
-		prs = append(prs, &prState{number: n, heads: []string{head}})
-		d := &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("opened", n, head), pr: n, head: head}
-		sent = append(sent, d)
-		return d
+		return tr.open()
 	}
-	post := func(d *delivery) (int, error) {
-		code, err := send(ctx, client, r.url(), d)
-		d.codes = append(d.codes, code)
-		if err == nil && code >= 200 && code < 300 {
-			d.acked = true
-		}
-		return code, err
-	}
+	post := func(d *delivery) (int, error) { return deliver(ctx, client, r.URL(), d) }
 
 	for i := 0; i < p.before; i++ {
 		if code, err := post(next()); err != nil || code/100 != 2 {
@@ -188,7 +173,7 @@ func runDBOutage(t *testing.T, fault dbFault) {
 		d := next()
 		during = append(during, d)
 		go func() {
-			code, err := send(ctx, client, r.url(), d)
+			code, err := servertest.Send(ctx, client, r.URL(), hookToken, d.Delivery)
 			answers <- answered{d: d, code: code, err: err, at: time.Now()}
 		}()
 	}
@@ -204,12 +189,12 @@ func runDBOutage(t *testing.T, fault dbFault) {
 		a.d.codes = append(a.d.codes, a.code)
 		switch {
 		case a.err == nil && a.code/100 == 2 && a.at.Before(restoreAt):
-			t.Errorf("delivery %s (PR %d) was acknowledged (%d) while the database was away: it cannot have been stored", a.d.guid, a.d.pr, a.code)
+			t.Errorf("delivery %s (PR %d) was acknowledged (%d) while the database was away: it cannot have been stored", a.d.GUID, a.d.pr, a.code)
 		case a.err == nil && a.code/100 == 2:
 			a.d.acked = true // its transaction went through once the partition healed
 			ackedLate++
 		case fault == dbRefused && (a.err != nil || a.code/100 != 5):
-			t.Errorf("delivery %s during the database outage: %d %v, want a 5xx so that GitHub marks it failed", a.d.guid, a.code, a.err)
+			t.Errorf("delivery %s during the database outage: %d %v, want a 5xx so that GitHub marks it failed", a.d.GUID, a.code, a.err)
 		}
 	}
 
@@ -236,36 +221,18 @@ func runDBOutage(t *testing.T, fault dbFault) {
 		}
 	}
 	// GitHub's redelivery of what failed: the same GUIDs.
-	for _, d := range sent {
-		for try := 0; !d.acked && try < 10; try++ {
-			post(d)
-			if !d.acked {
-				time.Sleep(500 * time.Millisecond)
-			}
-		}
-		if !d.acked {
-			t.Errorf("delivery %s (PR %d) never acknowledged after the outage: %v", d.guid, d.pr, d.codes)
-		}
-	}
+	redeliver(t, tr.sent, 10, 500*time.Millisecond, post)
 
-	final := map[int]string{}
-	for _, pr := range prs {
-		final[pr.number] = pr.heads[len(pr.heads)-1]
-	}
+	final := tr.current()
 	waitAllChecked(ctx, t, w, final)
 	checkedAt := time.Now()
 	time.Sleep(2 * time.Second) // late retries land before counting
 	close(stopProbes)
 	<-probesDone
 
-	checkOneSetEach(t, w, prs)
+	checkOneSetEach(t, w, tr.prs)
 	checkNoDoubleMerge(t, w)
-	stored := storedDeliveries(t, dbURL, schema)
-	for _, d := range sent {
-		if d.acked && !stored[d.guid] {
-			t.Errorf("acknowledged delivery %s (PR %d, %v) is not in the delivery log: lost", d.guid, d.pr, d.codes)
-		}
-	}
+	checkStored(t, tr.sent, servertest.StoredDeliveries(t, dbURL, schema))
 
 	// Readiness: never ready while the database was away (probes sent within
 	// 100 ms of the cut may have been answered before it).

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,10 +65,10 @@ func TestGitHubFaults(t *testing.T) {
 	w := newWorld(t)
 	const workers = 4
 	r := w.newReplica("sqlite", serverOptions{dataDir: filepath.Join(t.TempDir(), "data"), workers: workers, jobTimeout: 20 * time.Second})
-	r.start()
-	r.waitReady(60 * time.Second)
-	r.waitLog(`"msg":"resync done"`, 30*time.Second) // see TestDatabaseOutagePostgres
-	w.fake.SetWebhook(r.url(), hookToken)
+	r.Start()
+	r.WaitReady(60 * time.Second)
+	r.WaitLog(`"msg":"resync done"`, 30*time.Second) // see TestDatabaseOutagePostgres
+	w.fake.SetWebhook(r.URL(), hookToken)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -80,48 +79,31 @@ func TestGitHubFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	var sent []*delivery
-	var prs []*prState
+	tr := &traffic{w: w, rng: rng}
 	gap := p.outage / time.Duration(p.deliveries)
 	for i := 0; i < p.deliveries; i++ {
 		var d *delivery
 		switch x := rng.Float64(); {
-		case len(sent) > 0 && x < 0.15: // GitHub redelivers a GUID
-			d = sent[rng.IntN(len(sent))]
-		case len(prs) > 0 && x < 0.4:
-			pr := prs[rng.IntN(len(prs))]
-			head := w.pushPR(pr.number, pr.heads[len(pr.heads)-1], len(pr.heads)+1)
-			pr.heads = append(pr.heads, head)
-			d = &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("synchronize", pr.number, head), pr: pr.number, head: head}
-			sent = append(sent, d)
+		case len(tr.sent) > 0 && x < 0.15: // GitHub redelivers a GUID
+			d = tr.again()
+		case len(tr.prs) > 0 && x < 0.4:
+			d = tr.push()
 		default:
-			n := len(prs) + 1
-			head := w.openPR(n)
-			prs = append(prs, &prState{number: n, heads: []string{head}})
-			d = &delivery{guid: newGUID(), event: "pull_request", body: w.prPayload("opened", n, head), pr: n, head: head}
-			sent = append(sent, d)
+			d = tr.open()
 		}
-		code, err := send(ctx, client, r.url(), d)
-		d.codes = append(d.codes, code)
-		if err == nil && code >= 200 && code < 300 {
-			d.acked = true
-		} else {
-			t.Errorf("delivery %s (PR %d) during the GitHub outage: %d %v; the webhook must not depend on GitHub", d.guid, d.pr, code, err)
+		if code, err := deliver(ctx, client, r.URL(), d); err != nil || code < 200 || code >= 300 {
+			t.Errorf("delivery %s (PR %d) during the GitHub outage: %d %v; the webhook must not depend on GitHub", d.GUID, d.pr, code, err)
 		}
 		time.Sleep(gap)
 	}
 
-	final := map[int]string{}
-	for _, pr := range prs {
-		final[pr.number] = pr.heads[len(pr.heads)-1]
-	}
-	waitAllChecked(ctx, t, w, final)
+	waitAllChecked(ctx, t, w, tr.current())
 	recovered := time.Since(start)
 	time.Sleep(2 * time.Second) // late retries land before counting
 
-	checkOneSetEach(t, w, prs)
+	checkOneSetEach(t, w, tr.prs)
 	checkNoDoubleMerge(t, w)
-	if !r.alive() {
+	if !r.Alive() {
 		t.Errorf("the server exited during the GitHub outage")
 	}
 
@@ -154,73 +136,6 @@ func TestGitHubFaults(t *testing.T) {
 	t.Logf("outage %.1f s: %d requests (%.1f/s), failures %s; %d rate-limit answers, %d requests in flight within %s of one (latest %s after), %d early; waits after a limit: shortest margin %s, longest %s past the asked time; all checked %.1f s after the first delivery",
 		secs, st.inWindow, float64(st.inWindow)/secs, strings.Join(kinds, " "), st.limits, st.racing, earlyGrace, st.maxRacing.Round(time.Millisecond), len(st.violations),
 		st.minMargin.Round(time.Millisecond), st.maxMargin.Round(time.Millisecond), recovered.Seconds())
-}
-
-// waitAllChecked waits until every PR head in final shows its four runs completed.
-func waitAllChecked(ctx context.Context, t *testing.T, w *world, final map[int]string) {
-	t.Helper()
-	for {
-		pending := 0
-		for _, head := range final {
-			if _, _, done := w.runsOn(head); !done {
-				pending++
-			}
-		}
-		if pending == 0 {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("%d of %d pull request heads still lack completed check runs at the deadline", pending, len(final))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// checkOneSetEach checks exactly one completed run of each name on every
-// PR's current head and none left in progress there, and no run left in
-// progress on superseded heads.
-func checkOneSetEach(t *testing.T, w *world, prs []*prState) {
-	t.Helper()
-	var heads, old []string
-	for _, pr := range prs {
-		head := pr.heads[len(pr.heads)-1]
-		completed, inProgress, _ := w.runsOn(head)
-		for _, n := range runNames {
-			if completed[n] != 1 {
-				heads = append(heads, fmt.Sprintf("PR %d@%s %s: %d completed", pr.number, head[:8], n, completed[n]))
-			}
-		}
-		if inProgress > 0 {
-			heads = append(heads, fmt.Sprintf("PR %d@%s: %d runs left in progress", pr.number, head[:8], inProgress))
-		}
-		for _, sha := range pr.heads[:len(pr.heads)-1] {
-			if _, ip, _ := w.runsOn(sha); ip > 0 {
-				old = append(old, fmt.Sprintf("PR %d@%s (superseded): %d runs left in progress", pr.number, sha[:8], ip))
-			}
-		}
-	}
-	report := func(what string, bad []string) {
-		if len(bad) == 0 {
-			return
-		}
-		sort.Strings(bad)
-		t.Errorf("%d %s:\n%s", len(bad), what, strings.Join(bad, "\n"))
-	}
-	report("current heads without exactly one completed set of check runs", heads)
-	report("superseded heads with runs left in progress", old)
-}
-
-func checkNoDoubleMerge(t *testing.T, w *world) {
-	t.Helper()
-	merged := map[int]int{}
-	for _, m := range w.fake.Merges() {
-		merged[m.Number]++
-	}
-	for n, c := range merged {
-		if c > 1 {
-			t.Errorf("PR %d merged %d times", n, c)
-		}
-	}
 }
 
 // limitStats is what the request log says about the client's manners.
@@ -274,18 +189,4 @@ func limitCompliance(rs []githubfake.Request, start, end time.Time) limitStats {
 		st.minMargin = 0
 	}
 	return st
-}
-
-// seedFromEnv returns CATALOGBOT_RESILIENCE_SEED when set (to replay a run), else def.
-func seedFromEnv(t *testing.T, def uint64) uint64 {
-	t.Helper()
-	s := os.Getenv("CATALOGBOT_RESILIENCE_SEED")
-	if s == "" {
-		return def
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		t.Fatalf("CATALOGBOT_RESILIENCE_SEED=%q: %v", s, err)
-	}
-	return v
 }
