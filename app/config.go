@@ -359,6 +359,12 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("rebuild.base_image %q: pin it by digest, registry/repository@sha256:<64 hex digits> (%v)", c.RebuildBaseImage, err))
 		}
 	}
+	if c.RebuildPushAuthFile != "" && len(c.RebuildAllowedImages) == 0 {
+		// The image a catalog is pushed to comes from each repository's
+		// policy: without a list, any installed repository could send the
+		// operator's registry credentials' pushes wherever it likes.
+		errs = append(errs, errors.New("rebuild.push_auth_file is set but rebuild.allowed_images is empty: list the registries or repositories these credentials may push catalog images to, such as [quay.io/acme/]"))
+	}
 	for _, p := range c.RebuildAllowedImages {
 		if p == "" || strings.ContainsAny(p, "@ \t\r\n") {
 			errs = append(errs, fmt.Errorf("rebuild.allowed_images: %q is not a registry or repository prefix such as quay.io/acme/", p))

@@ -35,6 +35,19 @@ func TestLoadConfigRebuild(t *testing.T) {
 	}
 }
 
+// Registry credentials without a list of allowed targets would push
+// wherever a repository's policy says: refused at start-up.
+func TestLoadConfigRebuildCredentialsNeedAllowedImages(t *testing.T) {
+	dir := t.TempDir()
+	key := writeTestKey(t, dir)
+	file := filepath.Join(dir, "catalogbot.yaml")
+	os.WriteFile(file, []byte("app_id: 3\nprivate_key_file: "+key+"\nrebuild:\n  push_auth_file: /etc/push.json\n"), 0o600)
+	_, err := LoadConfig(file, envMap(map[string]string{EnvWebhookSecrets: "s"}))
+	if err == nil || !strings.Contains(err.Error(), "rebuild.allowed_images is empty") {
+		t.Errorf("LoadConfig(push credentials, no allowed images) = %v, want a refusal naming rebuild.allowed_images", err)
+	}
+}
+
 func TestLoadDatabaseConfig(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "catalogbot.yaml")
