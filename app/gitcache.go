@@ -77,8 +77,11 @@ func (c *GitCache) lock(key string) *sync.Mutex {
 // repository at remoteURL into the cache and returns the bare repository's
 // path. The token authenticates as the installation (user x-access-token);
 // it is never written to disk. Jobs on one repository fetch one at a time.
-// Objects are only added, so a job may read the repository while another
-// fetches into it.
+// A fetch only adds objects, so a job may read the repository while another
+// fetches into it; the exception is a damaged cache, which is removed and
+// fetched again from scratch: a job reading it at that moment keeps the pack
+// files it has open (gitfs holds them) but may fail on objects it had not
+// yet opened, and is retried.
 func (c *GitCache) Fetch(ctx context.Context, owner, name, remoteURL, token string, refs []string) (string, error) {
 	path, err := c.Path(owner, name)
 	if err != nil {
