@@ -53,6 +53,34 @@ func TestLooseHeaderCheckedFirst(t *testing.T) {
 	}
 }
 
+// TestLooseObjectEndChecked: content beyond the declared size, and a zlib
+// stream whose checksum does not match, are errors rather than data.
+func TestLooseObjectEndChecked(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	long := writeLoose(t, dir, "4444444444444444444444444444444444444444", "blob 3\x00abcdef")
+	good := writeLoose(t, dir, "5555555555555555555555555555555555555555", "blob 3\x00abc")
+	p := filepath.Join(dir, ".git", "objects", "55", good[2:])
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 0xff // the Adler-32 checksum's last byte
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	tree := mktree(t, dir, "100644 blob "+long+"\tlong\n100644 blob "+good+"\tsum\n")
+	commit := runGit(t, dir, "commit-tree", tree, "-m", "crafted")
+	f := treeFS(t, openRepo(t, dir), commit, Limits{})
+	if _, err := f.ReadFile("long"); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("ReadFile(long) error = %v, want an object-longer-than-declared error", err)
+	}
+	if _, err := f.ReadFile("sum"); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("ReadFile(sum) error = %v, want a checksum error", err)
+	}
+}
+
 func writeLoose(t *testing.T, dir, hex, raw string) string {
 	t.Helper()
 	var b bytes.Buffer

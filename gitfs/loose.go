@@ -76,10 +76,19 @@ func (o *looseObject) header() error {
 }
 
 // read reads the whole content, which must be exactly the header's size.
+// Reading on to the end of the stream makes zlib verify its checksum, and
+// refuses an object holding more than its header declares.
 func (o *looseObject) read() ([]byte, error) {
 	buf := make([]byte, o.size)
 	if _, err := io.ReadFull(o.r, buf); err != nil {
 		return nil, fmt.Errorf("truncated object: %w", err)
+	}
+	var one [1]byte
+	switch n, err := io.ReadFull(o.r, one[:]); {
+	case n > 0:
+		return nil, fmt.Errorf("object is longer than the %d bytes its header declares", o.size)
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("damaged object: %w", err)
 	}
 	return buf, nil
 }
