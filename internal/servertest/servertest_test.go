@@ -147,6 +147,23 @@ func TestGitHubEnv(t *testing.T) {
 	}
 }
 
+func TestPullRequestEventPointsAtTheGitHost(t *testing.T) {
+	g := NewGitHub(t, githubfake.Options{AppID: 42})
+	host := NewGitHost(t)
+	g.Fake.AddInstallation(9, "acme")
+	sha := strings.Repeat("a", 40)
+	if err := g.Fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: 9, DefaultSHA: sha}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 3, Author: "maria", HeadSHA: sha, BaseRef: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	body := string(g.PullRequestEvent(t, host, "acme", "catalog", 3, "opened"))
+	if !strings.Contains(body, `"`+host.CloneURL("acme", "catalog")+`"`) || strings.Contains(body, "https://github.com/acme/catalog.git") {
+		t.Errorf("the payload's clone URL is not the git host's:\n%s", body)
+	}
+}
+
 func TestStoredDeliveries(t *testing.T) {
 	dbURL := testpg.URL(t)
 	schema := testpg.FreshSchema(t, dbURL, "servertest_")

@@ -1,6 +1,7 @@
 package servertest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log"
@@ -55,6 +56,18 @@ func (g *GitHub) Env() []string {
 		"CATALOGBOT_PRIVATE_KEY_FILE=" + g.KeyFile,
 		"CATALOGBOT_GITHUB_API_URL=" + g.APIURL,
 	}
+}
+
+// PullRequestEvent is the fake's pull_request event with action for PR n
+// of owner/name, its clone URL moved from github.com to host, where the
+// server is to clone from.
+func (g *GitHub) PullRequestEvent(t testing.TB, host *GitHost, owner, name string, n int, action string) []byte {
+	t.Helper()
+	body, err := g.Fake.PullRequestEvent(owner, name, n, action)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.ReplaceAll(body, []byte(`"https://github.com/`+owner+`/`+name+`.git"`), []byte(`"`+host.CloneURL(owner, name)+`"`))
 }
 
 // NewRegistry starts an empty in-memory OCI registry on loopback for the
