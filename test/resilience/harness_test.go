@@ -119,12 +119,7 @@ func (w *world) pushPR(n int, prev string, versions int) string {
 // prPayload is the pull_request event GitHub sends for PR n at head.
 func (w *world) prPayload(action string, n int, head string) []byte {
 	w.t.Helper()
-	body, err := w.fake.PullRequestEvent(owner, repoName, n, action)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	// The fake's payload names github.com's clone URL; point it at the git host.
-	body = bytes.ReplaceAll(body, []byte(`"https://github.com/acme/catalog.git"`), []byte(`"`+w.git.CloneURL(owner, repoName)+`"`))
+	body := w.github.PullRequestEvent(w.t, w.git, owner, repoName, n, action)
 	if !bytes.Contains(body, []byte(w.git.CloneURL(owner, repoName))) {
 		w.t.Fatalf("pull_request payload has no clone URL to replace:\n%s", body)
 	}
