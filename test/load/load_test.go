@@ -5,12 +5,10 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +23,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/jackc/pgx/v5"
@@ -60,20 +57,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("test/load: skipped; set CATALOGBOT_LOAD=1 to measure (minutes, two processes, PostgreSQL)")
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "catalogbot-load-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	binaryPath, err = servertest.BuildBinary(context.Background(), dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(2)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	servertest.Main(m, &binaryPath)
 }
 
 // sharedCatalog finds ../shared/testdata/catalogs/<name> beside the
@@ -91,38 +75,24 @@ func sharedCatalog(t *testing.T, name string) string {
 // it with the v4.16 catalog on main, and a loopback registry holding the one
 // bundle image every new bundle names.
 type world struct {
-	t       *testing.T
-	fake    *githubfake.Fake
-	apiURL  string
-	keyFile string
-	reg     string
-	git     *servertest.GitHost
-	repo    *servertest.Repo
-	base    string
-	heads   map[int]string // PR number → head
+	t      *testing.T
+	github *servertest.GitHub
+	fake   *githubfake.Fake
+	reg    string
+	git    *servertest.GitHost
+	repo   *servertest.Repo
+	base   string
+	heads  map[int]string // PR number → head
 }
 
 func newWorld(t *testing.T, catalogDir string, prs []int) *world {
 	t.Helper()
-	key, keyPEM, err := githubfake.GenerateAppKey()
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := &world{t: t, heads: map[int]string{}}
-	w.keyFile = filepath.Join(t.TempDir(), "app.pem")
-	if err := os.WriteFile(w.keyFile, keyPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	// GitHub's 5,000 requests an hour would stop the stream after a minute;
 	// the budget is not what is measured here.
-	w.fake = githubfake.New(githubfake.Options{AppID: appID, PublicKey: &key.PublicKey, RateLimit: 10_000_000})
-	api := httptest.NewServer(w.fake)
-	t.Cleanup(api.Close)
-	w.apiURL = githubfake.APIURL(api.URL)
-
-	regSrv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(regSrv.Close)
-	w.reg = strings.TrimPrefix(regSrv.URL, "http://")
+	w.github = servertest.NewGitHub(t, githubfake.Options{AppID: appID, RateLimit: 10_000_000})
+	w.fake = w.github.Fake
+	w.reg = servertest.NewRegistry(t)
 	image := w.pushBundleImage()
 
 	w.git = servertest.NewGitHost(t)
@@ -258,11 +228,7 @@ func newBundles(t *testing.T, catalogDir, image string) []func(pr int) (file, co
 // head, when set, replaces the PR's head SHA in it.
 func (w *world) prPayload(action string, n int, head string) []byte {
 	w.t.Helper()
-	body, err := w.fake.PullRequestEvent(owner, repoName, n, action)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	body = bytes.ReplaceAll(body, []byte(`"https://github.com/acme/catalog.git"`), []byte(`"`+w.git.CloneURL(owner, repoName)+`"`))
+	body := w.github.PullRequestEvent(w.t, w.git, owner, repoName, n, action)
 	if head != "" {
 		cur := w.heads[n]
 		if n == sinkPR {
@@ -299,14 +265,11 @@ registry:
   insecure_hosts: [%q]
 `, schema, w.reg, w.reg)
 	dir := t.TempDir()
-	return servertest.NewReplica(t, servertest.ReplicaOptions{Name: name, Binary: binaryPath, Config: cfg, Env: []string{
-		"CATALOGBOT_APP_ID=" + strconv.Itoa(appID),
-		"CATALOGBOT_PRIVATE_KEY_FILE=" + w.keyFile,
-		"CATALOGBOT_WEBHOOK_SECRETS=" + secret,
-		"CATALOGBOT_DATA_DIR=" + filepath.Join(dir, "data"),
-		"CATALOGBOT_GITHUB_API_URL=" + w.apiURL,
-		"CATALOGBOT_DATABASE_URL=" + dbURL,
-	}})
+	return servertest.NewReplica(t, servertest.ReplicaOptions{Name: name, Binary: binaryPath, Config: cfg, Env: append(w.github.Env(),
+		"CATALOGBOT_WEBHOOK_SECRETS="+secret,
+		"CATALOGBOT_DATA_DIR="+filepath.Join(dir, "data"),
+		"CATALOGBOT_DATABASE_URL="+dbURL,
+	)})
 }
 
 // latencies summarises acknowledgement times.
@@ -513,7 +476,7 @@ func TestLoad(t *testing.T) {
 	// between the two replicas.
 	bare := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if !validSignature(body, r.Header.Get("X-Hub-Signature-256")) {
+		if !hmac.Equal([]byte(r.Header.Get("X-Hub-Signature-256")), []byte(servertest.Sign(secret, body))) {
 			rw.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -602,7 +565,7 @@ func TestLoad(t *testing.T) {
 
 	// No loss: every acknowledged delivery is in the delivery log, and
 	// every job finishes (the stream's jobs drop their superseded heads).
-	stored := storedDeliveries(t, dbURL, schema)
+	stored := servertest.StoredDeliveries(t, dbURL, schema)
 	lost := 0
 	for _, g := range guids {
 		if !stored[g] {
@@ -643,62 +606,15 @@ func randomSHA() string {
 	return hex.EncodeToString(b)
 }
 
-func validSignature(body []byte, header string) bool {
-	want, ok := strings.CutPrefix(header, "sha256=")
-	if !ok {
-		return false
-	}
-	got, err := hex.DecodeString(want)
-	if err != nil {
-		return false
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return hmac.Equal(mac.Sum(nil), got)
-}
-
-// storedDeliveries reads the GUIDs of the delivery log.
-func storedDeliveries(t *testing.T, dbURL, schema string) map[string]bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, "SELECT id FROM "+schema+".catalogbot_delivery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out
-}
-
 // jobStates counts the jobs still to run and the discarded ones.
 func jobStates(t *testing.T, dbURL, schema string) (active, discarded int64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	err = conn.QueryRow(ctx, `SELECT
+	servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT
 		count(*) FILTER (WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')),
 		count(*) FILTER (WHERE state = 'discarded')
 		FROM `+schema+`.river_job WHERE kind <> 'catalogbot_resync' AND kind <> 'catalogbot_redeliver'`).Scan(&active, &discarded)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	return active, discarded
 }
 
@@ -706,38 +622,34 @@ func jobStates(t *testing.T, dbURL, schema string) (active, discarded int64) {
 // when the queue does not drain).
 func activeJobs(t *testing.T, dbURL, schema string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT id, kind, state, attempt, scheduled_at, errors::text, args::text FROM `+schema+`.river_job
-		WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending') ORDER BY id LIMIT 20`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	var b strings.Builder
-	for rows.Next() {
-		var id int64
-		var kind, state string
-		var attempt int
-		var at time.Time
-		var errs, args *string
-		if err := rows.Scan(&id, &kind, &state, &attempt, &at, &errs, &args); err != nil {
-			t.Fatal(err)
+	servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT id, kind, state, attempt, scheduled_at, errors::text, args::text FROM `+schema+`.river_job
+		WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending') ORDER BY id LIMIT 20`)
+		if err != nil {
+			return err
 		}
-		e, a := "", ""
-		if errs != nil {
-			e = *errs
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var kind, state string
+			var attempt int
+			var at time.Time
+			var errs, args *string
+			if err := rows.Scan(&id, &kind, &state, &attempt, &at, &errs, &args); err != nil {
+				return err
+			}
+			e, a := "", ""
+			if errs != nil {
+				e = *errs
+			}
+			if args != nil {
+				a = *args
+			}
+			fmt.Fprintf(&b, "job %d %s %s attempt %d scheduled %s args %.300s errors %.600s\n", id, kind, state, attempt, at.Format(time.RFC3339), a, e)
 		}
-		if args != nil {
-			a = *args
-		}
-		fmt.Fprintf(&b, "job %d %s %s attempt %d scheduled %s args %.300s errors %.600s\n", id, kind, state, attempt, at.Format(time.RFC3339), a, e)
-	}
+		return rows.Err()
+	})
 	return b.String()
 }
 
@@ -745,43 +657,29 @@ func activeJobs(t *testing.T, dbURL, schema string) string {
 // is elected).
 func waitResync(t *testing.T, dbURL, schema string, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var done int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE kind = 'catalogbot_resync' AND state = 'completed'`).Scan(&done); err != nil {
-			t.Fatal(err)
-		}
+		servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE kind = 'catalogbot_resync' AND state = 'completed'`).Scan(&done)
+		})
 		if done >= n {
 			return
 		}
-		select {
-		case <-ctx.Done():
+		if time.Now().After(deadline) {
 			t.Fatalf("%d resync runs not completed within 2 minutes", n)
-		case <-time.After(100 * time.Millisecond):
 		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
 // streamJobs counts the finished check jobs of the sink pull request.
 func streamJobs(t *testing.T, dbURL, schema string) int64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	var n int64
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE kind = 'catalogbot_check_pr' AND state = 'completed' AND args->>'number' = $1`,
-		strconv.Itoa(sinkPR)).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, `SELECT count(*) FROM `+schema+`.river_job WHERE kind = 'catalogbot_check_pr' AND state = 'completed' AND args->>'number' = $1`,
+			strconv.Itoa(sinkPR)).Scan(&n)
+	})
 	return n
 }
