@@ -3,10 +3,8 @@ package app
 import (
 	"context"
 	"net/http"
-	"net/http/cgi"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/servertest"
 )
 
 // gitServer serves bare repositories under root with `git http-backend`
@@ -27,16 +26,8 @@ type gitServer struct {
 
 func newGitServer(t testing.TB) *gitServer {
 	t.Helper()
-	out, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skipf("git is not installed: %v", err)
-	}
-	backend := filepath.Join(strings.TrimSpace(string(out)), "git-http-backend")
-	if _, err := os.Stat(backend); err != nil {
-		t.Skipf("git-http-backend not found: %v", err)
-	}
 	gs := &gitServer{root: t.TempDir()}
-	h := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + gs.root, "GIT_HTTP_EXPORT_ALL=1"}}
+	h := servertest.GitBackend(t, gs.root)
 	gs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gs.mu.Lock()
 		gs.auth = append(gs.auth, r.Header.Get("Authorization"))
@@ -57,17 +48,11 @@ func (gs *gitServer) BarePath(owner, name string) string {
 	return filepath.Join(gs.root, owner, name+".git")
 }
 
+// runGit runs git in dir with a fixed identity and no user or system
+// configuration, and returns its trimmed output.
 func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return servertest.Git(t, dir, args...)
 }
 
 // workRepo is a work tree whose commits are pushed to the server's bare repository.
