@@ -230,9 +230,9 @@ func mustRef(t *testing.T, s string) name.Reference {
 	return r
 }
 
-// The layer is compressed once by ConfigsLayer; its digest must be the one
-// go-containerregistry gives the same tar when it compresses it itself, so
-// that images built before and after that change stay byte-identical.
+// ConfigsLayer caches its compressed bytes; its digest and diff ID must be
+// the ones go-containerregistry gives the same tar without caching, so that
+// catalog images stay byte-identical across that choice.
 func TestConfigsLayerDigestMatchesGoContainerregistry(t *testing.T) {
 	l, err := ConfigsLayer(sampleCatalog(time.Unix(1, 0)), Limits{})
 	if err != nil {

@@ -3,7 +3,6 @@ package image
 import (
 	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -115,25 +114,12 @@ func ConfigsLayer(catalog fs.FS, lim Limits) (v1.Layer, error) {
 	if err := tw.Close(); err != nil {
 		return nil, err
 	}
-	// Compress once, here, and hand go-containerregistry the compressed
-	// bytes: given uncompressed ones it would compress them again for the
-	// digest and once more for each upload. gzip at BestSpeed with an empty
-	// header is what go-containerregistry itself writes, so the digest is the
-	// one it would compute, and compress/gzip's output depends on the input
-	// bytes only.
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := zw.Write(buf.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	compressed := gz.Bytes()
+	// The uncompressed tar gives the diff ID by hashing alone; the
+	// compressed bytes are made once, for the digest, and kept for every
+	// upload (without the caching, go-containerregistry compresses again
+	// each time they are read).
+	raw := buf.Bytes()
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(compressed)), nil
-	})
+		return io.NopCloser(bytes.NewReader(raw)), nil
+	}, tarball.WithCompressedCaching)
 }
