@@ -161,6 +161,22 @@ type serverOptions struct {
 	jobTimeout  time.Duration
 }
 
+func (o serverOptions) withDefaults() serverOptions {
+	if o.workers == 0 {
+		o.workers = 4
+	}
+	if o.jobTimeout == 0 {
+		o.jobTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// rescueAfter is the rescue_stuck_jobs_after the replica gets: River hands a
+// job back for a retry once it has been running this long (a killed
+// process's jobs stay "running"). As short as the configuration allows
+// with a margin, so that the scenarios see the retries.
+func (o serverOptions) rescueAfter() time.Duration { return o.jobTimeout + 5*time.Second }
+
 // newReplica prepares a server process (not started) for the world. Its log
 // is shown when the test fails; CATALOGBOT_RESILIENCE_LOGS=1 shows all of
 // it, also for tests that pass.
@@ -171,12 +187,7 @@ func (w *world) newReplica(name string, o serverOptions) *servertest.Replica {
 	if o.dataDir == "" {
 		o.dataDir = filepath.Join(dir, "data")
 	}
-	if o.workers == 0 {
-		o.workers = 4
-	}
-	if o.jobTimeout == 0 {
-		o.jobTimeout = 10 * time.Second
-	}
+	o = o.withDefaults()
 	cfg := fmt.Sprintf(`job_timeout: %s
 rescue_stuck_jobs_after: %s
 check_timeout: 8s
@@ -187,7 +198,7 @@ database_schema: %q
 registry:
   internal_hosts: [%q]
   insecure_hosts: [%q]
-`, o.jobTimeout, o.jobTimeout+5*time.Second, o.schema, w.registry, w.registry)
+`, o.jobTimeout, o.rescueAfter(), o.schema, w.registry, w.registry)
 	env := append(w.github.Env(),
 		"CATALOGBOT_WEBHOOK_SECRETS="+hookToken,
 		"CATALOGBOT_DATA_DIR="+o.dataDir,

@@ -129,6 +129,27 @@ func waitAllChecked(ctx context.Context, t *testing.T, w *world, final map[int]s
 	}
 }
 
+// rescueWindow bounds how long after the last kill a job that was killed
+// while running takes to be retried: River's rescuer runs every 30 s (not
+// configurable) and hands back jobs running for longer than
+// rescue_stuck_jobs_after; the retry then needs up to a job timeout.
+func rescueWindow(o serverOptions) time.Duration {
+	o = o.withDefaults()
+	return 30*time.Second + o.rescueAfter() + o.jobTimeout + 5*time.Second
+}
+
+// waitNoneInProgress waits, up to within, until no head of prs has a run
+// in progress. It returns how long it waited and how many runs were in
+// progress when it began; what is still left is for the caller's checks.
+func waitNoneInProgress(ctx context.Context, w *world, prs []*prState, within time.Duration) (waited time.Duration, atStart int) {
+	start := time.Now()
+	atStart = auditRuns(w, prs).inProgress
+	for left := atStart; left > 0 && time.Since(start) < within && ctx.Err() == nil; left = auditRuns(w, prs).inProgress {
+		time.Sleep(200 * time.Millisecond)
+	}
+	return time.Since(start), atStart
+}
+
 // runAudit is what the fake's check runs say about the heads of the pull
 // requests at the end of a scenario.
 type runAudit struct {
