@@ -184,3 +184,38 @@ func TestStoredDeliveries(t *testing.T) {
 		t.Errorf("StoredDeliveries = %v, want a and b", got)
 	}
 }
+
+func TestPushEventPointsAtTheGitHost(t *testing.T) {
+	g := NewGitHub(t, githubfake.Options{AppID: 42})
+	host := NewGitHost(t)
+	g.Fake.AddInstallation(9, "acme")
+	before, after := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	if err := g.Fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: 9, DefaultSHA: before}); err != nil {
+		t.Fatal(err)
+	}
+	body := string(g.PushEvent(t, host, "acme", "catalog", "main", before, after, "maria"))
+	if !strings.Contains(body, `"`+host.CloneURL("acme", "catalog")+`"`) || strings.Contains(body, "https://github.com/acme/catalog.git") {
+		t.Errorf("the payload's clone URL is not the git host's:\n%s", body)
+	}
+	if !strings.Contains(body, `"after":"`+after+`"`) || !strings.Contains(body, `"ref":"refs/heads/main"`) {
+		t.Errorf("the payload does not move main to %s:\n%s", after, body)
+	}
+}
+
+func TestPushBaseIndex(t *testing.T) {
+	host := NewRegistry(t)
+	ref := PushBaseIndex(t, host, "opm/base")
+	repo, digest, ok := strings.Cut(ref, "@")
+	if !ok || repo != host+"/opm/base" || !strings.HasPrefix(digest, "sha256:") {
+		t.Fatalf("PushBaseIndex = %q, want %s/opm/base@sha256:…", ref, host)
+	}
+	if got := ImageDigest(t, ref); got != digest {
+		t.Errorf("the index by digest resolves to %q, want %s", got, digest)
+	}
+	if got := ImageDigest(t, host+"/opm/base:base"); got != digest {
+		t.Errorf("its tag resolves to %q, want %s", got, digest)
+	}
+	if got := ImageDigest(t, host+"/opm/base:missing"); got != "" {
+		t.Errorf("a missing tag resolves to %q, want nothing", got)
+	}
+}

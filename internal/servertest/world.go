@@ -3,8 +3,10 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -13,7 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
@@ -68,6 +78,83 @@ func (g *GitHub) PullRequestEvent(t testing.TB, host *GitHost, owner, name strin
 		t.Fatal(err)
 	}
 	return bytes.ReplaceAll(body, []byte(`"https://github.com/`+owner+`/`+name+`.git"`), []byte(`"`+host.CloneURL(owner, name)+`"`))
+}
+
+// PushEvent is the fake's push event moving branch of owner/name from
+// before to after, its clone URL moved from github.com to host.
+func (g *GitHub) PushEvent(t testing.TB, host *GitHost, owner, name, branch, before, after, pusher string) []byte {
+	t.Helper()
+	body, err := g.Fake.PushEvent(owner, name, branch, before, after, pusher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := bytes.ReplaceAll(body, []byte(`"https://github.com/`+owner+`/`+name+`.git"`), []byte(`"`+host.CloneURL(owner, name)+`"`))
+	if bytes.Equal(moved, body) {
+		t.Fatalf("push payload has no clone URL to move:\n%s", body)
+	}
+	return moved
+}
+
+// PushBaseIndex pushes a base image for catalog images to the registry at
+// host (host:port, loopback): an OCI index of two random linux images,
+// amd64 and arm64, each with two layers and running as user 1001, as opm's
+// images do. It returns the index's reference by digest.
+func PushBaseIndex(t testing.TB, host, repo string) string {
+	t.Helper()
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := random.Image(2048, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf = cf.DeepCopy()
+		cf.OS, cf.Architecture = "linux", arch
+		cf.Config.User = "1001"
+		if img, err = mutate.ConfigFile(img, cf); err != nil {
+			t.Fatal(err)
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
+	}
+	ref, err := name.ParseReference(host+"/"+repo+":base", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := remote.WriteIndex(ref, idx, remote.WithContext(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host + "/" + repo + "@" + d.String()
+}
+
+// ImageDigest is the digest ref (a tag or digest reference on a loopback
+// registry) points at, or "" when it does not exist; another error fails
+// the test.
+func ImageDigest(t testing.TB, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	desc, err := remote.Head(r, remote.WithContext(ctx))
+	var terr *transport.Error
+	if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("reading %s: %v", ref, err)
+	}
+	return desc.Digest.String()
 }
 
 // NewRegistry starts an empty in-memory OCI registry on loopback for the
