@@ -158,6 +158,50 @@ func (r *CheckRunReporter) InProgress(ctx context.Context, gh *github.Client, ow
 	return ids, nil
 }
 
+// CheckedByAnother says whether another job already gave this head of pr a
+// verdict on every name: the newest run of each name among the other jobs'
+// runs is completed with a result of its checks (not one of the
+// placeholders a job writes when it did not check: superseded, not checked,
+// could not run). It returns that job's external_id, or "" when a check is
+// still needed, and also "" when job has runs of its own on the head (a
+// retry completes those).
+func (r *CheckRunReporter) CheckedByAnother(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (string, error) {
+	if job == "" {
+		return "", errors.New("listing check runs: no job key")
+	}
+	mine := CheckRunExternalID(pr, job)
+	prefix := CheckRunExternalID(pr, "")
+	type run struct {
+		id            int64
+		done, verdict bool
+		externalID    string
+	}
+	newest := map[string]run{}
+	own := false
+	err := listRuns(ctx, gh, owner, repo, headSHA, func(cr *github.CheckRun) {
+		ext := cr.GetExternalID()
+		switch {
+		case ext == mine:
+			own = true
+		case strings.HasPrefix(ext, prefix) && cr.GetID() > newest[cr.GetName()].id:
+			newest[cr.GetName()] = run{id: cr.GetID(), done: cr.GetStatus() == "completed",
+				verdict: !placeholderTitle(cr.GetOutput().GetTitle()), externalID: ext}
+		}
+	})
+	if err != nil || own {
+		return "", err
+	}
+	by := ""
+	for _, name := range names {
+		n, ok := newest[name]
+		if !ok || !n.done || !n.verdict {
+			return "", nil
+		}
+		by = n.externalID
+	}
+	return by, nil
+}
+
 // ownRun is the newest run of one name that a job created.
 type ownRun struct {
 	id   int64
@@ -171,23 +215,34 @@ const maxOwnRunPages = 10
 // of each name.
 func (r *CheckRunReporter) ownRuns(ctx context.Context, gh *github.Client, owner, repo, sha, externalID string) (map[string]ownRun, error) {
 	out := map[string]ownRun{}
+	err := listRuns(ctx, gh, owner, repo, sha, func(cr *github.CheckRun) {
+		if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()].id {
+			out[cr.GetName()] = ownRun{id: cr.GetID(), done: cr.GetStatus() == "completed"}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// listRuns calls f with each check run on sha (up to maxOwnRunPages pages).
+func listRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, f func(*github.CheckRun)) error {
 	opt := &github.ListCheckRunsOptions{Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxOwnRunPages; page++ {
 		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
 		if err != nil {
-			return nil, fmt.Errorf("listing the check runs on %s/%s@%s: %w", owner, repo, sha, err)
+			return fmt.Errorf("listing the check runs on %s/%s@%s: %w", owner, repo, sha, err)
 		}
 		for _, cr := range res.CheckRuns {
-			if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()].id {
-				out[cr.GetName()] = ownRun{id: cr.GetID(), done: cr.GetStatus() == "completed"}
-			}
+			f(cr)
 		}
 		if resp.NextPage == 0 {
 			break
 		}
 		opt.Page = resp.NextPage
 	}
-	return out, nil
+	return nil
 }
 
 func (r *CheckRunReporter) remember(id int64, name string) {

@@ -29,6 +29,7 @@ type installationClients interface {
 type checkRunReporting interface {
 	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
 	InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error)
+	CheckedByAnother(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (string, error)
 	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
 	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
 }
@@ -120,6 +121,20 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 	}
 
 	names := p.runNames()
+	if sameHeadAgain(a.Reason) {
+		// The startup resync and a delivery (often a late redelivery) may
+		// both ask for this head; the second to run finds the first's
+		// verdict and leaves it, rather than reporting a second set.
+		by, err := p.reporter.CheckedByAnother(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
+		if err != nil {
+			return fmt.Errorf("looking for an earlier check of this head: %w", err)
+		}
+		if by != "" {
+			log.Info("check dropped", "why", "already checked", "by", by)
+			outcome = "dropped"
+			return nil
+		}
+	}
 	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
 	if err != nil {
 		return fmt.Errorf("creating check runs: %w", err)
@@ -150,7 +165,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 			}
 			return runErr
 		}
-		res := checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Err: runErr.Error(),
+		res := checks.Result{Conclusion: checks.Neutral, Title: titleCouldNotRun, Err: runErr.Error(),
 			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
 		if cerr := p.completeAll(tell, gh, a, ids, res); cerr != nil {
 			log.Warn("completing check runs after a failure", "err", cerr)
@@ -198,6 +213,35 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 	return nil
 }
 
+// sameHeadAgain says whether a job asked for with reason only wants its
+// head checked, so that a verdict another job gave that head already
+// answers it: the head arrived (opened, synchronize) or was found unchecked
+// (resync). Other reasons ask for a fresh look at a head that may have
+// been checked (reopened, a new base, a re-run) and always check.
+func sameHeadAgain(reason string) bool {
+	switch reason {
+	case "pull_request.opened", "pull_request.synchronize", "resync":
+		return true
+	}
+	return false
+}
+
+// Titles of the runs a job completes without having checked the head.
+const (
+	titleSuperseded  = "Superseded"
+	titleNotChecked  = "Not checked"
+	titleCouldNotRun = "Could not run"
+)
+
+// placeholderTitle tells the runs completed without a check's verdict.
+func placeholderTitle(title string) bool {
+	switch title {
+	case titleSuperseded, titleNotChecked, titleCouldNotRun:
+		return true
+	}
+	return false
+}
+
 // whyDrop says why work for sha on pr must not be reported, or "".
 func whyDrop(pr *github.PullRequest, sha string) string {
 	switch {
@@ -212,7 +256,7 @@ func whyDrop(pr *github.PullRequest, sha string) string {
 }
 
 func supersededResult(newSHA string) checks.Result {
-	return checks.Result{Conclusion: checks.Neutral, Title: "Superseded",
+	return checks.Result{Conclusion: checks.Neutral, Title: titleSuperseded,
 		Summary: fmt.Sprintf("The pull request's head moved to %s before this check finished; that commit is checked instead.", newSHA)}
 }
 
@@ -232,7 +276,7 @@ func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a Chec
 	}
 	res := supersededResult(cur.GetHead().GetSHA())
 	if strings.EqualFold(cur.GetHead().GetSHA(), a.HeadSHA) {
-		res = checks.Result{Conclusion: checks.Neutral, Title: "Not checked",
+		res = checks.Result{Conclusion: checks.Neutral, Title: titleNotChecked,
 			Summary: fmt.Sprintf("This commit was not checked: %s.", why)}
 	}
 	return p.completeAll(ctx, gh, a, ids, res)
