@@ -159,6 +159,9 @@ type serverOptions struct {
 	dataDir     string
 	workers     int
 	jobTimeout  time.Duration
+	// pushTo, when set, are the rebuild's allowed push targets
+	// (rebuild.allowed_images).
+	pushTo []string
 }
 
 func (o serverOptions) withDefaults() serverOptions {
@@ -199,6 +202,12 @@ registry:
   internal_hosts: [%q]
   insecure_hosts: [%q]
 `, o.jobTimeout, o.rescueAfter(), o.schema, w.registry, w.registry)
+	if len(o.pushTo) > 0 {
+		cfg += "rebuild:\n  allowed_images:\n"
+		for _, p := range o.pushTo {
+			cfg += fmt.Sprintf("    - %q\n", p)
+		}
+	}
 	env := append(w.github.Env(),
 		"CATALOGBOT_WEBHOOK_SECRETS="+hookToken,
 		"CATALOGBOT_DATA_DIR="+o.dataDir,
