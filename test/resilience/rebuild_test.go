@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -57,7 +58,7 @@ func TestKillLoopRebuildSQLite(t *testing.T) {
 	w := newWorld(t)
 	m := newMainline(t, w)
 	r := w.newReplica("sqlite", serverOptions{pushTo: []string{w.registry + "/acme/"}})
-	runRebuildKillLoop(t, w, m, []*servertest.Replica{r}, rebuildPlanFor(t), nil)
+	runRebuildKillLoop(t, w, m, []*servertest.Replica{r}, rebuildPlanFor(t), nil, nil)
 }
 
 // TestKillLoopRebuildPostgresTwoReplicas does the same with two replicas
@@ -69,7 +70,15 @@ func TestKillLoopRebuildPostgresTwoReplicas(t *testing.T) {
 	schema := freshSchema(t, dbURL)
 	o := serverOptions{databaseURL: dbURL, schema: schema, pushTo: []string{w.registry + "/acme/"}}
 	rs := []*servertest.Replica{w.newReplica("pg-a", o), w.newReplica("pg-b", o)}
-	runRebuildKillLoop(t, w, m, rs, rebuildPlanFor(t), func() map[string]bool { return servertest.StoredDeliveries(t, dbURL, schema) })
+	leaseHeld := func() bool {
+		var held bool
+		servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+pgx.Identifier{schema, "catalogbot_rebuild"}.Sanitize()+
+				" WHERE lease_until > $1)", time.Now().UnixMilli()).Scan(&held)
+		})
+		return held
+	}
+	runRebuildKillLoop(t, w, m, rs, rebuildPlanFor(t), func() map[string]bool { return servertest.StoredDeliveries(t, dbURL, schema) }, leaseHeld)
 }
 
 // mainline is the default branch of the world's repository once its
@@ -242,7 +251,10 @@ func watchTag(ctx context.Context, t *testing.T, ref string) (*tagWatch, func())
 	return tw, func() { cancel(); <-done }
 }
 
-func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Replica, p rebuildPlan, stored func() map[string]bool) {
+// runRebuildKillLoop is the scenario; stored, when set, reads the delivery
+// log, and leaseHeld says whether a build lease is held right now (read
+// after each kill: a killed build keeps it for a whole lease).
+func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Replica, p rebuildPlan, stored func() map[string]bool, leaseHeld func() bool) {
 	// A build killed while it holds the lease blocks the repository for a
 	// whole lease; after that, its job waits for River's rescue.
 	ctx, cancel := context.WithTimeout(context.Background(), rebuildLease+rescueWindow(serverOptions{})+90*time.Second)
@@ -280,7 +292,7 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 		next++
 		return deliver(ctx, client, r.URL(), d)
 	}
-	kills, resent := 0, 0
+	kills, resent, heldAtKill := 0, 0, 0
 	for i := 0; i < p.pushes; i++ {
 		if len(sent) > 0 && rng.Float64() < 0.2 {
 			post(sent[rng.IntN(len(sent))]) // GitHub sends a push again under its GUID
@@ -294,6 +306,12 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 			t.Logf("push %d: SIGKILL %s", i, victim.Name)
 			victim.Kill()
 			kills++
+			if leaseHeld != nil && leaseHeld() {
+				// By the killed build (then the next build waits out the
+				// lease) or by the other replica's.
+				heldAtKill++
+				t.Logf("push %d: a build lease is held right after the kill", i)
+			}
 			if i+1 < p.pushes { // a push while it is down, resent below
 				d := push()
 				code, err := servertest.Send(ctx, client, victim.URL(), hookToken, d.Delivery)
@@ -428,8 +446,8 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 			acked++
 		}
 	}
-	t.Logf("%d commits pushed (%d deliveries acknowledged, %d resends of a GUID), %d kills; %d built (success), %d superseded, %d built then reported superseded by a retry; the tag went through commits %s (%d samples); stream %s, all settled %s after the start",
-		len(m.commits)-1, acked, resent, kills, built+1, superseded, twice, strings.Join(path, " "), samples, streamed.Round(100*time.Millisecond), settled.Round(100*time.Millisecond))
+	t.Logf("%d commits pushed (%d deliveries acknowledged, %d resends of a GUID), %d kills; %d built (success), %d superseded, %d built then reported superseded by a retry; the tag went through commits %s (%d samples); %d kills with a build lease held; stream %s, all settled %s after the start",
+		len(m.commits)-1, acked, resent, kills, built+1, superseded, twice, strings.Join(path, " "), samples, heldAtKill, streamed.Round(100*time.Millisecond), settled.Round(100*time.Millisecond))
 }
 
 // builtThenSuperseded: a success, then a completed "Superseded".
