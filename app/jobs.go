@@ -75,6 +75,9 @@ type RebuildArgs struct {
 	SHA            string `json:"sha" river:"unique"`
 	CloneURL       string `json:"clone_url"`
 	DeliveryID     string `json:"delivery_id,omitempty"`
+	// Rerun: someone pressed Re-run on the commit's image run, so it is
+	// built again even when an earlier job already reported on it.
+	Rerun bool `json:"rerun,omitempty"`
 }
 
 func (RebuildArgs) Kind() string { return KindRebuild }
@@ -107,7 +110,9 @@ type ReviewHandler interface {
 // RebuildHandler is where the rebuild issue plugs in: it is called for each
 // push to a default branch.
 type RebuildHandler interface {
-	HandleRebuild(ctx context.Context, job RebuildArgs) error
+	// key names the job across its attempts: a retry or a rescued job
+	// has the key of the attempt it continues.
+	HandleRebuild(ctx context.Context, job RebuildArgs, key string) error
 }
 
 // recordOnly is the ReviewHandler and RebuildHandler until the merge and
@@ -120,7 +125,7 @@ func (r recordOnly) HandleReview(ctx context.Context, j ReviewArgs) error {
 	return nil
 }
 
-func (r recordOnly) HandleRebuild(ctx context.Context, j RebuildArgs) error {
+func (r recordOnly) HandleRebuild(ctx context.Context, j RebuildArgs, _ string) error {
 	r.log.InfoContext(ctx, "push to default branch recorded; rebuild not configured",
 		"repo", j.Owner+"/"+j.Repo, "ref", j.Ref, "sha", j.SHA)
 	return nil
@@ -154,7 +159,7 @@ type rebuildWorker struct {
 }
 
 func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[RebuildArgs]) error {
-	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args))
+	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt)))
 }
 
 // waitOutRateLimit turns "GitHub rate limits us until T" into a snooze until

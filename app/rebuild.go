@@ -136,16 +136,16 @@ func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *G
 
 // HandleRebuild builds and pushes the catalog images of one default branch
 // commit, or completes as superseded when the branch has moved on.
-func (r *Rebuilder) HandleRebuild(ctx context.Context, a RebuildArgs) error {
+func (r *Rebuilder) HandleRebuild(ctx context.Context, a RebuildArgs, key string) error {
 	start := time.Now()
-	outcome, err := r.handle(ctx, a)
+	outcome, err := r.handle(ctx, a, key)
 	if r.metrics != nil {
 		r.metrics.ObserveJob(KindRebuild, outcome, time.Since(start))
 	}
 	return err
 }
 
-func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
+func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs, key string) (string, error) {
 	if r.store == nil {
 		return "error", errors.New("the rebuild is not attached to a server: give it to NewServer with WithRebuildHandler")
 	}
@@ -155,9 +155,15 @@ func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs) (string, error) {
 		log.Warn("rebuild job ignored: not a commit of a branch")
 		return "ignored", nil
 	}
-	holder, err := leaseHolder()
-	if err != nil {
-		return "error", err
+	// The lease is held in the job's name, so that a retry of a killed
+	// build (same job) takes its lease over at once instead of waiting for
+	// it to expire; a job without a key gets a holder of its own.
+	holder := "job:" + key
+	if key == "" {
+		var err error
+		if holder, err = leaseHolder(); err != nil {
+			return "error", err
+		}
 	}
 	now := r.now()
 	got, err := r.store.acquireRebuild(ctx, a.Owner, a.Repo, holder, now, now.Add(r.lease))
@@ -301,6 +307,17 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		return "error", fmt.Errorf("reading branch %s of %s/%s: %w", b.branch, a.Owner, a.Repo, err)
 	}
 	head := br.GetCommit().GetSHA()
+	if !a.Rerun {
+		// A job that reported and was then killed before the queue stored
+		// it as done runs again: its commit already has its verdict.
+		switch settled, err := b.settled(ctx); {
+		case err != nil:
+			return "error", err
+		case settled != "":
+			b.log.Info("the commit's image run is already complete; nothing to do", "conclusion", settled)
+			return "done-before", nil
+		}
+	}
 	repo, err := b.fetch(ctx)
 	if err != nil {
 		return "error", err
@@ -758,6 +775,27 @@ func (b *rebuild) openRun(ctx context.Context) (int64, error) {
 		}
 	}
 	return id, nil
+}
+
+// settled returns the conclusion of a completed image run of ours on the
+// commit that is a verdict to keep (success: pushed; neutral: superseded or
+// nothing to push), or "". A failure is not kept: the build is tried again.
+func (b *rebuild) settled(ctx context.Context) (string, error) {
+	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String("completed"),
+		Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	if b.r.appID != 0 {
+		opt.AppID = github.Int64(b.r.appID)
+	}
+	res, _, err := b.gh.Checks.ListCheckRunsForRef(ctx, b.a.Owner, b.a.Repo, b.a.SHA, opt)
+	if err != nil {
+		return "", fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
+	}
+	for _, cr := range res.CheckRuns {
+		if c := cr.GetConclusion(); cr.GetExternalID() == rebuildExternalID && (c == "success" || c == "neutral") {
+			return c, nil
+		}
+	}
+	return "", nil
 }
 
 // progress shows a note on a run that stays in progress.

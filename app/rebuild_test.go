@@ -29,6 +29,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-github/v62/github"
+	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -428,10 +429,32 @@ func TestRebuildPushesImage(t *testing.T) {
 			}
 
 			// A second push event for the same commit (a redelivery by hand,
-			// a second hook) builds again: same digest, no blob uploaded.
+			// a second hook) keeps the commit's verdict: nothing is built.
 			waitQueueIdle(t, srv.Queue()) // a push for a commit whose job still runs is a duplicate
 			uploads, _, tags := e.reg.counts()
 			e.deliverPush(before, sha)
+			waitQueueIdle(t, srv.Queue())
+			if runs := e.imageRuns(sha); len(runs) != 1 {
+				t.Fatalf("a repeated push of a built commit made %d image runs, want the first alone: %+v", len(runs), runs)
+			}
+			if u, _, tg := e.reg.counts(); u != uploads || fmt.Sprint(tg) != fmt.Sprint(tags) {
+				t.Errorf("a repeated push of a built commit wrote to the registry: blobs %d→%d, tags %v→%v", uploads, u, tags, tg)
+			}
+
+			// Re-run on the image run builds again: same digest, no blob
+			// uploaded, no tag rewritten.
+			raw, err := e.fake.CheckRunEvent("acme", "catalog", run.ID, "rerequested", "", "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev map[string]any
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			ev["repository"].(map[string]any)["clone_url"] = e.git.URL("acme", "catalog")
+			if d, err := e.fake.Deliver(context.Background(), "check_run", ev); err != nil || d.StatusCode != http.StatusAccepted {
+				t.Fatalf("check_run delivery: %v %+v", err, d)
+			}
 			deadline := time.Now().Add(60 * time.Second)
 			for len(e.imageRuns(sha)) < 2 || e.imageRuns(sha)[1].Status != "completed" {
 				if time.Now().After(deadline) {
@@ -441,7 +464,7 @@ func TestRebuildPushesImage(t *testing.T) {
 			}
 			second := e.imageRuns(sha)[1]
 			if second.Conclusion != "success" || !strings.Contains(second.Summary, digest) {
-				t.Errorf("second build: %s %q\n%s", second.Conclusion, second.Title, second.Summary)
+				t.Errorf("re-run build: %s %q\n%s", second.Conclusion, second.Title, second.Summary)
 			}
 			uploads2, _, tags2 := e.reg.counts()
 			if uploads2 != uploads {
@@ -881,7 +904,7 @@ func TestRebuildReleaseBounded(t *testing.T) {
 	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rb.handle(ctx, RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}); err == nil {
+	if _, err := rb.handle(ctx, RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}, ""); err == nil {
 		t.Error("handle without GitHub succeeded")
 	}
 	select {
@@ -1032,5 +1055,35 @@ func (l *logRecorder) waitFor(t *testing.T, msg string, n int) {
 			t.Fatalf("%q logged %d times in 30 s, want %d", msg, got, n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRebuildRetryTakesOverItsLease: a build killed while holding the
+// repository's lease leaves it unexpired; the retry of that job (same key)
+// takes it over at once, where any other job waits for it to expire.
+func TestRebuildRetryTakesOverItsLease(t *testing.T) {
+	q := openTestQueue(t, BackendSQLite, testConfig(t), jobHandlers{})
+	ctx := context.Background()
+	s, err := q.rebuildStore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if ok, err := s.acquireRebuild(ctx, "acme", "catalog", "job:42.1700000000000000", now, now.Add(time.Hour)); err != nil || !ok {
+		t.Fatalf("the killed attempt's lease: %v %v", ok, err)
+	}
+	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
+	a := RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}
+
+	// Another job finds the lease taken and snoozes.
+	_, err = rb.handle(ctx, a, "43.1700000000000000")
+	var snooze *river.JobSnoozeError
+	if !errors.As(err, &snooze) {
+		t.Errorf("another job with the lease held: %v, want a snooze", err)
+	}
+	// The same job goes on (here to GitHub, which this test does not have).
+	_, err = rb.handle(ctx, a, "42.1700000000000000")
+	if errors.As(err, &snooze) || err == nil || !strings.Contains(err.Error(), "no GitHub here") {
+		t.Errorf("the retried job: %v, want it past the lease, failing on GitHub", err)
 	}
 }

@@ -75,7 +75,7 @@ func rebuildRerun(ec eventContext, sha string) plan {
 	}
 	return plan{Jobs: []river.InsertManyParams{{Args: RebuildArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
-		Ref: "refs/heads/" + ec.DefaultBranch, SHA: sha, CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID,
+		Ref: "refs/heads/" + ec.DefaultBranch, SHA: sha, CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID, Rerun: true,
 	}}}}
 }
 

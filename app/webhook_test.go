@@ -260,7 +260,7 @@ func TestRouteEvent(t *testing.T) {
 			"head_sha": testSHA, "external_id": "pr:9"}}), nil},
 		{"image run rerequested", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": RebuildCheckRunName,
 			"head_sha": testSHA, "external_id": "rebuild"}}),
-			[]any{RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
+			[]any{RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git", Rerun: true}}},
 		{"image run bad sha", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": RebuildCheckRunName,
 			"head_sha": "main", "external_id": "rebuild"}}), nil},
 		{"run without external id", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "catalogbot/validate",
