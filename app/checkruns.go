@@ -304,8 +304,38 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 		return err
 	}
 	rep := RenderCheckRun(res, extraMarkdown)
+	// GitHub takes 50 annotations a request and appends them. With more,
+	// all batches but the last go while the run is still in progress and
+	// the last completes it: a job killed in between leaves the run in
+	// progress, its retry reuses that run, and skips the annotations it
+	// already holds (one head's results render in the same order).
+	rest := rep.Annotations
+	if len(rest) > MaxAnnotationsPerRequest {
+		cr, _, err := gh.Checks.GetCheckRun(ctx, owner, repo, runID)
+		if err != nil {
+			return fmt.Errorf("reading check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
+		}
+		if cr.GetStatus() == "completed" {
+			return nil // an earlier attempt completed it, annotations and all
+		}
+		rest = rest[min(cr.GetOutput().GetAnnotationsCount(), len(rest)):]
+	}
+	for len(rest) > MaxAnnotationsPerRequest {
+		more := github.UpdateCheckRunOptions{
+			Name: name,
+			Output: &github.CheckRunOutput{
+				Title:       github.String(rep.Title),
+				Summary:     github.String(rep.Summary),
+				Annotations: rest[:MaxAnnotationsPerRequest],
+			},
+		}
+		if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, more); err != nil {
+			return fmt.Errorf("adding annotations to check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
+		}
+		rest = rest[MaxAnnotationsPerRequest:]
+	}
 	now := github.Timestamp{Time: time.Now()}
-	first := github.UpdateCheckRunOptions{
+	last := github.UpdateCheckRunOptions{
 		Name:        name,
 		Status:      github.String("completed"),
 		Conclusion:  github.String(rep.Conclusion),
@@ -314,36 +344,16 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 			Title:       github.String(rep.Title),
 			Summary:     github.String(rep.Summary),
 			Text:        github.String(rep.Text),
-			Annotations: batch(rep.Annotations, 0),
+			Annotations: rest,
 		},
 		Actions: []*github.CheckRunAction{rerunAction()},
 	}
-	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, first); err != nil {
+	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, last); err != nil {
 		return fmt.Errorf("completing check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
-	}
-	for start := MaxAnnotationsPerRequest; start < len(rep.Annotations); start += MaxAnnotationsPerRequest {
-		more := github.UpdateCheckRunOptions{
-			Name: name,
-			Output: &github.CheckRunOutput{
-				Title:       github.String(rep.Title),
-				Summary:     github.String(rep.Summary),
-				Annotations: batch(rep.Annotations, start),
-			},
-		}
-		if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, more); err != nil {
-			return fmt.Errorf("adding annotations %d-%d to check run %d (%s) of %s/%s: %w", start+1, min(start+MaxAnnotationsPerRequest, len(rep.Annotations)), runID, name, owner, repo, err)
-		}
 	}
 	r.log.LogAttrs(ctx, slog.LevelDebug, "check run completed", slog.String("repo", owner+"/"+repo), slog.Int64("check_run", runID),
 		slog.String("name", name), slog.String("conclusion", rep.Conclusion), slog.Int("annotations", len(rep.Annotations)))
 	return nil
-}
-
-func batch(as []*github.CheckRunAnnotation, start int) []*github.CheckRunAnnotation {
-	if start >= len(as) {
-		return nil
-	}
-	return as[start:min(start+MaxAnnotationsPerRequest, len(as))]
 }
 
 // CheckRunReport is a result rendered for GitHub, within GitHub's limits.

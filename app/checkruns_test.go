@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/google/go-github/v62/github"
 )
 
 var checkNames = []string{"catalogbot/ownership", "catalogbot/validate", "catalogbot/crd-safety", "catalogbot/images"}
@@ -71,7 +72,7 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 		t.Fatalf("annotations = %d, want 121 (120 + the one without a line)", len(run.Annotations))
 	}
 	if run.Requests != 4 {
-		t.Errorf("requests on the run = %d, want 4 (create, completion with 50, two more batches)", run.Requests)
+		t.Errorf("requests on the run = %d, want 4 (create, two batches of 50 in progress, completion with the rest)", run.Requests)
 	}
 	byMsg := map[string]githubfake.Annotation{}
 	for _, a := range run.Annotations {
@@ -382,5 +383,53 @@ func TestCheckPRRetryClosesRunsOfASupersededHead(t *testing.T) {
 			t.Fatalf("runs of the superseded head left in progress: %+v", runs)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A job killed while adding a run's annotations leaves the run in progress
+// with some of them; the retry (which reuses that run) adds only the rest,
+// so the run ends with each annotation once.
+func TestCheckRunReporterCompleteResumesAnnotations(t *testing.T) {
+	e := newFakeEnv(t, RetryPolicy{})
+	ctx := context.Background()
+	c := e.installation(t)
+	head := githubfake.MakeSHA("head")
+	rep := NewCheckRunReporter(nil)
+	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, "j1", checkNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ids["catalogbot/validate"]
+	res := checks.Result{Check: "validation", Conclusion: checks.Failure, Title: "Validation failed", Summary: "invalid",
+		Findings: findings(120, "operators/etcd/catalog.yaml")}
+	// The killed attempt got its first batch of 50 in.
+	r := RenderCheckRun(res, "")
+	if _, _, err := c.Checks.UpdateCheckRun(ctx, testOwner, testRepo, id, github.UpdateCheckRunOptions{Name: "catalogbot/validate",
+		Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(r.Summary), Annotations: r.Annotations[:MaxAnnotationsPerRequest]}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Complete(ctx, c, testOwner, testRepo, id, res, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range e.fake.CheckRuns(testOwner, testRepo, head) {
+		if run.ID != id {
+			continue
+		}
+		seen := map[string]int{}
+		for _, a := range run.Annotations {
+			seen[a.Message]++
+		}
+		if run.Status != "completed" || len(run.Annotations) != 120 || len(seen) != 120 {
+			t.Errorf("run %s with %d annotations (%d distinct), want completed with the 120 findings once each", run.Status, len(run.Annotations), len(seen))
+		}
+	}
+	// Completing it again (another retry) changes nothing.
+	if err := rep.Complete(ctx, c, testOwner, testRepo, id, res, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range e.fake.CheckRuns(testOwner, testRepo, head) {
+		if run.ID == id && len(run.Annotations) != 120 {
+			t.Errorf("a second completion left %d annotations, want 120", len(run.Annotations))
+		}
 	}
 }
