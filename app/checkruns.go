@@ -294,21 +294,30 @@ func (r *CheckRunReporter) Note(ctx context.Context, gh *github.Client, owner, r
 	return nil
 }
 
-// Complete reports a result on a run: the first update carries the
-// conclusion, title, summary, text, the Re-run button and the first 50
-// annotations, so the verdict shows at once; further updates add the other
-// annotations 50 at a time (GitHub appends annotations across updates).
+// Complete reports a result on a run: its conclusion, title, summary, text,
+// the Re-run button and its annotations (see completeRun).
 func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error {
 	name, err := r.nameOf(ctx, gh, owner, repo, runID)
 	if err != nil {
 		return err
 	}
 	rep := RenderCheckRun(res, extraMarkdown)
-	// GitHub takes 50 annotations a request and appends them. With more,
-	// all batches but the last go while the run is still in progress and
-	// the last completes it: a job killed in between leaves the run in
-	// progress, its retry reuses that run, and skips the annotations it
-	// already holds (one head's results render in the same order).
+	if err := completeRun(ctx, gh, owner, repo, runID, name, rep, []*github.CheckRunAction{rerunAction()}); err != nil {
+		return err
+	}
+	r.log.LogAttrs(ctx, slog.LevelDebug, "check run completed", slog.String("repo", owner+"/"+repo), slog.Int64("check_run", runID),
+		slog.String("name", name), slog.String("conclusion", rep.Conclusion), slog.Int("annotations", len(rep.Annotations)))
+	return nil
+}
+
+// completeRun completes run runID (named name) with rep.
+//
+// GitHub takes 50 annotations a request and appends them. With more, all
+// batches but the last go while the run is still in progress and the last
+// completes it: a job killed in between leaves the run in progress, its
+// retry reuses that run, and skips the annotations it already holds (one
+// commit's results render in the same order).
+func completeRun(ctx context.Context, gh *github.Client, owner, repo string, runID int64, name string, rep CheckRunReport, actions []*github.CheckRunAction) error {
 	rest := rep.Annotations
 	if len(rest) > MaxAnnotationsPerRequest {
 		cr, _, err := gh.Checks.GetCheckRun(ctx, owner, repo, runID)
@@ -346,13 +355,11 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 			Text:        github.String(rep.Text),
 			Annotations: rest,
 		},
-		Actions: []*github.CheckRunAction{rerunAction()},
+		Actions: actions,
 	}
 	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, last); err != nil {
 		return fmt.Errorf("completing check run %d (%s) of %s/%s: %w", runID, name, owner, repo, err)
 	}
-	r.log.LogAttrs(ctx, slog.LevelDebug, "check run completed", slog.String("repo", owner+"/"+repo), slog.Int64("check_run", runID),
-		slog.String("name", name), slog.String("conclusion", rep.Conclusion), slog.Int("annotations", len(rep.Annotations)))
 	return nil
 }
 

@@ -819,25 +819,5 @@ func (b *rebuild) report(ctx context.Context, res checks.Result) error {
 // complete concludes a run; annotations beyond the first 50 follow in
 // further updates, as GitHub takes them.
 func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) error {
-	rep := RenderCheckRun(res, "")
-	now := github.Timestamp{Time: time.Now()}
-	first := min(len(rep.Annotations), MaxAnnotationsPerRequest)
-	opt := github.UpdateCheckRunOptions{
-		Name: RebuildCheckRunName, Status: github.String("completed"), Conclusion: github.String(rep.Conclusion),
-		CompletedAt: &now,
-		Output: &github.CheckRunOutput{Title: github.String(rep.Title), Summary: github.String(rep.Summary),
-			Text: github.String(rep.Text), Annotations: rep.Annotations[:first]},
-	}
-	if _, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, opt); err != nil {
-		return fmt.Errorf("completing check run %d on %s: %w", runID, short(b.a.SHA), err)
-	}
-	for i := first; i < len(rep.Annotations); i += MaxAnnotationsPerRequest {
-		more := github.UpdateCheckRunOptions{Name: RebuildCheckRunName, Output: &github.CheckRunOutput{
-			Title: github.String(rep.Title), Summary: github.String(rep.Summary),
-			Annotations: rep.Annotations[i:min(i+MaxAnnotationsPerRequest, len(rep.Annotations))]}}
-		if _, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, more); err != nil {
-			return fmt.Errorf("adding annotations to check run %d: %w", runID, err)
-		}
-	}
-	return nil
+	return completeRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, RebuildCheckRunName, RenderCheckRun(res, ""), nil)
 }
