@@ -23,17 +23,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/servertest"
 )
 
 // countingRegistry is go-containerregistry's in-process registry with a
@@ -126,42 +123,6 @@ func (c *countingRegistry) setHold(ch chan struct{}) {
 	c.mu.Unlock()
 }
 
-// pushBaseIndex pushes a two-platform opm-like base index and returns its
-// reference by digest.
-func pushBaseIndex(t testing.TB, host string) string {
-	t.Helper()
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(2048, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cf, err := img.ConfigFile()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cf = cf.DeepCopy()
-		cf.OS, cf.Architecture = "linux", arch
-		cf.Config.User = "1001"
-		if img, err = mutate.ConfigFile(img, cf); err != nil {
-			t.Fatal(err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
-	}
-	ref, err := name.ParseReference(host+"/opm/base:v1", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(ref, idx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := idx.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return host + "/opm/base@" + d.String()
-}
-
 // rebuildEnv is a catalog repository on a real git server, known to the
 // fake GitHub, with a registry holding the base image; servers started on it
 // share one database.
@@ -202,7 +163,7 @@ func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string)
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 	reg := newCountingRegistry(t)
-	baseRef := pushBaseIndex(t, reg.host)
+	baseRef := servertest.PushBaseIndex(t, reg.host, "opm/base")
 	reg.mu.Lock()
 	reg.blobUploads, reg.blobBytes, reg.tagPuts = 0, 0, map[string]int{} // count the App's uploads only
 	reg.mu.Unlock()
