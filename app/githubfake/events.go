@@ -34,13 +34,9 @@ func (f *Fake) envelope(c *call, r *repo, action, sender string) map[string]any 
 func (f *Fake) PullRequestEvent(owner, name string, number int, action string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, err := f.repoLocked(owner, name)
+	r, p, err := f.pullLocked(owner, name, number)
 	if err != nil {
 		return nil, err
-	}
-	p := r.pulls[number]
-	if p == nil {
-		return nil, fmt.Errorf("githubfake: %s#%d does not exist", r.fullName(), number)
 	}
 	c := f.eventCall()
 	m := f.envelope(c, r, action, p.Author)
@@ -53,13 +49,9 @@ func (f *Fake) PullRequestEvent(owner, name string, number int, action string) (
 func (f *Fake) PullRequestReviewEvent(owner, name string, number int, reviewID int64, action string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, err := f.repoLocked(owner, name)
+	r, p, err := f.pullLocked(owner, name, number)
 	if err != nil {
 		return nil, err
-	}
-	p := r.pulls[number]
-	if p == nil {
-		return nil, fmt.Errorf("githubfake: %s#%d does not exist", r.fullName(), number)
 	}
 	for _, rv := range p.reviews {
 		if rv.ID != reviewID {

@@ -266,6 +266,20 @@ func (f *Fake) repoLocked(owner, name string) (*repo, error) {
 	return r, nil
 }
 
+// pullLocked returns a pull request and its repository, or an error naming
+// whichever does not exist.
+func (f *Fake) pullLocked(owner, name string, number int) (*repo, *pull, error) {
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := r.pulls[number]
+	if p == nil {
+		return nil, nil, fmt.Errorf("githubfake: %s#%d does not exist", r.fullName(), number)
+	}
+	return r, p, nil
+}
+
 // SetBranch points a branch at sha, creating it if needed.
 func (f *Fake) SetBranch(owner, name, branchName, sha string) error {
 	f.mu.Lock()

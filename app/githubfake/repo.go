@@ -174,13 +174,9 @@ func (f *Fake) AddLabel(owner, name string, number int, label string) error {
 func (f *Fake) editPull(owner, name string, number int, edit func(p *pull)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, err := f.repoLocked(owner, name)
+	_, p, err := f.pullLocked(owner, name, number)
 	if err != nil {
 		return err
-	}
-	p := r.pulls[number]
-	if p == nil {
-		return fmt.Errorf("githubfake: %s#%d does not exist", r.fullName(), number)
 	}
 	edit(p)
 	p.updated = f.now()
@@ -365,12 +361,9 @@ func commentsOf(r *repo, number int) []Comment {
 func (f *Fake) AddComment(owner, name string, number int, user, body string) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, err := f.repoLocked(owner, name)
+	r, _, err := f.pullLocked(owner, name, number)
 	if err != nil {
 		return 0, err
-	}
-	if r.pulls[number] == nil {
-		return 0, fmt.Errorf("githubfake: %s#%d does not exist", r.fullName(), number)
 	}
 	c := &comment{Comment{ID: f.id(), Number: number, User: user, Body: body, Created: f.now(), Updated: f.now()}}
 	r.comments[c.ID] = c
