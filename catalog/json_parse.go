@@ -170,14 +170,7 @@ func (j *jsonParser) object(v *Value) {
 		if j.err {
 			break
 		}
-		field := Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}
-		if i := keys.find(j.fields[base:], key); i >= 0 {
-			j.p.warnDuplicate(field, j.fields[base+i])
-			j.fields[base+i] = field
-		} else {
-			j.fields = append(j.fields, field)
-			keys.add(j.fields[base:], key)
-		}
+		j.p.setField(&j.fields, base, &keys, Field{Key: key, KeyLine: int32(kl), KeyCol: int32(kc), Value: val}, true)
 		j.skipSpace()
 		if j.pos >= len(j.src) {
 			j.fail("unexpected end of file in an object")

@@ -382,19 +382,21 @@ func (c *columnCache) column(lineStart, off int) int {
 	return c.col
 }
 
-// setField adds f to the fields of an object, or replaces the field of the
-// same key (the last value wins, as in opm), reporting the duplicate when
-// warn is set.
-func (p *fileParser) setField(fields *[]Field, keys *keyIndex, f Field, warn bool) {
-	if i := keys.find(*fields, f.Key); i >= 0 {
+// setField adds f to the fields of an object, (*fields)[base:] (base is
+// where the object starts on a stack its parser shares), or replaces the
+// field of the same key (the last value wins, as in opm), reporting the
+// duplicate when warn is set.
+func (p *fileParser) setField(fields *[]Field, base int, keys *keyIndex, f Field, warn bool) {
+	own := (*fields)[base:]
+	if i := keys.find(own, f.Key); i >= 0 {
 		if warn {
-			p.warnDuplicate(f, (*fields)[i])
+			p.warnDuplicate(f, own[i])
 		}
-		(*fields)[i] = f
+		own[i] = f
 		return
 	}
 	*fields = append(*fields, f)
-	keys.add(*fields, f.Key)
+	keys.add((*fields)[base:], f.Key)
 }
 
 func (p *fileParser) warnDuplicate(again, first Field) {

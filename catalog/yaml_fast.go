@@ -308,14 +308,7 @@ func (f *fastYAML) mapping(m, off int) Value {
 		if f.bail {
 			break
 		}
-		field := Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}
-		if i := keys.find(f.fields[base:], key); i >= 0 {
-			f.p.warnDuplicate(field, f.fields[base+i])
-			f.fields[base+i] = field
-		} else {
-			f.fields = append(f.fields, field)
-			keys.add(f.fields[base:], key)
-		}
+		f.p.setField(&f.fields, base, &keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, true)
 		f.skipBlank()
 		if f.eof() || f.bail {
 			break

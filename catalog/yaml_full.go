@@ -263,7 +263,7 @@ func (c *nodeConverter) mapping(v *[]Field, keys *keyIndex, n *yaml.Node, depth 
 		if c.failed {
 			return
 		}
-		c.p.setField(v, keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, !merged)
+		c.p.setField(v, 0, keys, Field{Key: key, KeyLine: kl, KeyCol: kc, Value: val}, !merged)
 	}
 }
 
