@@ -290,10 +290,8 @@ func TestCheckRunReporterRetryKeepsCompletedRuns(t *testing.T) {
 func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
 	var head string
 	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
-		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-		w.push("HEAD", "refs/heads/main")
-		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-		head = w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		var base string
+		base, head = commitEtcdPR(t, w, e2ePolicy)
 		return base, head // refs/pull/1/head is pushed below, after the first attempt failed
 	})
 	e.deliver(t, "pull_request", e.prEvent("opened", head))
@@ -338,10 +336,8 @@ func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
 func TestCheckPRRetryClosesRunsOfASupersededHead(t *testing.T) {
 	var head string
 	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
-		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-		w.push("HEAD", "refs/heads/main")
-		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-		head = w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		var base string
+		base, head = commitEtcdPR(t, w, e2ePolicy)
 		return base, head // refs/pull/1/head is never pushed: every attempt on head fails
 	})
 	e.deliver(t, "pull_request", e.prEvent("opened", head))

@@ -97,13 +97,22 @@ type e2eEnv struct {
 func startE2E(t *testing.T, backend string) *e2eEnv {
 	t.Helper()
 	return startE2EWith(t, backend, func(w *workRepo) (string, string) {
-		base := w.commit(map[string]string{".catalogbot.yaml": e2ePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-		w.push("HEAD", "refs/heads/main")
-		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		base, head := commitEtcdPR(t, w, e2ePolicy)
 		w.push("HEAD", "refs/pull/1/head")
 		return base, head
 	})
+}
+
+// commitEtcdPR commits policy and the etcd base catalog, pushes them to main,
+// then commits the etcd 1.1.0 head on branch pr; the caller decides whether
+// to push that head to refs/pull/1/head.
+func commitEtcdPR(t testing.TB, w *workRepo, policy string) (base, head string) {
+	t.Helper()
+	base = w.commit(map[string]string{".catalogbot.yaml": policy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+	w.push("HEAD", "refs/heads/main")
+	runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+	head = w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+	return base, head
 }
 
 // startE2EWith runs catalogbot against a fake GitHub whose acme/catalog has

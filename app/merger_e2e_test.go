@@ -15,10 +15,7 @@ func TestMergeEvaluationAfterChecks(t *testing.T) {
 	for _, backend := range backendNames {
 		t.Run(backend, func(t *testing.T) {
 			e := startE2EWith(t, backend, func(w *workRepo) (string, string) {
-				base := w.commit(map[string]string{".catalogbot.yaml": mergeTestPolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-				w.push("HEAD", "refs/heads/main")
-				runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-				head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+				base, head := commitEtcdPR(t, w, mergeTestPolicy)
 				w.push("HEAD", "refs/pull/1/head")
 				return base, head
 			})

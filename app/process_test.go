@@ -12,10 +12,7 @@ import (
 // job is not retried.
 func TestPipelineInvalidPolicy(t *testing.T) {
 	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
-		base := w.commit(map[string]string{".catalogbot.yaml": "version: 1\nowners: {\n", "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
-		w.push("HEAD", "refs/heads/main")
-		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": e2eHead}, "add etcd 1.1.0")
+		base, head := commitEtcdPR(t, w, "version: 1\nowners: {\n")
 		w.push("HEAD", "refs/pull/1/head")
 		return base, head
 	})
