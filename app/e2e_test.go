@@ -120,11 +120,11 @@ func commitEtcdPR(t testing.TB, w *workRepo, policy string) (base, head string) 
 // to refs/pull/1/head) and returns their SHAs.
 func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, head string)) *e2eEnv {
 	t.Helper()
-	key, keyPEM, err := githubfake.GenerateAppKey()
+	kp, err := testAppKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &key.PublicKey})
+	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &kp.key.PublicKey})
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 
@@ -142,7 +142,7 @@ func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, he
 
 	cfg := testConfig(t)
 	cfg.AppID = e2eAppID
-	cfg.PrivateKey = NewSecret(keyPEM)
+	cfg.PrivateKey = NewSecret(kp.pem)
 	cfg.WebhookSecrets = []Secret{NewSecret([]byte(e2eSecret))}
 	cfg.GitHubAPIURL = githubfake.APIURL(api.URL)
 	cfg.ShutdownTimeout = 10 * time.Second

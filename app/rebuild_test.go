@@ -155,11 +155,11 @@ packages:
 // registry's host and the base's reference) and the valid sample catalog.
 func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string) string) *rebuildEnv {
 	t.Helper()
-	key, keyPEM, err := githubfake.GenerateAppKey()
+	kp, err := testAppKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &key.PublicKey})
+	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &kp.key.PublicKey})
 	api := httptest.NewServer(fake)
 	t.Cleanup(api.Close)
 	reg := newCountingRegistry(t)
@@ -179,7 +179,7 @@ func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string)
 
 	cfg := testConfig(t)
 	cfg.AppID = e2eAppID
-	cfg.PrivateKey = NewSecret(keyPEM)
+	cfg.PrivateKey = NewSecret(kp.pem)
 	cfg.WebhookSecrets = []Secret{NewSecret([]byte(e2eSecret))}
 	cfg.GitHubAPIURL = githubfake.APIURL(api.URL)
 	cfg.ShutdownTimeout = 5 * time.Second
