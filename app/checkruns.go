@@ -104,15 +104,39 @@ func NewCheckRunReporter(log *slog.Logger) *CheckRunReporter {
 // point leaves neither runs in progress for ever nor two results for one
 // job. On error the runs found or created so far are returned with it.
 func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error) {
-	ids := make(map[string]int64, len(names))
 	if job == "" {
-		return ids, errors.New("starting check runs: no job key")
+		return map[string]int64{}, errors.New("starting check runs: no job key")
 	}
-	externalID := CheckRunExternalID(pr, job)
-	own, err := r.ownRuns(ctx, gh, owner, repo, headSHA, externalID)
+	h, err := scanRuns(ctx, gh, owner, repo, headSHA, pr, job)
 	if err != nil {
-		return ids, err
+		return map[string]int64{}, err
 	}
+	return r.create(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job), h.own, names)
+}
+
+// StartUnlessChecked is Start for a job that only wants its head checked:
+// when another job of the PR already gave the head a verdict on every name
+// (see CheckedByAnother), it creates nothing and returns that job's
+// external_id. One listing of the head's runs answers both.
+func (r *CheckRunReporter) StartUnlessChecked(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, string, error) {
+	if job == "" {
+		return map[string]int64{}, "", errors.New("starting check runs: no job key")
+	}
+	h, err := scanRuns(ctx, gh, owner, repo, headSHA, pr, job)
+	if err != nil {
+		return map[string]int64{}, "", err
+	}
+	if by := h.checkedBy(names); by != "" {
+		return map[string]int64{}, by, nil
+	}
+	ids, err := r.create(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job), h.own, names)
+	return ids, "", err
+}
+
+// create returns the runs of own still in progress and creates one for each
+// name that has none (see Start).
+func (r *CheckRunReporter) create(ctx context.Context, gh *github.Client, owner, repo, headSHA, externalID string, own map[string]ownRun, names []string) (map[string]int64, error) {
+	ids := make(map[string]int64, len(names))
 	now := github.Timestamp{Time: time.Now()}
 	for _, name := range names {
 		if run, ok := own[name]; ok {
@@ -145,11 +169,11 @@ func (r *CheckRunReporter) InProgress(ctx context.Context, gh *github.Client, ow
 	if job == "" {
 		return ids, errors.New("listing check runs: no job key")
 	}
-	own, err := r.ownRuns(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job))
+	h, err := scanRuns(ctx, gh, owner, repo, headSHA, pr, job)
 	if err != nil {
 		return ids, err
 	}
-	for name, run := range own {
+	for name, run := range h.own {
 		if !run.done {
 			ids[name] = run.id
 			r.remember(run.id, name)
@@ -169,37 +193,11 @@ func (r *CheckRunReporter) CheckedByAnother(ctx context.Context, gh *github.Clie
 	if job == "" {
 		return "", errors.New("listing check runs: no job key")
 	}
-	mine := CheckRunExternalID(pr, job)
-	prefix := CheckRunExternalID(pr, "")
-	type run struct {
-		id            int64
-		done, verdict bool
-		externalID    string
-	}
-	newest := map[string]run{}
-	own := false
-	err := listRuns(ctx, gh, owner, repo, headSHA, func(cr *github.CheckRun) {
-		ext := cr.GetExternalID()
-		switch {
-		case ext == mine:
-			own = true
-		case strings.HasPrefix(ext, prefix) && cr.GetID() > newest[cr.GetName()].id:
-			newest[cr.GetName()] = run{id: cr.GetID(), done: cr.GetStatus() == "completed",
-				verdict: !placeholderTitle(cr.GetOutput().GetTitle()), externalID: ext}
-		}
-	})
-	if err != nil || own {
+	h, err := scanRuns(ctx, gh, owner, repo, headSHA, pr, job)
+	if err != nil {
 		return "", err
 	}
-	by := ""
-	for _, name := range names {
-		n, ok := newest[name]
-		if !ok || !n.done || !n.verdict {
-			return "", nil
-		}
-		by = n.externalID
-	}
-	return by, nil
+	return h.checkedBy(names), nil
 }
 
 // ownRun is the newest run of one name that a job created.
@@ -208,22 +206,59 @@ type ownRun struct {
 	done bool
 }
 
+// otherRun is the newest run of one name that another job of the same pull
+// request created.
+type otherRun struct {
+	id            int64
+	done, verdict bool
+	externalID    string
+}
+
+// headRuns is what the runs on one head say to one job of a pull request:
+// its own runs and the other jobs' of the pull request, by name.
+type headRuns struct {
+	own    map[string]ownRun
+	others map[string]otherRun
+}
+
+// checkedBy is CheckedByAnother's answer.
+func (h headRuns) checkedBy(names []string) string {
+	if len(h.own) > 0 {
+		return ""
+	}
+	by := ""
+	for _, name := range names {
+		n, ok := h.others[name]
+		if !ok || !n.done || !n.verdict {
+			return ""
+		}
+		by = n.externalID
+	}
+	return by
+}
+
 // maxOwnRunPages bounds the listing of a head's runs (100 per page).
 const maxOwnRunPages = 10
 
-// ownRuns maps the names of the runs on sha with externalID to the newest
-// of each name.
-func (r *CheckRunReporter) ownRuns(ctx context.Context, gh *github.Client, owner, repo, sha, externalID string) (map[string]ownRun, error) {
-	out := map[string]ownRun{}
+// scanRuns lists the runs on sha once and keeps the newest of each name of
+// job's own and of the other jobs of pr.
+func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, pr int, job string) (headRuns, error) {
+	mine := CheckRunExternalID(pr, job)
+	prefix := CheckRunExternalID(pr, "")
+	h := headRuns{own: map[string]ownRun{}, others: map[string]otherRun{}}
 	err := listRuns(ctx, gh, owner, repo, sha, func(cr *github.CheckRun) {
-		if cr.GetExternalID() == externalID && cr.GetID() > out[cr.GetName()].id {
-			out[cr.GetName()] = ownRun{id: cr.GetID(), done: cr.GetStatus() == "completed"}
+		ext, name, done := cr.GetExternalID(), cr.GetName(), cr.GetStatus() == "completed"
+		switch {
+		case ext == mine:
+			if cr.GetID() > h.own[name].id {
+				h.own[name] = ownRun{id: cr.GetID(), done: done}
+			}
+		case strings.HasPrefix(ext, prefix) && cr.GetID() > h.others[name].id:
+			h.others[name] = otherRun{id: cr.GetID(), done: done,
+				verdict: !placeholderTitle(cr.GetOutput().GetTitle()), externalID: ext}
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return h, err
 }
 
 // listRuns calls f with each check run on sha (up to maxOwnRunPages pages).

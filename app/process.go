@@ -29,7 +29,7 @@ type installationClients interface {
 type checkRunReporting interface {
 	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
 	InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error)
-	CheckedByAnother(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (string, error)
+	StartUnlessChecked(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, string, error)
 	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
 	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
 }
@@ -121,21 +121,21 @@ func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attem
 	}
 
 	names := p.runNames()
+	var ids map[string]int64
 	if sameHeadAgain(a.Reason) {
 		// The startup resync and a delivery (often a late redelivery) may
 		// both ask for this head; the second to run finds the first's
 		// verdict and leaves it, rather than reporting a second set.
-		by, err := p.reporter.CheckedByAnother(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
-		if err != nil {
-			return fmt.Errorf("looking for an earlier check of this head: %w", err)
-		}
-		if by != "" {
+		var by string
+		ids, by, err = p.reporter.StartUnlessChecked(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
+		if err == nil && by != "" {
 			log.Info("check dropped", "why", "already checked", "by", by)
 			outcome = "dropped"
 			return nil
 		}
+	} else {
+		ids, err = p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
 	}
-	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
 	if err != nil {
 		return fmt.Errorf("creating check runs: %w", err)
 	}
