@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"io/fs"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,37 +12,17 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcr "github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/internal/servertest"
 )
 
-// localRegistry starts go-containerregistry's registry with a two-platform
-// base index and returns its host and the base's digest reference.
+// localRegistry starts an in-process registry holding a two-platform base
+// index and returns its host and the base's digest reference.
 func localRegistry(t *testing.T) (host, base string) {
 	t.Helper()
-	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	host = strings.TrimPrefix(srv.URL, "http://")
-	idx := v1.ImageIndex(empty.Index)
-	for _, arch := range []string{"amd64", "arm64"} {
-		img, err := random.Image(512, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
-	}
-	if err := remote.WriteIndex(mustRef(t, host+"/opm/base:v1"), idx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := idx.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return host, host + "/opm/base@" + d.String()
+	host = servertest.NewRegistry(t)
+	return host, servertest.PushBaseIndex(t, host, "opm/base")
 }
 
 func mustRef(t *testing.T, s string) name.Reference {
