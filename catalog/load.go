@@ -413,36 +413,25 @@ type valueSlabs struct {
 
 const slabSize = 512
 
-// fields returns a copy of src with its own capacity (appending to it never
-// writes into a neighbour).
-func (s *valueSlabs) fields(src []Field) []Field {
-	n := len(src)
-	if n == 0 {
-		return nil
-	}
-	if n > slabSize/4 {
-		return append([]Field(nil), src...)
-	}
-	if len(s.fieldBlock)+n > cap(s.fieldBlock) {
-		s.fieldBlock = make([]Field, 0, slabSize)
-	}
-	start := len(s.fieldBlock)
-	s.fieldBlock = append(s.fieldBlock, src...)
-	return s.fieldBlock[start : start+n : start+n]
-}
+func (s *valueSlabs) fields(src []Field) []Field { return slabCopy(&s.fieldBlock, src) }
 
-func (s *valueSlabs) items(src []Value) []Value {
+func (s *valueSlabs) items(src []Value) []Value { return slabCopy(&s.itemBlock, src) }
+
+// slabCopy returns a copy of src in *block (a new block when it is full),
+// with its own capacity: appending to it never writes into a neighbour.
+// Large slices get their own allocation.
+func slabCopy[T any](block *[]T, src []T) []T {
 	n := len(src)
 	if n == 0 {
 		return nil
 	}
 	if n > slabSize/4 {
-		return append([]Value(nil), src...)
+		return append([]T(nil), src...)
 	}
-	if len(s.itemBlock)+n > cap(s.itemBlock) {
-		s.itemBlock = make([]Value, 0, slabSize)
+	if len(*block)+n > cap(*block) {
+		*block = make([]T, 0, slabSize)
 	}
-	start := len(s.itemBlock)
-	s.itemBlock = append(s.itemBlock, src...)
-	return s.itemBlock[start : start+n : start+n]
+	start := len(*block)
+	*block = append(*block, src...)
+	return (*block)[start : start+n : start+n]
 }
