@@ -441,19 +441,16 @@ func (pr *packReader) chain(h Hash) ([]packEntry, error) {
 // info returns the type and size of a packed object without inflating more
 // than a delta's header.
 func (pr *packReader) info(h Hash) (plumbing.ObjectType, int64, error) {
-	pr.infosMu.Lock()
-	in, ok := pr.infos[h]
-	pr.infosMu.Unlock()
-	if ok {
+	if in, ok := pr.cachedInfo(h); ok {
 		return in.typ, in.size, nil
 	}
 	chain, err := pr.chain(h)
 	if err != nil {
 		return 0, 0, err
 	}
-	in = objectInfo{typ: chain[len(chain)-1].typ, size: chain[0].size}
+	in := objectInfo{typ: chain[len(chain)-1].typ, size: chain[0].size}
 	if len(chain) > 1 {
-		if _, in.size, err = pr.deltaSizes(chain[0]); err != nil {
+		if in.size, err = pr.deltaResultSize(chain[0]); err != nil {
 			return 0, 0, err
 		}
 	}
@@ -464,6 +461,14 @@ func (pr *packReader) info(h Hash) (plumbing.ObjectType, int64, error) {
 	pr.infos[h] = in
 	pr.infosMu.Unlock()
 	return in.typ, in.size, nil
+}
+
+// cachedInfo returns what info found for h, if it is still kept.
+func (pr *packReader) cachedInfo(h Hash) (objectInfo, bool) {
+	pr.infosMu.Lock()
+	defer pr.infosMu.Unlock()
+	in, ok := pr.infos[h]
+	return in, ok
 }
 
 // read returns the content of h, which must be of type want. check gets the
@@ -489,12 +494,10 @@ func (pr *packReader) read(h Hash, want plumbing.ObjectType, check func(size int
 	}
 	// The result's size: known if the file was sized (as it usually is),
 	// else from the start of the delta.
-	pr.infosMu.Lock()
-	in, known := pr.infos[h]
-	pr.infosMu.Unlock()
+	in, known := pr.cachedInfo(h)
 	size := in.size
 	if !known {
-		if _, size, err = pr.deltaSizes(chain[0]); err != nil {
+		if size, err = pr.deltaResultSize(chain[0]); err != nil {
 			return nil, err
 		}
 	}
@@ -688,37 +691,37 @@ func expectEnd(z io.Reader) error {
 	return errors.New("the stream does not end")
 }
 
-// deltaSizes inflates the start of a delta for the sizes of its base and
-// of its result.
-func (pr *packReader) deltaSizes(e packEntry) (src, dst int64, err error) {
+// deltaResultSize inflates the start of a delta for the size of the object
+// it builds (the second size of its header, after its base's).
+func (pr *packReader) deltaResultSize(e packEntry) (int64, error) {
 	// The first 20 bytes take at most a zlib header, a block header with its
 	// code tables (some 300 bytes) and 20 codes; more is read if need be.
-	src, dst, cut, err := pr.deltaSizesFrom(e, min(compressedBound(e.size), 512))
+	dst, cut, err := pr.deltaResultSizeFrom(e, min(compressedBound(e.size), 512))
 	if err != nil && cut {
-		src, dst, _, err = pr.deltaSizesFrom(e, 0)
+		dst, _, err = pr.deltaResultSizeFrom(e, 0)
 	}
-	return src, dst, err
+	return dst, err
 }
 
-func (pr *packReader) deltaSizesFrom(e packEntry, short int64) (src, dst int64, cut bool, err error) {
+func (pr *packReader) deltaResultSizeFrom(e packEntry, short int64) (dst int64, cut bool, err error) {
 	in, cut, err := pr.openStream(e, short)
 	if err != nil {
-		return 0, 0, cut, err
+		return 0, cut, err
 	}
 	defer pr.release(in)
 	var b [20]byte
 	n, err := io.ReadFull(in.z, b[:min(int64(len(b)), e.size)])
 	if err != nil {
-		return 0, 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
+		return 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
 	}
-	src, rest, err := deltaVarint(b[:n])
+	_, rest, err := deltaVarint(b[:n])
 	if err == nil {
 		dst, _, err = deltaVarint(rest)
 	}
 	if err != nil {
-		return 0, 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
+		return 0, cut, corrupt("%s: delta at %d: %v", e.p.name, e.off, err)
 	}
-	return src, dst, cut, nil
+	return dst, cut, nil
 }
 
 // deltaVarint decodes a delta's size: 7 bits a byte, least significant first.
