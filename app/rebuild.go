@@ -758,44 +758,48 @@ func (b *rebuild) startRun(ctx context.Context) (int64, error) {
 	return cr.GetID(), nil
 }
 
+// openRun is the newest image run of ours on the commit still in progress,
+// or 0.
 func (b *rebuild) openRun(ctx context.Context) (int64, error) {
-	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String("in_progress"),
-		Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	if b.r.appID != 0 {
-		opt.AppID = github.Int64(b.r.appID)
-	}
-	res, _, err := b.gh.Checks.ListCheckRunsForRef(ctx, b.a.Owner, b.a.Repo, b.a.SHA, opt)
-	if err != nil {
-		return 0, fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
-	}
+	runs, err := b.imageRuns(ctx, "in_progress")
 	var id int64
-	for _, cr := range res.CheckRuns {
-		if cr.GetExternalID() == rebuildExternalID && cr.GetID() > id {
-			id = cr.GetID()
-		}
+	for _, cr := range runs {
+		id = max(id, cr.GetID())
 	}
-	return id, nil
+	return id, err
 }
 
 // settled returns the conclusion of a completed image run of ours on the
 // commit that is a verdict to keep (success: pushed; neutral: superseded or
 // nothing to push), or "". A failure is not kept: the build is tried again.
 func (b *rebuild) settled(ctx context.Context) (string, error) {
-	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String("completed"),
+	runs, err := b.imageRuns(ctx, "completed")
+	for _, cr := range runs {
+		if c := cr.GetConclusion(); c == "success" || c == "neutral" {
+			return c, nil
+		}
+	}
+	return "", err
+}
+
+// imageRuns lists our image runs on the commit with status.
+func (b *rebuild) imageRuns(ctx context.Context, status string) ([]*github.CheckRun, error) {
+	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String(status),
 		Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	if b.r.appID != 0 {
 		opt.AppID = github.Int64(b.r.appID)
 	}
 	res, _, err := b.gh.Checks.ListCheckRunsForRef(ctx, b.a.Owner, b.a.Repo, b.a.SHA, opt)
 	if err != nil {
-		return "", fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
+		return nil, fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
 	}
+	var out []*github.CheckRun
 	for _, cr := range res.CheckRuns {
-		if c := cr.GetConclusion(); cr.GetExternalID() == rebuildExternalID && (c == "success" || c == "neutral") {
-			return c, nil
+		if cr.GetExternalID() == rebuildExternalID {
+			out = append(out, cr)
 		}
 	}
-	return "", nil
+	return out, nil
 }
 
 // progress shows a note on a run that stays in progress.
