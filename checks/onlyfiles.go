@@ -3,6 +3,8 @@ package checks
 import (
 	"io/fs"
 	"path"
+
+	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // onlyFiles shows a tree with just the given files (slash paths), every
@@ -68,9 +70,7 @@ func (f *filteredFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // ContentKey passes the tree's content keys through for visible files.
 func (f *filteredFS) ContentKey(name string) (string, bool) {
-	k, ok := f.fsys.(interface {
-		ContentKey(string) (string, bool)
-	})
+	k, ok := f.fsys.(catalog.ContentKeyer)
 	if !ok || !f.visible(name, false) {
 		return "", false
 	}
