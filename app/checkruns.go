@@ -246,7 +246,8 @@ func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, p
 	mine := CheckRunExternalID(pr, job)
 	prefix := CheckRunExternalID(pr, "")
 	h := headRuns{own: map[string]ownRun{}, others: map[string]otherRun{}}
-	err := listRuns(ctx, gh, owner, repo, sha, func(cr *github.CheckRun) {
+	all := github.ListCheckRunsOptions{Filter: github.String("all")}
+	err := listRuns(ctx, gh, owner, repo, sha, all, maxOwnRunPages, func(cr *github.CheckRun) {
 		ext, name, done := cr.GetExternalID(), cr.GetName(), cr.GetStatus() == "completed"
 		switch {
 		case ext == mine:
@@ -261,11 +262,12 @@ func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, p
 	return h, err
 }
 
-// listRuns calls f with each check run on sha (up to maxOwnRunPages pages).
-func listRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, f func(*github.CheckRun)) error {
-	opt := &github.ListCheckRunsOptions{Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxOwnRunPages; page++ {
-		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
+// listRuns calls f with each check run on sha that opt selects, reading up
+// to maxPages pages of 100.
+func listRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, opt github.ListCheckRunsOptions, maxPages int, f func(*github.CheckRun)) error {
+	opt.ListOptions = github.ListOptions{PerPage: 100}
+	for page := 0; page < maxPages; page++ {
+		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, &opt)
 		if err != nil {
 			return fmt.Errorf("listing the check runs on %s/%s@%s: %w", owner, repo, sha, err)
 		}

@@ -124,21 +124,14 @@ func (m *Merger) appID(r *github.CheckRun) int64 {
 // checkRunsOn lists the check runs of sha, the latest per name.
 func checkRunsOn(ctx context.Context, gh *github.Client, owner, repo, sha string) (map[string]*github.CheckRun, error) {
 	out := map[string]*github.CheckRun{}
-	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxListPages; page++ {
-		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
-		if err != nil {
-			return nil, fmt.Errorf("listing check runs of %s: %w", short(sha), err)
+	latest := github.ListCheckRunsOptions{Filter: github.String("latest")}
+	err := listRuns(ctx, gh, owner, repo, sha, latest, maxListPages, func(r *github.CheckRun) {
+		if old, ok := out[r.GetName()]; !ok || r.GetID() > old.GetID() {
+			out[r.GetName()] = r
 		}
-		for _, r := range res.CheckRuns {
-			if old, ok := out[r.GetName()]; !ok || r.GetID() > old.GetID() {
-				out[r.GetName()] = r
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

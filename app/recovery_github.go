@@ -71,27 +71,20 @@ func HasCompletedChecks(ctx context.Context, gh *github.Client, owner, repo, sha
 	}
 	completed := map[string]bool{}
 	seen := map[string]bool{}
-	opt := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	opt := github.ListCheckRunsOptions{Filter: github.String("latest")}
 	if len(names) == 1 {
 		opt.CheckName = github.String(names[0])
 	}
-	for page := 0; page < maxCheckRunPages; page++ {
-		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, opt)
-		if err != nil {
-			return false, fmt.Errorf("listing check runs of %s/%s@%s: %w", owner, repo, sha, err)
+	err := listRuns(ctx, gh, owner, repo, sha, opt, maxCheckRunPages, func(cr *github.CheckRun) {
+		n := cr.GetName()
+		if seen[n] {
+			return // filter=latest lists the newest first
 		}
-		for _, cr := range res.CheckRuns {
-			n := cr.GetName()
-			if seen[n] {
-				continue // filter=latest lists the newest first
-			}
-			seen[n] = true
-			completed[n] = cr.GetStatus() == "completed"
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+		seen[n] = true
+		completed[n] = cr.GetStatus() == "completed"
+	})
+	if err != nil {
+		return false, err
 	}
 	for _, n := range names {
 		if !completed[n] {
