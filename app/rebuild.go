@@ -782,24 +782,20 @@ func (b *rebuild) settled(ctx context.Context) (string, error) {
 	return "", err
 }
 
-// imageRuns lists our image runs on the commit with status.
+// imageRuns lists our image runs on the commit with status (one page: the
+// query names the run and the App).
 func (b *rebuild) imageRuns(ctx context.Context, status string) ([]*github.CheckRun, error) {
-	opt := &github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String(status),
-		Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	opt := github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String(status), Filter: github.String("all")}
 	if b.r.appID != 0 {
 		opt.AppID = github.Int64(b.r.appID)
 	}
-	res, _, err := b.gh.Checks.ListCheckRunsForRef(ctx, b.a.Owner, b.a.Repo, b.a.SHA, opt)
-	if err != nil {
-		return nil, fmt.Errorf("listing check runs of %s: %w", short(b.a.SHA), err)
-	}
 	var out []*github.CheckRun
-	for _, cr := range res.CheckRuns {
+	err := listRuns(ctx, b.gh, b.a.Owner, b.a.Repo, b.a.SHA, opt, 1, func(cr *github.CheckRun) {
 		if cr.GetExternalID() == rebuildExternalID {
 			out = append(out, cr)
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // progress shows a note on a run that stays in progress.
