@@ -13,26 +13,44 @@ import (
 	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
-// killPlan bounds one SIGKILL loop.
+// killPlan bounds one SIGKILL loop: how many events (webhook deliveries or
+// pushes) it sends and after how many of them it kills a server.
 type killPlan struct {
-	deliveries int
-	kills      int
-	seed       uint64
+	events int
+	kills  int
+	seed   uint64
 }
 
-// planFor sizes the loop: short under -short, long with
-// CATALOGBOT_RESILIENCE_LONG=1; CATALOGBOT_RESILIENCE_SEED replays a run.
+// planFor sizes the delivery loop.
 func planFor(t *testing.T) killPlan {
-	p := killPlan{deliveries: 30, kills: 5, seed: uint64(time.Now().UnixNano())}
+	return sizeKillLoop(t, "kill loop", "deliveries", killPlan{events: 30, kills: 5}, killPlan{events: 150, kills: 25}, killPlan{events: 14, kills: 2})
+}
+
+// sizeKillLoop picks normal, long with CATALOGBOT_RESILIENCE_LONG=1 or
+// short under -short; CATALOGBOT_RESILIENCE_SEED replays a run. loop and
+// noun name the loop and its events in the log.
+func sizeKillLoop(t *testing.T, loop, noun string, normal, long, short killPlan) killPlan {
+	t.Helper()
+	p := normal
 	switch {
 	case os.Getenv("CATALOGBOT_RESILIENCE_LONG") == "1":
-		p.deliveries, p.kills = 150, 25
+		p = long
 	case testing.Short():
-		p.deliveries, p.kills = 14, 2
+		p = short
 	}
-	p.seed = seedFromEnv(t, p.seed)
-	t.Logf("kill loop: %d deliveries, %d kills, seed %d (replay with CATALOGBOT_RESILIENCE_SEED=%d)", p.deliveries, p.kills, p.seed, p.seed)
+	p.seed = seedFromEnv(t, uint64(time.Now().UnixNano()))
+	t.Logf("%s: %d %s, %d kills, seed %d (replay with CATALOGBOT_RESILIENCE_SEED=%d)", loop, p.events, noun, p.kills, p.seed, p.seed)
 	return p
+}
+
+// killPoints draws up to p.kills distinct events, neither the first nor the
+// last, after which a server is killed.
+func (p killPlan) killPoints(rng *rand.Rand) map[int]bool {
+	killAt := map[int]bool{}
+	for len(killAt) < p.kills && len(killAt) < p.events-2 {
+		killAt[1+rng.IntN(p.events-2)] = true
+	}
+	return killAt
 }
 
 // TestKillLoopSQLite streams deliveries into one server on an SQLite file
@@ -75,10 +93,7 @@ func runKillLoop(t *testing.T, w *world, rs []*servertest.Replica, p killPlan, s
 	}
 	w.fake.SetWebhook(rs[0].URL(), hookToken)
 
-	killAt := map[int]bool{}
-	for len(killAt) < p.kills && len(killAt) < p.deliveries-2 {
-		killAt[1+rng.IntN(p.deliveries-2)] = true
-	}
+	killAt := p.killPoints(rng)
 	client := &http.Client{Timeout: 10 * time.Second}
 	tr := &traffic{w: w, rng: rng}
 	next := 0 // replica for the next delivery (round robin, as a Service)
@@ -88,7 +103,7 @@ func runKillLoop(t *testing.T, w *world, rs []*servertest.Replica, p killPlan, s
 		return deliver(ctx, client, r.URL(), d)
 	}
 	kills := 0
-	for i := 0; i < p.deliveries; i++ {
+	for i := 0; i < p.events; i++ {
 		var d *delivery
 		switch x := rng.Float64(); {
 		case len(tr.sent) > 0 && x < 0.2: // a redelivery of the same GUID
@@ -107,7 +122,7 @@ func runKillLoop(t *testing.T, w *world, rs []*servertest.Replica, p killPlan, s
 			kills++
 			// Deliveries while it is down: unanswered ones are resent below,
 			// as GitHub's redelivery (or our resync) would.
-			if i+1 < p.deliveries {
+			if i+1 < p.events {
 				d := tr.push()
 				code, err := servertest.Send(ctx, client, victim.URL(), hookToken, d.Delivery)
 				d.codes = append(d.codes, code)
@@ -144,5 +159,5 @@ func runKillLoop(t *testing.T, w *world, rs []*servertest.Replica, p killPlan, s
 		}
 	}
 	t.Logf("%d deliveries (%d distinct GUIDs acknowledged), %d PRs, %d kills; runs in progress once all heads were checked: %d, none left after %s",
-		p.deliveries, acked, len(tr.prs), kills, left, waited.Round(100*time.Millisecond))
+		p.events, acked, len(tr.prs), kills, left, waited.Round(100*time.Millisecond))
 }

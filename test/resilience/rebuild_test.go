@@ -31,24 +31,9 @@ const imageRunName = "catalogbot/catalog-image"
 // holding it keeps every build of the repository waiting that long.
 const rebuildLease = 2 * time.Minute
 
-// rebuildPlan bounds one SIGKILL loop over pushes to the default branch.
-type rebuildPlan struct {
-	pushes int
-	kills  int
-	seed   uint64
-}
-
-func rebuildPlanFor(t *testing.T) rebuildPlan {
-	p := rebuildPlan{pushes: 24, kills: 4, seed: uint64(time.Now().UnixNano())}
-	switch {
-	case os.Getenv("CATALOGBOT_RESILIENCE_LONG") == "1":
-		p.pushes, p.kills = 100, 15
-	case testing.Short():
-		p.pushes, p.kills = 10, 2
-	}
-	p.seed = seedFromEnv(t, p.seed)
-	t.Logf("rebuild kill loop: %d pushes, %d kills, seed %d (replay with CATALOGBOT_RESILIENCE_SEED=%d)", p.pushes, p.kills, p.seed, p.seed)
-	return p
+// rebuildPlanFor sizes the loop over pushes to the default branch.
+func rebuildPlanFor(t *testing.T) killPlan {
+	return sizeKillLoop(t, "rebuild kill loop", "pushes", killPlan{events: 24, kills: 4}, killPlan{events: 100, kills: 15}, killPlan{events: 10, kills: 2})
 }
 
 // TestKillLoopRebuildSQLite pushes to the catalog repository's main branch
@@ -254,7 +239,7 @@ func watchTag(ctx context.Context, t *testing.T, ref string) (*tagWatch, func())
 // runRebuildKillLoop is the scenario; stored, when set, reads the delivery
 // log, and leaseHeld says whether a build lease is held right now (read
 // after each kill: a killed build keeps it for a whole lease).
-func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Replica, p rebuildPlan, stored func() map[string]bool, leaseHeld func() bool) {
+func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Replica, p killPlan, stored func() map[string]bool, leaseHeld func() bool) {
 	// A build killed while it holds the lease blocks the repository for a
 	// whole lease; after that, its job waits for River's rescue.
 	ctx, cancel := context.WithTimeout(context.Background(), rebuildLease+rescueWindow(serverOptions{})+90*time.Second)
@@ -273,10 +258,7 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 	stopWatch := func() { stopOnce.Do(stopW) }
 	defer stopWatch()
 
-	killAt := map[int]bool{}
-	for len(killAt) < p.kills && len(killAt) < p.pushes-2 {
-		killAt[1+rng.IntN(p.pushes-2)] = true
-	}
+	killAt := p.killPoints(rng)
 	client := &http.Client{Timeout: 10 * time.Second}
 	var sent []*delivery
 	push := func() *delivery {
@@ -293,7 +275,7 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 		return deliver(ctx, client, r.URL(), d)
 	}
 	kills, resent, heldAtKill := 0, 0, 0
-	for i := 0; i < p.pushes; i++ {
+	for i := 0; i < p.events; i++ {
 		if len(sent) > 0 && rng.Float64() < 0.2 {
 			post(sent[rng.IntN(len(sent))]) // GitHub sends a push again under its GUID
 			resent++
@@ -312,7 +294,7 @@ func runRebuildKillLoop(t *testing.T, w *world, m *mainline, rs []*servertest.Re
 				heldAtKill++
 				t.Logf("push %d: a build lease is held right after the kill", i)
 			}
-			if i+1 < p.pushes { // a push while it is down, resent below
+			if i+1 < p.events { // a push while it is down, resent below
 				d := push()
 				code, err := servertest.Send(ctx, client, victim.URL(), hookToken, d.Delivery)
 				d.codes = append(d.codes, code)
