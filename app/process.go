@@ -306,17 +306,9 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	if cloneURL == "" {
 		cloneURL = pr.GetBase().GetRepo().GetCloneURL()
 	}
-	token, err := p.gh.InstallationToken(ctx, a.InstallationID)
-	if err != nil {
-		return nil, "", fmt.Errorf("installation token: %w", err)
-	}
 	baseFull := "refs/heads/" + baseRef
 	headRef := fmt.Sprintf("refs/pull/%d/head", a.Number)
-	path, err := p.cache.Fetch(ctx, a.Owner, a.Repo, cloneURL, token, []string{baseFull, headRef})
-	if err != nil {
-		return nil, "", err
-	}
-	repo, err := gitfs.Open(path)
+	repo, err := fetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, cloneURL, []string{baseFull, headRef})
 	if err != nil {
 		return nil, "", err
 	}
@@ -350,6 +342,20 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		}
 	}
 	return out, upgradeGraphs(in), nil
+}
+
+// fetchRepo brings refs of owner/repo (cloned from cloneURL as the
+// installation) into the git cache and opens the cached repository.
+func fetchRepo(ctx context.Context, gh installationClients, cache *GitCache, installationID int64, owner, repo, cloneURL string, refs []string) (*gitfs.Repo, error) {
+	token, err := gh.InstallationToken(ctx, installationID)
+	if err != nil {
+		return nil, fmt.Errorf("installation token: %w", err)
+	}
+	path, err := cache.Fetch(ctx, owner, repo, cloneURL, token, refs)
+	if err != nil {
+		return nil, err
+	}
+	return gitfs.Open(path)
 }
 
 // mergeResults makes one check run's result out of the checks it shows.

@@ -398,15 +398,7 @@ func (b *rebuild) fetch(ctx context.Context) (*gitfs.Repo, error) {
 		}
 		clone = rp.GetCloneURL()
 	}
-	token, err := b.r.gh.InstallationToken(ctx, a.InstallationID)
-	if err != nil {
-		return nil, fmt.Errorf("installation token: %w", err)
-	}
-	p, err := b.r.cache.Fetch(ctx, a.Owner, a.Repo, clone, token, []string{a.Ref})
-	if err != nil {
-		return nil, err
-	}
-	return gitfs.Open(p)
+	return fetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{a.Ref})
 }
 
 // superseded completes a job whose commit is no longer the branch's head.
