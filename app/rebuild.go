@@ -99,20 +99,7 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	ro := []registry.Option{registry.WithLogger(log)}
-	if cfg.RebuildPushAuthFile != "" {
-		ro = append(ro, registry.WithAuthFile(cfg.RebuildPushAuthFile))
-	}
-	if cfg.RegistryAuthFile != "" {
-		ro = append(ro, registry.WithAuthFile(cfg.RegistryAuthFile))
-	}
-	if len(cfg.RegistryInternalHosts) > 0 {
-		ro = append(ro, registry.WithAllowedHosts(cfg.RegistryInternalHosts...))
-	}
-	if len(cfg.RegistryInsecureHosts) > 0 {
-		ro = append(ro, registry.WithInsecureHosts(cfg.RegistryInsecureHosts...))
-	}
-	reg, err := registry.New(ro...)
+	reg, err := newRegistryClient(cfg, log, cfg.RebuildPushAuthFile)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client of the rebuild: %w", err)
 	}

@@ -176,21 +176,33 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 }
 
 func (s *Server) newRegistry() (*registry.Client, error) {
-	ro := []registry.Option{registry.WithLogger(s.log)}
-	if s.cfg.RegistryAuthFile != "" {
-		ro = append(ro, registry.WithAuthFile(s.cfg.RegistryAuthFile))
-	}
-	if len(s.cfg.RegistryInternalHosts) > 0 {
-		ro = append(ro, registry.WithAllowedHosts(s.cfg.RegistryInternalHosts...))
-	}
-	if len(s.cfg.RegistryInsecureHosts) > 0 {
-		ro = append(ro, registry.WithInsecureHosts(s.cfg.RegistryInsecureHosts...))
-	}
-	reg, err := registry.New(ro...)
+	reg, err := newRegistryClient(s.cfg, s.log)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
 	}
 	return reg, nil
+}
+
+// newRegistryClient is a registry client with the configuration's
+// credentials (authFiles first, then registry.auth_file) behind its address
+// guard (registry.internal_hosts, registry.insecure_hosts).
+func newRegistryClient(cfg *Config, log *slog.Logger, authFiles ...string) (*registry.Client, error) {
+	ro := []registry.Option{registry.WithLogger(log)}
+	for _, f := range authFiles {
+		if f != "" {
+			ro = append(ro, registry.WithAuthFile(f))
+		}
+	}
+	if cfg.RegistryAuthFile != "" {
+		ro = append(ro, registry.WithAuthFile(cfg.RegistryAuthFile))
+	}
+	if len(cfg.RegistryInternalHosts) > 0 {
+		ro = append(ro, registry.WithAllowedHosts(cfg.RegistryInternalHosts...))
+	}
+	if len(cfg.RegistryInsecureHosts) > 0 {
+		ro = append(ro, registry.WithInsecureHosts(cfg.RegistryInsecureHosts...))
+	}
+	return registry.New(ro...)
 }
 
 // Handler is the server's HTTP routes (for tests and embedding).
