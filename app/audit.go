@@ -117,8 +117,13 @@ func (q *Queue) AuditLog(ctx context.Context, repo string, limit int) ([]AuditEn
 }
 
 func (b *riverBackend[TTx]) migrateMerge(ctx context.Context) error {
+	return b.execAll(ctx, mergeSchema)
+}
+
+// execAll runs stmts in one transaction.
+func (b *riverBackend[TTx]) execAll(ctx context.Context, stmts []string) error {
 	return b.inTx(ctx, func(tx TTx) error {
-		for _, q := range mergeSchema {
+		for _, q := range stmts {
 			if _, err := b.db.exec(ctx, tx, q); err != nil {
 				return err
 			}

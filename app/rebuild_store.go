@@ -69,14 +69,7 @@ func (q *Queue) rebuildStore(ctx context.Context) (rebuildStore, error) {
 }
 
 func (b *riverBackend[TTx]) migrateRebuild(ctx context.Context) error {
-	return b.inTx(ctx, func(tx TTx) error {
-		for _, q := range rebuildSchema {
-			if _, err := b.db.exec(ctx, tx, q); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return b.execAll(ctx, rebuildSchema)
 }
 
 func (b *riverBackend[TTx]) acquireRebuild(ctx context.Context, owner, name, holder string, now, until time.Time) (bool, error) {
