@@ -28,11 +28,11 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 		return nil, nil, errors.New("read catalog: no file system given")
 	}
 	lim = lim.withDefaults()
-	tree, err := walkCatalog(ctx, fsys, lim)
+	tree, err := listFiles(ctx, fsys, lim)
 	if err != nil {
 		return nil, nil, err
 	}
-	files := tree.files
+	files := tree.Files
 	results := make([]fileResult, len(files))
 	var total atomic.Int64
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -44,7 +44,7 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].size > files[order[b]].size })
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Size > files[order[b]].Size })
 
 	next := atomic.Int64{}
 	workers := min(lim.Concurrency, len(files))
@@ -78,7 +78,7 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 		return nil, nil, err
 	}
 
-	findings := tree.findings
+	findings := tree.Findings
 	ndocs := 0
 	for i := range results {
 		ndocs += len(results[i].docs)
@@ -97,16 +97,36 @@ type fileResult struct {
 	findings []Finding
 }
 
-// catalogTree is what the walk found: the files to parse, in lexical order,
-// and findings about entries that are not parsed (links, devices).
-type catalogTree struct {
-	files    []catalogFile
-	findings []Finding
+// FileSet is a catalog tree's files as opm reads them: what the loader
+// parses and what the catalog image holds are both taken from it, so that a
+// file validation never saw (one .indexignore hides, say) cannot reach, or
+// break, the image.
+type FileSet struct {
+	// Files are the regular files that are read, in lexical order.
+	Files []CatalogFile
+	// IndexIgnores are the .indexignore files whose patterns chose Files,
+	// in lexical order.
+	IndexIgnores []string
+	// Findings are about entries that are not read although no pattern
+	// excludes them (links, special files) and .indexignore files opm
+	// cannot read.
+	Findings []Finding
 }
 
-type catalogFile struct {
-	path string
-	size int64
+// CatalogFile is one file of a FileSet.
+type CatalogFile struct {
+	Path string // slash separated, relative to the root
+	Size int64
+}
+
+// ListFiles walks fsys as ReadFS does, without reading the catalog files:
+// the one definition of which files a catalog consists of. The error is for
+// an I/O failure, a limit on the whole tree (files or bytes) or ctx's end.
+func ListFiles(ctx context.Context, fsys fs.FS, lim Limits) (FileSet, error) {
+	if fsys == nil {
+		return FileSet{}, errors.New("read catalog: no file system given")
+	}
+	return listFiles(ctx, fsys, lim.withDefaults())
 }
 
 type walkEntry struct {
@@ -121,9 +141,10 @@ const (
 	entryIrregular
 )
 
-func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, error) {
+func listFiles(ctx context.Context, fsys fs.FS, lim Limits) (FileSet, error) {
 	var entries []walkEntry
 	var patterns []gitignore.Pattern
+	var ignoreFiles []string
 	var ignoreFindings []Finding
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,6 +175,7 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 			}
 			ps, finding := parseIndexIgnore(p, data)
 			patterns = append(patterns, ps...)
+			ignoreFiles = append(ignoreFiles, p)
 			if finding != nil {
 				ignoreFindings = append(ignoreFindings, *finding)
 			}
@@ -166,10 +188,10 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 		return nil
 	})
 	if err != nil {
-		return catalogTree{}, err
+		return FileSet{}, err
 	}
 	matcher := newIgnoreMatcher(patterns)
-	tree := catalogTree{findings: ignoreFindings}
+	tree := FileSet{IndexIgnores: ignoreFiles, Findings: ignoreFindings}
 	var total int64
 	for _, e := range entries {
 		if matcher.ignored(e.path) {
@@ -177,17 +199,17 @@ func walkCatalog(ctx context.Context, fsys fs.FS, lim Limits) (catalogTree, erro
 		}
 		switch e.kind {
 		case entrySymlink:
-			tree.findings = append(tree.findings, newLoadFinding(ruleLoadSymlink, e.path,
+			tree.Findings = append(tree.Findings, newLoadFinding(ruleLoadSymlink, e.path,
 				fmt.Sprintf("%s is a symbolic link; catalogbot never follows links, for safety (a git tree can point anywhere), so it was not read", e.path)))
 		case entryIrregular:
-			tree.findings = append(tree.findings, newLoadFinding(ruleLoadIrregular, e.path,
+			tree.Findings = append(tree.Findings, newLoadFinding(ruleLoadIrregular, e.path,
 				fmt.Sprintf("%s is neither a regular file nor a directory; it was not read", e.path)))
 		default:
 			total += e.size
 			if total > lim.MaxTotalSize {
-				return catalogTree{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+				return FileSet{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 			}
-			tree.files = append(tree.files, catalogFile{path: e.path, size: e.size})
+			tree.Files = append(tree.Files, CatalogFile{Path: e.path, Size: e.size})
 		}
 	}
 	return tree, nil
@@ -202,30 +224,30 @@ func newLoadFinding(rule, file, msg string) Finding {
 // large enough. spare is a buffer the caller may pass again: buf, or the one
 // read into, unless the documents keep it. The error is for I/O failure and
 // the tree's byte limit only.
-func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
-	if f.size > lim.MaxFileSize {
-		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
-			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.size, lim.MaxFileSize))}}, buf, nil
+func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
+	if f.Size > lim.MaxFileSize {
+		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}, buf, nil
 	}
 	var key string
 	if keyer, ok := fsys.(ContentKeyer); ok && lim.Cache != nil {
-		if k, ok := keyer.ContentKey(f.path); ok {
+		if k, ok := keyer.ContentKey(f.Path); ok {
 			key = k
-			if res, ok := lim.Cache.get(key, f.path); ok {
-				if total.Add(f.size) > lim.MaxTotalSize {
+			if res, ok := lim.Cache.get(key, f.Path); ok {
+				if total.Add(f.Size) > lim.MaxTotalSize {
 					return fileResult{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 				}
 				return res, buf, nil
 			}
 		}
 	}
-	data, err := readBounded(fsys, f.path, lim.MaxFileSize, buf)
+	data, err := readBounded(fsys, f.Path, lim.MaxFileSize, buf)
 	if errors.Is(err, errTooLarge) {
-		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.path,
+		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
 			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, buf, nil
 	}
 	if err != nil {
-		return fileResult{}, buf, fmt.Errorf("read catalog: %s: %w", f.path, err)
+		return fileResult{}, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
 	}
 	if total.Add(int64(len(data))) > lim.MaxTotalSize {
 		return fileResult{}, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
@@ -238,14 +260,14 @@ func readCatalogFile(fsys fs.FS, f catalogFile, lim Limits, total *atomic.Int64,
 	// in which case the documents keep the buffer and it is never written
 	// again.
 	src := unsafe.String(unsafe.SliceData(data), len(data))
-	p := newFileParser(f.path, src, lim)
+	p := newFileParser(f.Path, src, lim)
 	p.parse()
 	res = fileResult{docs: p.docs, findings: p.findings}
 	if !compactStrings(p.docs, src, cap(data), true) {
 		spare = data[:0]
 	}
 	if key != "" {
-		lim.Cache.put(key, f.path, int64(len(data)), res)
+		lim.Cache.put(key, f.Path, int64(len(data)), res)
 	}
 	return res, spare, nil
 }

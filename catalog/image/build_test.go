@@ -16,6 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -265,5 +266,76 @@ func TestConfigsLayerDigestMatchesGoContainerregistry(t *testing.T) {
 		if got != want {
 			t.Errorf("ConfigsLayer gives %s, go-containerregistry's own compression %s", got, want)
 		}
+	}
+}
+
+// layerNames lists the entries of a layer's tar.
+func layerNames(t *testing.T, l v1.Layer) []string {
+	t.Helper()
+	rc, err := l.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+	}
+}
+
+// What validation reads is what the image holds: a link that .indexignore
+// hides passes validation, so it must not fail the build (it did: every
+// rebuild after its merge failed), and files the loader skips stay out.
+func TestConfigsLayerHoldsWhatTheLoaderReads(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("etcd/catalog.yaml", "schema: olm.package\nname: etcd\ndefaultChannel: stable\n---\n"+
+		"schema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n---\n"+
+		"schema: olm.bundle\npackage: etcd\nname: etcd.v1.0.0\nimage: quay.io/example/etcd-bundle:v1.0.0\n"+
+		"properties:\n  - type: olm.package\n    value:\n      packageName: etcd\n      version: \"1.0.0\"\n")
+	write(".indexignore", "hidden/\n*.md\n")
+	write("hidden/notes.yaml", "not: read\n")
+	write("etcd/README.md", "# etcd\n")
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "hidden", "link.yaml")); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	fsys := os.DirFS(dir)
+	cat, err := catalog.Load(context.Background(), fsys, catalog.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := catalog.Validate(cat, catalog.ValidateOptions{}); catalog.HasErrors(fs) {
+		t.Fatalf("the catalog should validate: %v", fs)
+	}
+	l, err := ConfigsLayer(fsys, Limits{})
+	if err != nil {
+		t.Fatalf("ConfigsLayer of a catalog that validates: %v", err)
+	}
+	got := layerNames(t, l)
+	want := []string{"configs/", "configs/.indexignore", "configs/etcd/", "configs/etcd/catalog.yaml"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("entries = %q, want %q (the loader's file set and the .indexignore)", got, want)
+	}
+
+	// Unhidden, the same link fails validation and the build alike.
+	write(".indexignore", "*.md\n")
+	if _, err := ConfigsLayer(fsys, Limits{}); !errors.Is(err, ErrLink) {
+		t.Errorf("err = %v, want ErrLink once the link is no longer hidden", err)
 	}
 }

@@ -3,6 +3,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
@@ -43,50 +45,18 @@ func (l Limits) withDefaults() Limits {
 // (it could point anywhere on the machine that builds it).
 var ErrLink = errors.New("symbolic links are not copied into the catalog image")
 
-// ConfigsLayer makes the layer holding every regular file of catalog under
-// /configs: entries sorted by path, directories 0755 and files 0644, owned by
-// uid/gid 0, all with the same fixed time, so the same catalog always gives
-// the same layer digest. Links and other special files are refused.
-func ConfigsLayer(catalog fs.FS, lim Limits) (v1.Layer, error) {
-	lim = lim.withDefaults()
-	type entry struct {
-		name string
-		dir  bool
-	}
-	var entries []entry
-	var total int64
-	err := fs.WalkDir(catalog, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch t := d.Type(); {
-		case d.IsDir():
-			entries = append(entries, entry{name: p, dir: true})
-			return nil
-		case t&fs.ModeSymlink != 0:
-			return fmt.Errorf("%s: %w", p, ErrLink)
-		case !t.IsRegular():
-			return fmt.Errorf("%s: not a regular file; only files and directories go into the catalog image", p)
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		total += info.Size()
-		if total > lim.MaxTotalBytes {
-			return fmt.Errorf("the catalog is over %d bytes", lim.MaxTotalBytes)
-		}
-		entries = append(entries, entry{name: p})
-		if len(entries) > lim.MaxFiles {
-			return fmt.Errorf("the catalog has over %d files", lim.MaxFiles)
-		}
-		return nil
-	})
+// ConfigsLayer makes the layer holding the catalog under /configs: the files
+// the loader reads (catalog.ListFiles: what validation saw, no more) and the
+// .indexignore files that chose them, with their directories. Entries are
+// sorted by path, directories 0755 and files 0644, owned by uid/gid 0, all
+// with the same fixed time, so the same catalog always gives the same layer
+// digest. A link or special file the loader would report is refused; one an
+// .indexignore hides is left out, as the loader leaves it.
+func ConfigsLayer(catalogFS fs.FS, lim Limits) (v1.Layer, error) {
+	entries, err := layerEntries(catalogFS, lim)
 	if err != nil {
-		return nil, fmt.Errorf("reading the catalog: %w", err)
+		return nil, err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
@@ -99,7 +69,7 @@ func ConfigsLayer(catalog fs.FS, lim Limits) (v1.Layer, error) {
 			}
 			continue
 		}
-		data, err := fs.ReadFile(catalog, e.name)
+		data, err := fs.ReadFile(catalogFS, e.name)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", e.name, err)
 		}
@@ -122,4 +92,41 @@ func ConfigsLayer(catalog fs.FS, lim Limits) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(raw)), nil
 	}, tarball.WithCompressedCaching)
+}
+
+type entry struct {
+	name string
+	dir  bool
+}
+
+// layerEntries lists what goes into the layer, sorted by path: the catalog's
+// file set with the directories that hold it.
+func layerEntries(catalogFS fs.FS, lim Limits) ([]entry, error) {
+	lim = lim.withDefaults()
+	set, err := catalog.ListFiles(context.Background(), catalogFS, catalog.Limits{MaxFiles: lim.MaxFiles, MaxTotalSize: lim.MaxTotalBytes})
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog: %w", err)
+	}
+	for _, f := range set.Findings {
+		if f.Rule == "load.symlink" {
+			return nil, fmt.Errorf("%s: %w", f.File, ErrLink)
+		}
+		return nil, fmt.Errorf("%s: %s", f.File, f.Message)
+	}
+	names := make([]string, 0, len(set.Files)+len(set.IndexIgnores))
+	for _, f := range set.Files {
+		names = append(names, f.Path)
+	}
+	names = append(names, set.IndexIgnores...)
+	dirs := map[string]bool{".": true}
+	entries := []entry{{name: ".", dir: true}}
+	for _, n := range names {
+		entries = append(entries, entry{name: n})
+		for d := path.Dir(n); !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			entries = append(entries, entry{name: d, dir: true})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	return entries, nil
 }
