@@ -83,7 +83,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 
 	var b strings.Builder
 	unverified := false
-	compared := 0
+	compared, unreadable := 0, 0
 	for _, cc := range pr.Changes.Catalogs {
 		cache := map[string]*bundleCRDs{}
 		get := func(pkg, name string) *bundleCRDs {
@@ -107,18 +107,27 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			fs = append(fs, next.findings...)
 			if next.err != nil {
 				unverified = true
+				unreadable += len(edges)
 				fs = append(fs, noSource(cc, ref.Package, ref.Bundle, next.err))
+				fmt.Fprintf(&b, "- `%s`: not compared with the %s it upgrades from: its own CRDs cannot be read\n",
+					ref.Bundle, countNoun(len(edges), "bundle", "bundles"))
 				continue
 			}
 			for _, e := range edges {
 				prev := get(ref.Package, e.From)
 				if prev.err != nil {
 					unverified = true
+					unreadable++
 					fs = append(fs, noSource(cc, ref.Package, e.From, prev.err))
+					fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): not compared: the predecessor's CRDs cannot be read\n",
+						e.From, ref.Bundle, e.Kind, e.Channel)
 					continue
 				}
 				compared++
-				changes := crd.Diff(prev.crds, next.crds, crd.Options{Overrides: overrides})
+				changes, err := crd.DiffContext(ctx, prev.crds, next.crds, crd.Options{Overrides: overrides})
+				if err != nil {
+					return Result{}, err
+				}
 				for _, ch := range changes {
 					if ch.Rule == crd.RuleInvalidOverride {
 						continue // reported above at the policy's line
@@ -132,7 +141,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 					f.Position = pos
 					f.Message = fmt.Sprintf("upgrade %s → %s (%s in channel %s): %s",
 						e.From, ref.Bundle, e.Kind, e.Channel, ch.Message)
-					f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + ch.OLMMessage())
+					if m := ch.OLMMessage(); m != "" {
+						f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
+					}
 					fs = append(fs, f)
 				}
 				verdict := "safe"
@@ -154,12 +165,24 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	default:
 		res.Title = "CRD changes are safe"
 	}
-	if compared == 0 && b.Len() == 0 {
-		res.Summary = "No bundle added to a channel has a bundle it upgrades from, so there are no CRDs to compare."
-	} else {
+	switch {
+	case compared == 0 && unreadable == 0:
+		res.Summary = "No bundle added to a channel has a bundle it upgrades from (no predecessor), so there are no CRDs to compare."
+	case unreadable > 0:
+		res.Summary = fmt.Sprintf("Each bundle added to a channel was compared with every bundle it upgrades from; %s could not be compared because CRDs could not be read:\n\n",
+			countNoun(unreadable, "upgrade", "upgrades")) + b.String()
+	default:
 		res.Summary = "Each bundle added to a channel was compared with every bundle it upgrades from:\n\n" + b.String()
 	}
 	return res, nil
+}
+
+// countNoun is "1 bundle" or "3 bundles".
+func countNoun(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func policyFile(pr *PullRequest) string {

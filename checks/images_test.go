@@ -207,3 +207,37 @@ func TestCRDSafetyFromBundleImages(t *testing.T) {
 	// Without an image source the check cannot verify: neutral, not a pass.
 	runChecksWith(t, r, base, head, "bob", checks.CRDSafety{}).expect(t, "crd-safety", checks.Neutral, "crd-safety.no-source")
 }
+
+// TestCRDSafetySummarySaysWhyNothingWasCompared: a bundle without a
+// predecessor and a predecessor whose CRDs cannot be read are different
+// stories, and the summary tells them apart.
+func TestCRDSafetySummarySaysWhyNothingWasCompared(t *testing.T) {
+	reg := newTestRegistry(t)
+	v2ref := reg.push(t, "acme/etcd-bundle", bundleImage(t, map[string]string{"manifests/widgets.crd.yaml": crdDoc("size")}))
+	gone := strings.Replace(v2ref, "acme/etcd-bundle", "acme/gone-bundle", 1)
+	src := checks.RegistryManifests{Client: reg.client(t)}
+
+	r := newGitRepo(t)
+	r.write(".catalogbot.yaml", testPolicy)
+	r.write("catalogs/v4.16/etcd/catalog.yaml", pkgHeader("etcd", "1.0.0")+bundleWithImages("etcd", "1.0.0", gone))
+	base := r.commit("base")
+	r.git("checkout", "-q", "-b", "pr")
+	r.write("catalogs/v4.16/etcd/catalog.yaml", pkgHeader("etcd", "1.0.0", "1.1.0")+bundleWithImages("etcd", "1.0.0", gone)+bundleWithImages("etcd", "1.1.0", v2ref))
+	head := r.commit("1.1.0")
+	v := runChecksWith(t, r, base, head, "bob", checks.CRDSafety{Manifests: src})
+	v.expect(t, "crd-safety", checks.Neutral, "crd-safety.no-source")
+	sum := v["crd-safety"].Summary
+	if !strings.Contains(sum, "the predecessor's CRDs cannot be read") || strings.Contains(sum, "no predecessor") {
+		t.Errorf("summary with an unreadable predecessor:\n%s", sum)
+	}
+
+	r.git("checkout", "-q", base)
+	r.git("checkout", "-q", "-b", "pr2")
+	r.write("catalogs/v4.16/fresh/catalog.yaml", pkgHeader("fresh", "1.0.0")+bundleWithImages("fresh", "1.0.0", v2ref))
+	head2 := r.commit("a new package")
+	v = runChecksWith(t, r, base, head2, "bob", checks.CRDSafety{Manifests: src})
+	v.expect(t, "crd-safety", checks.Success)
+	if sum := v["crd-safety"].Summary; !strings.Contains(sum, "no predecessor") {
+		t.Errorf("summary without a predecessor:\n%s", sum)
+	}
+}

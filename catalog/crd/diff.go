@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -30,29 +31,42 @@ type Change struct {
 	// Old and New are the values before and after, as short text ("" when absent).
 	Old string `json:"old,omitempty"`
 	New string `json:"new,omitempty"`
-	// Check and Detail are what OLM's preflight would call the failed
-	// validation and how it would describe it; empty when it has no such check.
+	// Check and Detail are what OLM's preflight calls the failed validation
+	// (crdify's name: type, enum, existingFieldRemoval, unhandled, …) and how it
+	// describes it; empty when it has no such check.
 	Check  string `json:"check,omitempty"`
 	Detail string `json:"detail,omitempty"`
 }
 
-// OLMMessage is the line a cluster running OLM's CRD upgrade-safety preflight
-// would print for this change, so authors can match the two. It is empty for
-// the rules OLM's preflight does not have (a dropped CRD, served-version
-// removal and deprecation).
+// OLMMessage is the line OLM v1's CRD upgrade-safety preflight (crdify with
+// operator-controller's configuration) prints for this change, so authors can
+// match the two. It is empty for the rules the preflight does not have (a
+// dropped CRD, served-version removal and deprecation, renamed kinds).
 func (c Change) OLMMessage() string {
 	if c.Check == "" {
 		return ""
 	}
-	return fmt.Sprintf("validating upgrade for CRD %q failed: CustomResourceDefinition %s failed upgrade safety validation. %q validation failed: %s",
-		c.CRD, c.CRD, c.Check, c.Detail)
+	switch c.Check {
+	case "scope", "storedVersionRemoval", "existingFieldRemoval":
+		// CRD-wide validations: no version or path of their own.
+		return fmt.Sprintf("validating upgrade for CRD %q: %s: %s", c.CRD, c.Check, c.Detail)
+	}
+	return fmt.Sprintf("validating upgrade for CRD %q: %s: %s: %s: %s", c.CRD, c.Version, c.Path, c.Check, c.Detail)
 }
 
-// Diff compares the old CRD set with the new one, pairing CRDs by name, and
-// returns every change that makes the upgrade unsafe or worth a warning,
-// sorted by CRD, version, path and rule. Allowed changes produce nothing.
+// Diff is DiffContext without a deadline.
 func Diff(old, new []*CRD, opt Options) []Change {
-	d := &differ{}
+	changes, _ := DiffContext(context.Background(), old, new, opt)
+	return changes
+}
+
+// DiffContext compares the old CRD set with the new one, pairing CRDs by name,
+// and returns every change that makes the upgrade unsafe or worth a warning,
+// sorted by CRD, version, path and rule. Allowed changes produce nothing. The
+// work is linear in the size of the schemas (enum and required lists are
+// compared as sets) and stops with ctx's error when ctx ends.
+func DiffContext(ctx context.Context, old, new []*CRD, opt Options) ([]Change, error) {
+	d := &differ{ctx: ctx}
 	for _, err := range opt.Overrides.problems() {
 		d.out = append(d.out, Change{Finding: catalog.Finding{Rule: RuleInvalidOverride, Message: err}})
 	}
@@ -80,8 +94,14 @@ func Diff(old, new []*CRD, opt Options) []Change {
 			continue
 		}
 		d.diffCRD(o, n)
+		if d.err != nil {
+			return nil, d.err
+		}
 	}
-	return finish(d.out, opt.Overrides)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return finish(d.out, opt.Overrides), nil
 }
 
 // finish applies severities and overrides, drops ignored changes and sorts.
@@ -139,12 +159,29 @@ func Unsafe(changes []Change) bool {
 }
 
 type differ struct {
+	ctx context.Context
+	// err is ctx's error once it ended; steps counts nodes between checks.
+	err              error
+	steps            int
 	crd, version     string
 	oldFile, newFile string
-	// cross is set while two versions of the new CRD are compared: every
+	// cross is set while two served versions of one CRD are compared: every
 	// finding then belongs to RuleServedVersionIncompatible.
 	cross bool
 	out   []Change
+}
+
+// step counts one unit of work and reports whether the diff must stop
+// because its context ended. The context is read every 256 steps.
+func (d *differ) step() bool {
+	if d.err != nil {
+		return true
+	}
+	d.steps++
+	if d.steps%256 == 0 && d.ctx != nil {
+		d.err = d.ctx.Err()
+	}
+	return d.err != nil
 }
 
 // emit records one change. newLine is used when it is set, else oldLine in
@@ -162,14 +199,8 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 		where += " " + path
 	}
 	if d.cross {
-		// OLM's served-version validator words its findings "old -> new: field: what".
-		what := msg
-		if rule == RuleUnknownChange {
-			what = unknownDetail
-		}
-		detail = fmt.Sprintf("%s: %s: %s", d.version, path, what)
 		msg = fmt.Sprintf("%s (%s between served versions; conversion is None)", msg, rule)
-		rule, check = RuleServedVersionIncompatible, "ServedVersionValidator"
+		rule = RuleServedVersionIncompatible
 	}
 	d.out = append(d.out, Change{
 		Finding: catalog.Finding{Rule: rule, Position: pos, Message: where + ": " + msg},
@@ -178,17 +209,10 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 	})
 }
 
-// unknownDetail is how OLM's preflight describes a change none of its
-// validations handles; Message lists what changed.
-const unknownDetail = "has unknown change, refusing to determine that change is safe"
-
-// emitProp records a change to a schema property, worded as OLM's change validator.
-func (d *differ) emitProp(rule, path string, newLine, oldLine int32, old, new, msg string) {
-	detail := fmt.Sprintf("version %q, field %q: %s", d.version, path, msg)
-	if rule == RuleUnknownChange {
-		detail = fmt.Sprintf("version %q, field %q %s", d.version, path, unknownDetail)
-	}
-	d.emit(rule, path, newLine, oldLine, old, new, msg, "ChangeValidator", detail)
+// emitProp records a change to a schema node, with the preflight's name for
+// the validation and its wording.
+func (d *differ) emitProp(rule, path string, newLine, oldLine int32, old, new, msg, detail string) {
+	d.emit(rule, path, newLine, oldLine, old, new, msg, checkOf(rule), detail)
 }
 
 func (d *differ) diffCRD(o, n *CRD) {
@@ -197,8 +221,9 @@ func (d *differ) diffCRD(o, n *CRD) {
 	if o.Scope != n.Scope {
 		d.emit(RuleScopeChanged, "", orLine(n.ScopeLine, int32(n.Pos.Line)), 0, o.Scope, n.Scope,
 			fmt.Sprintf("scope changed from %q to %q", o.Scope, n.Scope),
-			"NoScopeChange", fmt.Sprintf("scope changed from %q to %q", o.Scope, n.Scope))
+			"scope", fmt.Sprintf("scope changed : %q -> %q", o.Scope, n.Scope))
 	}
+	// The preflight compares neither names nor pruning; these are our warnings.
 	var names []string
 	for _, p := range [...]struct{ key, o, n string }{
 		{"group", o.Group, n.Group}, {"names.kind", o.Kind, n.Kind},
@@ -208,24 +233,43 @@ func (d *differ) diffCRD(o, n *CRD) {
 			names = append(names, fmt.Sprintf("spec.%s %q → %q", p.key, p.o, p.n))
 		}
 	}
-	if o.PreserveUnknownFields && !n.PreserveUnknownFields {
-		names = append(names, "spec.preserveUnknownFields true → false (fields the schema does not list are pruned from stored objects)")
-	}
 	if len(names) > 0 {
-		msg := "unknown change: " + strings.Join(names, ", ")
-		d.emit(RuleUnknownChange, "", int32(n.Pos.Line), 0, "", "", msg, "ChangeValidator", msg)
+		d.emit(RuleNamesChanged, "", int32(n.Pos.Line), 0, "", "", "names changed: "+strings.Join(names, ", "), "", "")
+	}
+	if o.PreserveUnknownFields && !n.PreserveUnknownFields {
+		d.emit(RulePruningEnabled, "", int32(n.Pos.Line), 0, "true", "false",
+			"spec.preserveUnknownFields true → false: fields the schema does not list are pruned from stored objects when they are next written", "", "")
+	}
+	stored := o.StoredVersions
+	if len(stored) == 0 {
+		// Bundles carry no status: the storage version is the one objects
+		// are certainly stored in.
+		for i := range o.Versions {
+			if o.Versions[i].Storage {
+				stored = append(stored, Name{Name: o.Versions[i].Name, Line: o.Versions[i].Line})
+			}
+		}
+	}
+	newVersions := make(map[string]*Version, len(n.Versions))
+	for i := range n.Versions {
+		newVersions[n.Versions[i].Name] = &n.Versions[i]
+	}
+	storage := make(map[string]bool, len(stored))
+	for _, sv := range stored {
+		storage[sv.Name] = true
+		if newVersions[sv.Name] == nil {
+			d.version = sv.Name
+			d.emit(RuleStoredVersionRemoved, "", 0, sv.Line, sv.Name, "",
+				"stored version removed from spec.versions",
+				"storedVersionRemoval", fmt.Sprintf("stored versions removed : [%s]", sv.Name))
+		}
 	}
 	for i := range o.Versions {
 		ov := &o.Versions[i]
-		nv := n.Version(ov.Name)
+		nv := newVersions[ov.Name]
 		d.version = ov.Name
 		if nv == nil {
-			switch {
-			case ov.Storage:
-				d.emit(RuleStoredVersionRemoved, "", 0, ov.Line, ov.Name, "",
-					"storage version removed from spec.versions",
-					"NoStoredVersionRemoved", fmt.Sprintf("stored version %q removed", ov.Name))
-			case ov.Served:
+			if ov.Served && !storage[ov.Name] {
 				d.emit(RuleServedVersionRemoved, "", 0, ov.Line, ov.Name, "",
 					"served version removed from spec.versions without first setting served: false",
 					"", "")
@@ -236,10 +280,6 @@ func (d *differ) diffCRD(o, n *CRD) {
 			d.emit(RuleVersionUnserved, "", orLine(nv.ServedLine, nv.Line), 0, "true", "false",
 				"version no longer served", "", "")
 		}
-		if ov.Subresources != nv.Subresources {
-			msg := fmt.Sprintf("unknown change: subresources %s → %s", short(ov.Subresources), short(nv.Subresources))
-			d.emitProp(RuleUnknownChange, "", nv.Line, ov.Line, ov.Subresources, nv.Subresources, msg)
-		}
 		if ov.Schema != nil && nv.Schema != nil {
 			d.schema(ov.Schema, nv.Schema, "^")
 		}
@@ -248,32 +288,53 @@ func (d *differ) diffCRD(o, n *CRD) {
 	d.servedCompat(o, n)
 }
 
-// servedCompat compares each newly served version of n with the other served
-// versions, older to newer, when objects pass between them unconverted.
+// servedCompat compares every pair of served versions of n, older to newer,
+// when objects pass between them unconverted, and reports what the same
+// comparison of o's served versions did not already show: the preflight lets
+// an upgrade keep the incompatibilities it had.
 func (d *differ) servedCompat(o, n *CRD) {
 	if n.Conversion != "" && n.Conversion != "None" {
 		return
 	}
+	d.oldFile = d.newFile
+	start := len(d.out)
+	d.servedPairs(n)
+	if d.err != nil || len(d.out) == start {
+		return
+	}
+	found := append([]Change(nil), d.out[start:]...)
+	d.out = d.out[:start]
+	d.servedPairs(o)
+	known := make(map[string]bool, len(d.out)-start)
+	for _, c := range d.out[start:] {
+		known[c.issueKey()] = true
+	}
+	d.out = d.out[:start]
+	for _, c := range found {
+		if !known[c.issueKey()] {
+			d.out = append(d.out, c)
+		}
+	}
+}
+
+// issueKey identifies a served-version incompatibility across two CRDs.
+func (c Change) issueKey() string {
+	return c.Version + "\x00" + c.Path + "\x00" + c.Check + "\x00" + c.Detail
+}
+
+func (d *differ) servedPairs(c *CRD) {
 	var served []*Version
-	for i := range n.Versions {
-		if n.Versions[i].Served && n.Versions[i].Schema != nil {
-			served = append(served, &n.Versions[i])
+	for i := range c.Versions {
+		if c.Versions[i].Served && c.Versions[i].Schema != nil {
+			served = append(served, &c.Versions[i])
 		}
 	}
 	if len(served) < 2 {
 		return
 	}
 	sort.SliceStable(served, func(i, j int) bool { return compareKubeVersions(served[i].Name, served[j].Name) < 0 })
-	newlyServed := func(v *Version) bool {
-		ov := o.Version(v.Name)
-		return ov == nil || !ov.Served
-	}
-	d.oldFile = d.newFile
 	for i, a := range served {
 		for _, b := range served[i+1:] {
-			if !newlyServed(a) && !newlyServed(b) {
-				continue
-			}
 			d.version = fmt.Sprintf("%s -> %s", a.Name, b.Name)
 			d.cross = true
 			d.schema(a.Schema, b.Schema, "^")

@@ -3,106 +3,126 @@ package crd
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
 
 // schema compares one schema node of an existing version (or, for served
-// compatibility, of an older served version) with its counterpart. Each cause
-// is reported once: a removed field or a changed type stops the walk below it.
+// compatibility, of an older served version) with its counterpart, as OLM's
+// preflight does: every node of the old schema is compared with the node at
+// the same path of the new one, each attribute by its own rule, and whatever
+// no rule handles is an unknown change. A type change does not stop the walk:
+// the preflight reports what else changed too.
 func (d *differ) schema(o, n *Schema, path string) {
-	if o.Type != n.Type {
-		d.emitProp(RuleTypeChanged, path, n.line(attrType), o.line(attrType), o.Type, n.Type,
-			fmt.Sprintf("type changed from %q to %q", o.Type, n.Type))
+	if d.err != nil {
 		return
+	}
+	if d.step() {
+		return
+	}
+	if o.Type != n.Type {
+		d.emitProp(RuleTypeChanged, path, orLine(n.line(attrType), n.Line), o.line(attrType), o.Type, n.Type,
+			fmt.Sprintf("type changed from %q to %q", o.Type, n.Type), fmt.Sprintf("type changed : %q -> %q", o.Type, n.Type))
 	}
 	d.required(o, n, path)
 	d.defaults(o, n, path)
 	d.enum(o, n, path)
 	d.bounds(o, n, path)
 	d.pattern(o, n, path)
-	if o.Nullable && !n.Nullable {
-		d.emitProp(RuleNullableRemoved, path, n.line(attrNullable), o.line(attrNullable), "true", "false", "nullable removed")
+	switch {
+	case o.Nullable && !n.Nullable:
+		d.emitProp(RuleNullableRemoved, path, n.line(attrNullable), o.line(attrNullable), "true", "false", "nullable removed", "nullable removed : true -> false")
+	case !o.Nullable && n.Nullable:
+		d.emitProp(RuleNullableAdded, path, n.line(attrNullable), o.line(attrNullable), "false", "true", "nullable added", "nullable added : false -> true")
 	}
 
-	// Attributes no rule judges, plus changes in the shape of the children.
-	var unknown []string
-	unknown = extraChanges(unknown, o.Extra, n.Extra)
-	if o.AdditionalKind != n.AdditionalKind {
-		unknown = append(unknown, fmt.Sprintf("additionalProperties %s → %s", orNone(o.AdditionalKind), orNone(n.AdditionalKind)))
-	}
-	if (o.Items == nil) != (n.Items == nil) {
-		unknown = append(unknown, presence("items", o.Items != nil))
-	}
-	if (o.Not == nil) != (n.Not == nil) {
-		unknown = append(unknown, presence("not", o.Not != nil))
-	}
-	for _, l := range [...]struct {
-		key  string
-		o, n []*Schema
-	}{{"allOf", o.AllOf, n.AllOf}, {"anyOf", o.AnyOf, n.AnyOf}, {"oneOf", o.OneOf, n.OneOf}} {
-		if len(l.o) != len(l.n) {
-			unknown = append(unknown, fmt.Sprintf("%s %d → %d entries", l.key, len(l.o), len(l.n)))
-		}
-	}
-	if len(unknown) > 0 {
+	// Attributes no rule judges, compared whole (allOf, anyOf, oneOf, not and
+	// additionalProperties with everything below them).
+	if unknown := extraChanges(nil, o.Extra, n.Extra); len(unknown) > 0 {
 		d.emitProp(RuleUnknownChange, path, n.Line, o.Line, "", "",
-			"unknown change, no rule can judge it safe: "+strings.Join(unknown, "; "))
+			"unknown change, no rule can judge it safe: "+strings.Join(unknown, "; "),
+			"unhandled changes found ("+strings.Join(unknown, "; ")+")")
 	}
 
-	// Children.
-	for i := range o.Properties {
-		op := &o.Properties[i]
-		child := path + "." + op.Name
-		np := n.Property(op.Name)
-		if np == nil {
-			d.emit(RuleFieldRemoved, child, 0, op.Schema.Line, op.Schema.Type, "", "field removed"+wasType(op.Schema.Type),
-				"NoExistingFieldRemoved", fmt.Sprintf("crd/%s version/%s field/%s may not be removed", d.crd, d.version, child))
-			continue
-		}
-		d.schema(op.Schema, np, child)
-	}
-	if o.Items != nil && n.Items != nil {
-		d.schema(o.Items, n.Items, path+".items")
-	}
-	if o.AdditionalProperties != nil && n.AdditionalProperties != nil {
-		d.schema(o.AdditionalProperties, n.AdditionalProperties, path+".additionalProperties")
-	}
-	if o.Not != nil && n.Not != nil {
-		d.schema(o.Not, n.Not, path+".not")
-	}
-	for _, l := range [...]struct {
-		key  string
-		o, n []*Schema
-	}{{"allOf", o.AllOf, n.AllOf}, {"anyOf", o.AnyOf, n.AnyOf}, {"oneOf", o.OneOf, n.OneOf}} {
-		if len(l.o) == len(l.n) {
-			for i := range l.o {
-				d.schema(l.o[i], l.n[i], fmt.Sprintf("%s.%s[%d]", path, l.key, i))
+	// Children, each compared at its own path.
+	var byName map[string]*Schema
+	if len(o.Properties) > 8 && len(n.Properties) > 8 {
+		byName = make(map[string]*Schema, len(n.Properties))
+		for i := range n.Properties {
+			if _, dup := byName[n.Properties[i].Name]; !dup {
+				byName[n.Properties[i].Name] = n.Properties[i].Schema
 			}
 		}
 	}
+	for i := range o.Properties {
+		op := &o.Properties[i]
+		var np *Schema
+		if byName != nil {
+			np = byName[op.Name]
+		} else {
+			np = n.Property(op.Name)
+		}
+		d.child(op.Schema, np, path+"."+op.Name)
+	}
+	if o.Items != nil {
+		d.child(o.Items, n.Items, path+".items")
+	}
+	if o.AdditionalProperties != nil {
+		d.child(o.AdditionalProperties, n.AdditionalProperties, path+".additionalProperties")
+	}
+	if o.Not != nil {
+		d.child(o.Not, n.Not, path+".not")
+	}
+	for _, l := range [...]struct {
+		key  string
+		o, n []*Schema
+	}{{"allOf", o.AllOf, n.AllOf}, {"anyOf", o.AnyOf, n.AnyOf}, {"oneOf", o.OneOf, n.OneOf}} {
+		for i := range l.o {
+			var nc *Schema
+			if i < len(l.n) {
+				nc = l.n[i]
+			}
+			d.child(l.o[i], nc, fmt.Sprintf("%s.%s[%d]", path, l.key, i))
+		}
+	}
+}
+
+// emptySchema stands for a node the newer side does not have.
+var emptySchema = &Schema{}
+
+// child compares a node of the old schema with its counterpart, n nil when
+// the new schema has none. Within one version that is a removed field; between
+// two served versions the preflight compares the old node with an empty one.
+func (d *differ) child(o, n *Schema, path string) {
+	if n != nil {
+		d.schema(o, n, path)
+		return
+	}
+	if d.cross {
+		d.schema(o, emptySchema, path)
+		return
+	}
+	d.emit(RuleFieldRemoved, path, 0, o.Line, o.Type, "", "field removed"+wasType(o.Type),
+		"existingFieldRemoval", fmt.Sprintf("removed field : %s.%s", d.version, path))
 }
 
 func (d *differ) required(o, n *Schema, path string) {
-	var added []Name
+	if len(n.Required) == 0 {
+		return
+	}
+	had := make(map[string]bool, len(o.Required)+len(n.Required))
+	for _, r := range o.Required {
+		had[r.Name] = true
+	}
 	for _, r := range n.Required {
-		if !hasName(o.Required, r.Name) && !hasName(added, r.Name) {
-			added = append(added, r)
+		if had[r.Name] {
+			continue
 		}
-	}
-	for _, r := range added {
+		had[r.Name] = true
 		d.emitProp(RuleRequiredFieldAdded, path, orLine(r.Line, n.line(attrRequired)), o.line(attrRequired), "", r.Name,
-			fmt.Sprintf("new required fields added: [%s]", r.Name))
+			fmt.Sprintf("new required fields added: [%s]", r.Name), fmt.Sprintf("new required fields: [%s]", r.Name))
 	}
-}
-
-func hasName(list []Name, name string) bool {
-	for _, r := range list {
-		if r.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (d *differ) defaults(o, n *Schema, path string) {
@@ -110,43 +130,50 @@ func (d *differ) defaults(o, n *Schema, path string) {
 	switch {
 	case o.Default == n.Default:
 	case o.Default == "":
-		d.emitProp(RuleDefaultAdded, path, nl, ol, "", n.Default, "default value added: "+short(n.Default))
+		d.emitProp(RuleDefaultAdded, path, nl, ol, "", n.Default, "default value added: "+short(n.Default),
+			fmt.Sprintf("default added when there was none previously : %q", n.Default))
 	case n.Default == "":
-		d.emitProp(RuleDefaultRemoved, path, n.Line, ol, o.Default, "", "default value removed (was "+short(o.Default)+")")
+		d.emitProp(RuleDefaultRemoved, path, n.Line, ol, o.Default, "", "default value removed (was "+short(o.Default)+")",
+			fmt.Sprintf("default value removed : %q", o.Default))
 	default:
 		d.emitProp(RuleDefaultChanged, path, nl, ol, o.Default, n.Default,
-			fmt.Sprintf("default value changed from %s to %s", short(o.Default), short(n.Default)))
+			fmt.Sprintf("default value changed from %s to %s", short(o.Default), short(n.Default)),
+			fmt.Sprintf("default value changed : %q -> %q", o.Default, n.Default))
 	}
 }
 
+// enum judges enum lists as sets of canonical JSON values, as the preflight
+// does: an empty list is no constraint, adding values is allowed, and removing
+// values, or the whole list, is not.
 func (d *differ) enum(o, n *Schema, path string) {
 	switch {
-	case !n.HasEnum:
-		// No enum, or an enum dropped: every value is allowed now.
-	case !o.HasEnum:
+	case len(o.Enum) == 0 && len(n.Enum) == 0:
+	case len(o.Enum) == 0:
 		d.emitProp(RuleEnumAdded, path, n.line(attrEnum), o.Line, "", list(n.Enum),
-			"enum constraint added to a field without one: "+list(n.Enum))
+			"enum constraint added to a field without one: "+list(n.Enum),
+			"enum constraint added when there was none previously : "+sortedList(n.Enum))
 	default:
+		now := make(map[string]struct{}, len(n.Enum))
+		for _, v := range n.Enum {
+			now[v] = struct{}{}
+		}
 		var removed []string
 		for _, v := range o.Enum {
-			if !contains(n.Enum, v) && !contains(removed, v) {
+			if _, ok := now[v]; !ok {
+				now[v] = struct{}{} // report each value once
 				removed = append(removed, v)
 			}
 		}
-		if len(removed) > 0 {
-			d.emitProp(RuleEnumValueRemoved, path, n.line(attrEnum), o.line(attrEnum), list(o.Enum), list(n.Enum),
-				"allowed enum values removed: "+list(removed))
+		if len(removed) == 0 {
+			return
 		}
-	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
+		msg := "allowed enum values removed: " + list(removed)
+		if len(n.Enum) == 0 {
+			msg = "enum removed (a change the preflight refuses, though it allows any value): " + list(removed)
 		}
+		d.emitProp(RuleEnumValueRemoved, path, orLine(n.line(attrEnum), n.Line), o.line(attrEnum), list(o.Enum), list(n.Enum), msg,
+			"allowed enum values removed : "+sortedList(removed))
 	}
-	return false
 }
 
 // list renders enum values (canonical JSON each) compactly.
@@ -173,34 +200,42 @@ func (d *differ) bounds(o, n *Schema, path string) {
 		}
 		key := boundKeys[b]
 		nl, ol := nb.Line, orLine(ob.Line, o.Line)
-		rule := RuleMaximumTightened
+		rule, word := RuleMaximumTightened, "maximum"
 		if b.isMin() {
-			rule = RuleMinimumTightened
+			rule, word = RuleMinimumTightened, "minimum"
 		}
 		switch {
 		case !oset:
-			d.emitProp(rule, path, nl, ol, "", nb.Text, fmt.Sprintf("%s constraint added: %s", key, nb.Text))
+			d.emit(rule, path, nl, ol, "", nb.Text, fmt.Sprintf("%s constraint added: %s", key, nb.Text),
+				key, fmt.Sprintf("%s constraint added when there was none previously : %s", word, boundText(b, nb)))
 		case b.isMin() && nb.Num > ob.Num:
-			d.emitProp(rule, path, nl, ol, ob.Text, nb.Text, fmt.Sprintf("%s increased from %s to %s", key, ob.Text, nb.Text))
+			d.emit(rule, path, nl, ol, ob.Text, nb.Text, fmt.Sprintf("%s increased from %s to %s", key, ob.Text, nb.Text),
+				key, fmt.Sprintf("minimum increased : %s -> %s", boundText(b, ob), boundText(b, nb)))
 		case !b.isMin() && nb.Num < ob.Num:
-			d.emitProp(rule, path, nl, ol, ob.Text, nb.Text, fmt.Sprintf("%s decreased from %s to %s", key, ob.Text, nb.Text))
+			d.emit(rule, path, nl, ol, ob.Text, nb.Text, fmt.Sprintf("%s decreased from %s to %s", key, ob.Text, nb.Text),
+				key, fmt.Sprintf("maximum decreased : %s -> %s", boundText(b, ob), boundText(b, nb)))
 		}
 	}
 	if len(unknown) > 0 {
 		d.emitProp(RuleUnknownChange, path, n.Line, o.Line, "", "",
-			"unknown change, no rule can judge it safe: non-numeric "+strings.Join(unknown, ", "))
+			"unknown change, no rule can judge it safe: non-numeric "+strings.Join(unknown, ", "),
+			"unhandled changes found (non-numeric "+strings.Join(unknown, ", ")+")")
 	}
 }
 
 func (d *differ) pattern(o, n *Schema, path string) {
 	switch {
-	case !n.HasPattern:
-	case !o.HasPattern:
+	case o.Pattern == n.Pattern:
+	case o.Pattern == "":
 		d.emitProp(RulePatternAdded, path, n.line(attrPattern), o.Line, "", n.Pattern,
-			"pattern added: "+strconv.Quote(truncate(n.Pattern, 80)))
-	case o.Pattern != n.Pattern:
+			"pattern added: "+strconv.Quote(truncate(n.Pattern, 80)), fmt.Sprintf("pattern added : %q -> %q", o.Pattern, n.Pattern))
+	case n.Pattern == "":
+		d.emitProp(RulePatternRemoved, path, n.Line, o.line(attrPattern), o.Pattern, "",
+			"pattern removed (was "+strconv.Quote(truncate(o.Pattern, 80))+")", fmt.Sprintf("pattern removed : %q -> %q", o.Pattern, n.Pattern))
+	default:
 		d.emitProp(RulePatternChanged, path, n.line(attrPattern), o.line(attrPattern), o.Pattern, n.Pattern,
-			fmt.Sprintf("pattern changed from %q to %q", truncate(o.Pattern, 80), truncate(n.Pattern, 80)))
+			fmt.Sprintf("pattern changed from %q to %q", truncate(o.Pattern, 80), truncate(n.Pattern, 80)),
+			fmt.Sprintf("pattern changed : %q -> %q", o.Pattern, n.Pattern))
 	}
 }
 
@@ -211,13 +246,25 @@ func extraChanges(out []string, o, n []Attr) []string {
 	for i < len(o) || j < len(n) {
 		switch {
 		case j == len(n) || (i < len(o) && o[i].Key < n[j].Key):
-			out = append(out, o[i].Key+" removed (was "+short(o[i].JSON)+")")
+			if o[i].Subtree {
+				out = append(out, o[i].Key+" removed")
+			} else {
+				out = append(out, o[i].Key+" removed (was "+short(o[i].JSON)+")")
+			}
 			i++
 		case i == len(o) || n[j].Key < o[i].Key:
-			out = append(out, n[j].Key+" added: "+short(n[j].JSON))
+			if n[j].Subtree {
+				out = append(out, n[j].Key+" added")
+			} else {
+				out = append(out, n[j].Key+" added: "+short(n[j].JSON))
+			}
 			j++
 		default:
-			if o[i].JSON != n[j].JSON {
+			switch {
+			case o[i].JSON == n[j].JSON:
+			case o[i].Subtree:
+				out = append(out, o[i].Key+" changed (the preflight compares it whole, descriptions included)")
+			default:
 				out = append(out, fmt.Sprintf("%s %s → %s", o[i].Key, short(o[i].JSON), short(n[j].JSON)))
 			}
 			i++
@@ -227,23 +274,25 @@ func extraChanges(out []string, o, n []Attr) []string {
 	return out
 }
 
-func presence(key string, had bool) string {
-	if had {
-		return key + " removed"
-	}
-	return key + " added"
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
 func wasType(t string) string {
 	if t == "" {
 		return ""
 	}
 	return " (was type " + t + ")"
+}
+
+// sortedList renders values as the preflight does: sorted, space-separated.
+func sortedList(vals []string) string {
+	c := append([]string(nil), vals...)
+	sort.Strings(c)
+	return fmt.Sprintf("%v", c)
+}
+
+// boundText renders a bound's value as the preflight does: minimum and
+// maximum as floats, the others as integers.
+func boundText(k bound, b Bound) string {
+	if k == boundMinimum || k == boundMaximum {
+		return fmt.Sprint(b.Num)
+	}
+	return strconv.FormatInt(int64(b.Num), 10)
 }

@@ -25,6 +25,9 @@ type CRD struct {
 	// (true in v1beta1, false in v1): when false the API server prunes fields
 	// the schema does not list.
 	PreserveUnknownFields bool
+	// StoredVersions is status.storedVersions when the document has it (a
+	// CRD read from a cluster); bundles carry none.
+	StoredVersions []Name
 }
 
 // Version is one entry of spec.versions.
@@ -126,6 +129,9 @@ type Attr struct {
 	Key  string
 	JSON string
 	Line int32
+	// Subtree marks the digest of a whole allOf, anyOf, oneOf, not or
+	// additionalProperties value (see wholeKey).
+	Subtree bool
 }
 
 // Property returns the property named name, or nil.

@@ -179,6 +179,14 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 		return nil, fs
 	}
 	c.Conversion = str(spec.Get("conversion").Get("strategy"))
+	if sv := doc.Get("status").Get("storedVersions"); sv != nil {
+		items := sv.Items()
+		for i := range items {
+			if name := str(&items[i]); name != "" {
+				c.StoredVersions = append(c.StoredVersions, Name{Name: name, Line: items[i].Line})
+			}
+		}
+	}
 
 	beta := c.APIVersion == "apiextensions.k8s.io/v1beta1"
 	c.PreserveUnknownFields = beta
@@ -208,6 +216,7 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 	if vs != nil {
 		items = vs.Items()
 	}
+	seenVersion := make(map[string]bool, len(items))
 	for i := range items {
 		item := &items[i]
 		nm := item.Get("name")
@@ -222,10 +231,11 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 		if sr := item.Get("subresources"); sr != nil {
 			v.Subresources = canonicalJSON(sr)
 		}
-		if c.Version(v.Name) != nil {
+		if seenVersion[v.Name] {
 			bad(nm.Line, "CRD %q lists version %q twice", c.Name, v.Name)
 			continue
 		}
+		seenVersion[v.Name] = true
 		c.Versions = append(c.Versions, v)
 		vals = append(vals, item.Get("schema").Get("openAPIV3Schema"))
 	}

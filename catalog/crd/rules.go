@@ -16,7 +16,9 @@ const (
 	RuleMaximumTightened          = "crd.maximum-tightened"
 	RulePatternAdded              = "crd.pattern-added"
 	RulePatternChanged            = "crd.pattern-changed"
+	RulePatternRemoved            = "crd.pattern-removed"
 	RuleNullableRemoved           = "crd.nullable-removed"
+	RuleNullableAdded             = "crd.nullable-added"
 	RuleScopeChanged              = "crd.scope-changed"
 	RuleStoredVersionRemoved      = "crd.stored-version-removed"
 	RuleServedVersionRemoved      = "crd.served-version-removed"
@@ -24,6 +26,8 @@ const (
 	RuleServedVersionIncompatible = "crd.served-version-incompatible"
 	RuleCRDRemoved                = "crd.crd-removed"
 	RuleUnknownChange             = "crd.unknown-change"
+	RuleNamesChanged              = "crd.names-changed"
+	RulePruningEnabled            = "crd.pruning-enabled"
 
 	RuleInvalidDocument = "crd.invalid-document"
 	RuleNotACRD         = "crd.not-a-crd"
@@ -66,22 +70,30 @@ var ruleTable = []catalog.Rule{
 		"stored values that do not match stop validating; validate in the controller or in a new version", "crdify: pattern"),
 	mkRule(RulePatternChanged, catalog.SeverityError, "the pattern of a string field changed",
 		"stored values may no longer match; only widen a pattern when you can show every old value still matches, then override this rule", "crdify: pattern"),
+	mkRule(RulePatternRemoved, catalog.SeverityError, "the pattern of a string field was removed",
+		"the preflight refuses it although every old value still validates; keep the pattern, or override this rule for the release", "crdify: pattern (removalPolicy Disallow, operator-controller's default)"),
 	mkRule(RuleNullableRemoved, catalog.SeverityError, "a field no longer accepts null",
 		"stored nulls stop validating; keep nullable: true", "crdify: nullable"),
+	mkRule(RuleNullableAdded, catalog.SeverityError, "a field now accepts null",
+		"the preflight refuses it (clients may not expect null); keep nullable off, or override this rule for the release", "crdify: nullable (additionPolicy Disallow, operator-controller's default)"),
 	mkRule(RuleScopeChanged, catalog.SeverityError, "the CRD's scope changed between Namespaced and Cluster",
 		"the API server refuses it; ship a new CRD (new group or kind) instead", srcSeed+"; crdify: scope"),
 	mkRule(RuleStoredVersionRemoved, catalog.SeverityError, "a version that was the storage version was removed from spec.versions",
 		"objects are stored in it; make another version the storage version, migrate the objects, and remove it in a later release", srcSeed+"; crdify: storedVersionRemoval (judged from spec, which bundles carry, not status)"),
-	mkRule(RuleServedVersionRemoved, catalog.SeverityError, "a served version was removed from spec.versions",
-		"clients still use it; set served: false in one release and remove the version in a later one", "seed 003 (deprecating a CRD version)"),
+	mkRule(RuleServedVersionRemoved, catalog.SeverityWarning, "a served version was removed from spec.versions",
+		"clients still use it; set served: false in one release and remove the version in a later one", "seed 003 (deprecating a CRD version); catalogbot extra, the preflight does not check it"),
 	mkRule(RuleVersionUnserved, catalog.SeverityWarning, "a version stopped being served",
 		"the documented deprecation path; make sure clients have moved to another version", "seed 003 (deprecating a CRD version)"),
-	mkRule(RuleServedVersionIncompatible, catalog.SeverityError, "a newly served version's schema is incompatible with an older served version and conversion is None",
-		"with conversion None objects are shared as-is between versions; make the schemas compatible or add a conversion webhook", "crdify: served version validator"),
-	mkRule(RuleCRDRemoved, catalog.SeverityError, "a CRD the old bundle shipped is missing from the new one",
-		"OLM leaves the CRD and its objects behind without an owner; keep shipping the CRD", srcCatalog),
+	mkRule(RuleServedVersionIncompatible, catalog.SeverityError, "two served versions became incompatible and conversion is None",
+		"with conversion None objects are shared as-is between versions; make the schemas compatible or add a conversion webhook", "crdify: served version validator (incompatibilities the old CRD already had are not reported)"),
+	mkRule(RuleCRDRemoved, catalog.SeverityWarning, "a CRD the old bundle shipped is missing from the new one",
+		"OLM leaves the CRD and its objects behind without an owner; keep shipping the CRD", srcCatalog+" extra, the preflight does not check it"),
 	mkRule(RuleUnknownChange, catalog.SeverityError, "a change no rule can judge safe",
 		"review the listed attributes; if the change is safe, override this rule for the release", srcSeed+" (unknown change); crdify: unhandled"),
+	mkRule(RuleNamesChanged, catalog.SeverityWarning, "the CRD's kind, listKind or singular name changed",
+		"clients and RBAC rules use the old names; keep them", srcCatalog+" extra, the preflight does not check it"),
+	mkRule(RulePruningEnabled, catalog.SeverityWarning, "spec.preserveUnknownFields changed from true to false",
+		"fields the schema does not list are pruned from stored objects when they are next written; list them in the schema first", srcCatalog+" extra, the preflight does not check it"),
 
 	mkRule(RuleInvalidDocument, catalog.SeverityError, "a document does not parse as YAML or JSON",
 		"fix the syntax at the given line", srcCatalog),
@@ -115,4 +127,31 @@ func ruleByID(id string) (catalog.Rule, bool) {
 		}
 	}
 	return catalog.Rule{}, false
+}
+
+// checkOf is the name of the preflight's validation (crdify's) a rule stands for.
+func checkOf(rule string) string {
+	switch rule {
+	case RuleRequiredFieldAdded:
+		return "required"
+	case RuleTypeChanged:
+		return "type"
+	case RuleDefaultAdded, RuleDefaultChanged, RuleDefaultRemoved:
+		return "default"
+	case RuleEnumAdded, RuleEnumValueRemoved:
+		return "enum"
+	case RulePatternAdded, RulePatternChanged, RulePatternRemoved:
+		return "pattern"
+	case RuleNullableAdded, RuleNullableRemoved:
+		return "nullable"
+	case RuleUnknownChange:
+		return "unhandled"
+	case RuleFieldRemoved:
+		return "existingFieldRemoval"
+	case RuleScopeChanged:
+		return "scope"
+	case RuleStoredVersionRemoved:
+		return "storedVersionRemoval"
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package crd
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -23,14 +25,43 @@ type Limits struct {
 // community catalogs have a few thousand nodes and nest about 30 deep.
 var DefaultLimits = Limits{MaxDepth: 80, MaxNodes: 500_000}
 
-// docKeys are attributes that only document a field; changing them never
-// changes which objects validate.
-func docKey(k string) bool {
+// schemaKey reports whether k is a field of apiextensions.k8s.io/v1
+// JSONSchemaProps. The API server (and OLM's preflight, which decodes into that
+// type) drops every other key, so a change to one of them changes nothing.
+func schemaKey(k string) bool {
 	switch k {
-	case "description", "title", "example", "externalDocs":
+	case "id", "$schema", "$ref", "description", "type", "format", "title", "default",
+		"maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength",
+		"pattern", "maxItems", "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties",
+		"minProperties", "required", "items", "allOf", "oneOf", "anyOf", "not", "properties",
+		"additionalProperties", "patternProperties", "dependencies", "additionalItems",
+		"definitions", "externalDocs", "example", "nullable",
+		"x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+		"x-kubernetes-int-or-string", "x-kubernetes-list-map-keys", "x-kubernetes-list-type",
+		"x-kubernetes-map-type", "x-kubernetes-validations":
 		return true
 	}
 	return false
+}
+
+// wholeKey reports whether OLM's preflight compares the attribute k of a node
+// as a whole, subtree included, when it compares the node: it splits only
+// properties and items off a node, so a change anywhere below allOf, anyOf,
+// oneOf, not or additionalProperties, even to a description, is an unhandled
+// change of the node that holds them (besides what the nested nodes show).
+func wholeKey(k string) bool {
+	switch k {
+	case "allOf", "anyOf", "oneOf", "not", "additionalProperties":
+		return true
+	}
+	return false
+}
+
+// subtreeAttr is the Extra entry that stands for the whole value of a wholeKey
+// attribute: a digest of its canonical JSON, descriptions included.
+func subtreeAttr(key string, v *catalog.Value, line int32) Attr {
+	sum := sha256.Sum256([]byte(canonicalJSON(v)))
+	return Attr{Key: key, JSON: "sha256:" + hex.EncodeToString(sum[:8]), Line: line, Subtree: true}
 }
 
 // schemaBuilder turns positioned values into Schema nodes, counting nodes.
@@ -85,6 +116,12 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 	for i := range fields {
 		f := &fields[i]
 		fv := &f.Value
+		if !schemaKey(f.Key) {
+			continue
+		}
+		if wholeKey(f.Key) && !(fv.Kind == catalog.KindArray && fv.Len() == 0) {
+			s.Extra = append(s.Extra, subtreeAttr(f.Key, fv, f.KeyLine))
+		}
 		switch f.Key {
 		case "type":
 			s.Type = scalarText(fv)
@@ -190,8 +227,8 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 				}
 				continue
 			}
-			if docKey(f.Key) {
-				continue
+			if f.Key == "description" {
+				continue // OLM's preflight ignores descriptions
 			}
 			s.Extra = append(s.Extra, Attr{Key: f.Key, JSON: canonicalJSON(fv), Line: f.KeyLine})
 		}

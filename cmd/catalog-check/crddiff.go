@@ -125,7 +125,11 @@ func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rep := crdDiffReport{Verdict: "error", Changes: []crdDiffChange{}, Findings: findings}
 	code := exitCannotRun
 	if !broken {
-		changes := crd.Diff(sets[0], sets[1], crd.Options{Overrides: ov.ov})
+		changes, err := crd.DiffContext(ctx, sets[0], sets[1], crd.Options{Overrides: ov.ov})
+		if err != nil {
+			fmt.Fprintf(stderr, "catalog-check crd-diff: %v\n", err)
+			return exitCannotRun
+		}
 		for _, c := range changes {
 			rep.Changes = append(rep.Changes, crdDiffChange{Finding: c.Finding, CRD: c.CRD, Version: c.Version,
 				Path: c.Path, Old: c.Old, New: c.New, OLMMessage: c.OLMMessage()})

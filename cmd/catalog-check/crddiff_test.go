@@ -37,7 +37,7 @@ func TestCRDDiffCLI(t *testing.T) {
 		{"safe", []string{crdCase("safe-changes", "old.yaml"), crdCase("safe-changes", "new.yaml")}, 0, []string{"safe: 0 errors, 0 warnings"}, nil},
 		{"unsafe", []string{scopeOld, scopeNew}, 1, []string{
 			"new.yaml:14: error: crd.scope-changed:",
-			`olm: validating upgrade for CRD "example.test.example.com" failed: CustomResourceDefinition example.test.example.com failed upgrade safety validation. "NoScopeChange" validation failed: scope changed from "Namespaced" to "Cluster"`,
+			`olm: validating upgrade for CRD "example.test.example.com": scope: scope changed : "Namespaced" -> "Cluster"`,
 			"unsafe: 1 error, 0 warnings"}, nil},
 		{"flags after files", []string{scopeOld, scopeNew, "--override", "crd.scope-changed=warning"}, 0, []string{"warning: crd.scope-changed", "safe: 0 errors, 1 warning"}, nil},
 		{"override ignore", []string{"--override=crd.scope-changed=ignore", scopeOld, scopeNew}, 0, []string{"safe: 0 errors, 0 warnings"}, nil},
@@ -88,8 +88,8 @@ func TestCRDDiffJSON(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout.String())
 	}
-	if rep.Verdict != "unsafe" || len(rep.Changes) != 14 {
-		t.Fatalf("verdict %q with %d changes, want unsafe with 14", rep.Verdict, len(rep.Changes))
+	if rep.Verdict != "unsafe" || len(rep.Changes) != 16 {
+		t.Fatalf("verdict %q with %d changes, want unsafe with 16", rep.Verdict, len(rep.Changes))
 	}
 	c := rep.Changes[0]
 	if c.Rule != "crd.required-field-added" || c.Path != "^.spec" || c.Line != 24 || c.CRD != "widgets.example.com" || c.Version != "v1" || c.OLMMessage == "" {
