@@ -108,6 +108,9 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 		allowed: policy.Images{AllowedRegistries: cfg.RebuildAllowedImages},
 		lease:   2 * time.Minute, renewEvery: 30 * time.Second, wait: 5 * time.Second,
 		maxTries: 3, retryWait: 15 * time.Second, now: time.Now,
+		// An unchanged catalog (a push outside it, a re-run, a retry) gets
+		// its layer back instead of being read and compressed again.
+		imgLimits: image.Limits{Cache: image.NewLayerCache(0)},
 	}, nil
 }
 

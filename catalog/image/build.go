@@ -46,7 +46,7 @@ func Build(ctx context.Context, baseRef string, catalog fs.FS, lim Limits, opts 
 	if _, ok := ref.(name.Digest); !ok {
 		return nil, fmt.Errorf("base image %q is not pinned by digest; write it as repository@sha256:<digest> so that the same catalog always gives the same image", baseRef)
 	}
-	layer, err := ConfigsLayer(catalog, lim)
+	layer, err := ConfigsLayer(ctx, catalog, lim)
 	if err != nil {
 		return nil, err
 	}

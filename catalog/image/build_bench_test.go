@@ -134,13 +134,13 @@ func BenchmarkBuild(b *testing.B) {
 	dir := benchCatalog(b)
 	ctx := context.Background()
 	base := benchBase(b)
-	if _, err := ConfigsLayer(os.DirFS(dir), Limits{}); err != nil { // warm the file cache for every case alike
+	if _, err := ConfigsLayer(context.Background(), os.DirFS(dir), Limits{}); err != nil { // warm the file cache for every case alike
 		b.Fatal(err)
 	}
 
 	b.Run("layer", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			l, err := ConfigsLayer(os.DirFS(dir), Limits{})
+			l, err := ConfigsLayer(context.Background(), os.DirFS(dir), Limits{})
 			if err != nil {
 				b.Fatal(err)
 			}

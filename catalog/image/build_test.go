@@ -3,14 +3,18 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -24,7 +28,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -38,7 +41,7 @@ func sampleCatalog(mtime time.Time) fstest.MapFS {
 
 func layerDigest(t *testing.T, fsys fstest.MapFS) v1.Hash {
 	t.Helper()
-	l, err := ConfigsLayer(fsys, Limits{})
+	l, err := ConfigsLayer(context.Background(), fsys, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func TestConfigsLayerIsDeterministic(t *testing.T) {
 }
 
 func TestConfigsLayerEntries(t *testing.T) {
-	l, err := ConfigsLayer(sampleCatalog(time.Now()), Limits{})
+	l, err := ConfigsLayer(context.Background(), sampleCatalog(time.Now()), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func TestConfigsLayerRefusesLinks(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "b.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ConfigsLayer(os.DirFS(dir), Limits{}); !errors.Is(err, ErrLink) {
+	if _, err := ConfigsLayer(context.Background(), os.DirFS(dir), Limits{}); !errors.Is(err, ErrLink) {
 		t.Errorf("err = %v, want ErrLink", err)
 	}
 }
@@ -231,40 +234,130 @@ func mustRef(t *testing.T, s string) name.Reference {
 	return r
 }
 
-// ConfigsLayer caches its compressed bytes; its digest and diff ID must be
-// the ones go-containerregistry gives the same tar without caching, so that
-// catalog images stay byte-identical across that choice.
-func TestConfigsLayerDigestMatchesGoContainerregistry(t *testing.T) {
-	l, err := ConfigsLayer(sampleCatalog(time.Unix(1, 0)), Limits{})
+// The layer's digest, size and diff ID are those of the bytes it serves:
+// they are computed on the way, never read back.
+func TestConfigsLayerHashesWhatItServes(t *testing.T) {
+	l, err := ConfigsLayer(context.Background(), sampleCatalog(time.Unix(1, 0)), Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := l.Uncompressed()
+	rc, err := l.Compressed()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := io.ReadAll(rc)
+	compressed, err := io.ReadAll(rc)
 	rc.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(raw)), nil
-	})
+	zr, err := gzip.NewReader(bytes.NewReader(compressed)) // the standard reader: any client can inflate it
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, get := range []func(v1.Layer) (v1.Hash, error){v1.Layer.Digest, v1.Layer.DiffID} {
-		got, err := get(l)
-		if err != nil {
-			t.Fatal(err)
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := l.Digest(); d.Hex != fmt.Sprintf("%x", sha256.Sum256(compressed)) {
+		t.Errorf("digest %s is not the sha256 of the compressed bytes", d)
+	}
+	if n, _ := l.Size(); n != int64(len(compressed)) {
+		t.Errorf("size %d, the compressed bytes are %d", n, len(compressed))
+	}
+	if d, _ := l.DiffID(); d.Hex != fmt.Sprintf("%x", sha256.Sum256(raw)) {
+		t.Errorf("diff ID %s is not the sha256 of the tar", d)
+	}
+}
+
+// bigCatalog is a catalog of several compression blocks.
+func bigCatalog() fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for i := range 6 {
+		var b strings.Builder
+		for j := 0; b.Len() < 700_000; j++ {
+			fmt.Fprintf(&b, "schema: olm.bundle\nname: p%d.v%d.0.0\npackage: p%d\n---\n", i, j, i)
 		}
-		want, err := get(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("ConfigsLayer gives %s, go-containerregistry's own compression %s", got, want)
+		fsys[fmt.Sprintf("p%d/catalog.yaml", i)] = &fstest.MapFile{Data: []byte(b.String())}
+	}
+	return fsys
+}
+
+// The compressed bytes do not depend on how many cores compress them.
+func TestConfigsLayerSameOnAnyNumberOfCores(t *testing.T) {
+	fsys := bigCatalog()
+	var digests []v1.Hash
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		digests = append(digests, layerDigest(t, fsys))
+		runtime.GOMAXPROCS(prev)
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("digest on 1 core %s, on 4 cores %s", digests[0], digests[1])
+	}
+}
+
+// keyedFS names contents as a git tree does, by a hash of the bytes.
+type keyedFS struct {
+	fstest.MapFS
+	lookups *int
+}
+
+func (f keyedFS) ContentKey(name string) (string, bool) {
+	*f.lookups++
+	m, ok := f.MapFS[name]
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(m.Data)), true
+}
+
+// An unchanged catalog gets its layer back from the cache without being
+// read; a changed one is built again.
+func TestConfigsLayerCacheReusesAnUnchangedCatalog(t *testing.T) {
+	cache := NewLayerCache(0)
+	lookups := 0
+	fsys := keyedFS{MapFS: sampleCatalog(time.Unix(1, 0)), lookups: &lookups}
+	lim := Limits{Cache: cache}
+	first, err := ConfigsLayer(context.Background(), fsys, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ConfigsLayer(context.Background(), fsys, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != first {
+		t.Errorf("an unchanged catalog was built again")
+	}
+	if lookups == 0 {
+		t.Errorf("the cache key did not use the content keys")
+	}
+	fsys.MapFS["README.md"] = &fstest.MapFile{Data: []byte("changed\n")}
+	changed, err := ConfigsLayer(context.Background(), fsys, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1, _ := first.Digest()
+	d2, _ := changed.Digest()
+	if changed == first || d1 == d2 {
+		t.Errorf("a changed catalog got the cached layer %s", d1)
+	}
+	if hits, misses := cache.Stats(); hits != 1 || misses != 2 {
+		t.Errorf("cache hits %d misses %d, want 1 and 2", hits, misses)
+	}
+}
+
+// The cache holds at most its bytes, dropping the least recently used.
+func TestLayerCacheBounded(t *testing.T) {
+	c := NewLayerCache(100)
+	c.put("a", &fileLayer{size: 60})
+	c.put("b", &fileLayer{size: 30})
+	c.get("a")
+	c.put("c", &fileLayer{size: 30}) // over 100: b, the least recently used, goes
+	c.put("huge", &fileLayer{size: 101})
+	for key, want := range map[string]bool{"a": true, "b": false, "c": true, "huge": false} {
+		if _, ok := c.get(key); ok != want {
+			t.Errorf("%s cached = %v, want %v", key, ok, want)
 		}
 	}
 }
@@ -323,7 +416,7 @@ func TestConfigsLayerHoldsWhatTheLoaderReads(t *testing.T) {
 	if fs := catalog.Validate(cat, catalog.ValidateOptions{}); catalog.HasErrors(fs) {
 		t.Fatalf("the catalog should validate: %v", fs)
 	}
-	l, err := ConfigsLayer(fsys, Limits{})
+	l, err := ConfigsLayer(context.Background(), fsys, Limits{})
 	if err != nil {
 		t.Fatalf("ConfigsLayer of a catalog that validates: %v", err)
 	}
@@ -335,7 +428,7 @@ func TestConfigsLayerHoldsWhatTheLoaderReads(t *testing.T) {
 
 	// Unhidden, the same link fails validation and the build alike.
 	write(".indexignore", "*.md\n")
-	if _, err := ConfigsLayer(fsys, Limits{}); !errors.Is(err, ErrLink) {
+	if _, err := ConfigsLayer(context.Background(), fsys, Limits{}); !errors.Is(err, ErrLink) {
 		t.Errorf("err = %v, want ErrLink once the link is no longer hidden", err)
 	}
 }
