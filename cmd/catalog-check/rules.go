@@ -20,6 +20,8 @@ type ruleGroup struct {
 	Title   string         `json:"title"`
 	About   string         `json:"about"`
 	Rules   []catalog.Rule `json:"rules"`
+	// Notes is markdown shown after the group's table.
+	Notes string `json:"notes,omitempty"`
 }
 
 // ruleGroups lists every rule catalogbot can report, grouped by the package that emits it.
@@ -36,6 +38,7 @@ func ruleGroups() []ruleGroup {
 			About: "Reported by `catalog-check crd-diff` and by the `catalogbot/crd-safety` check run. " +
 				"A repository may change their severity under `crdSafety.overrides` in `.catalogbot.yaml`.",
 			Rules: crd.Rules(),
+			Notes: crd.PreflightNotes(),
 		},
 		{
 			Package: "checks", Title: "Pull request checks",
@@ -110,6 +113,9 @@ func writeRulesMarkdown(w io.Writer, groups []ruleGroup) error {
 		for _, r := range g.Rules {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n",
 				r.ID, r.Severity, tableCell(r.Summary), tableCell(r.Hint), tableCell(r.Source))
+		}
+		if g.Notes != "" {
+			b.WriteString("\n" + g.Notes)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
