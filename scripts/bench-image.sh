@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench-image.sh measures the catalog image build and push (issue 18, item 3)
+# on derived catalogs of 20, 150, 300 and 600 MB, against `tar | pigz -1` of
+# the same directory and `catalog-check validate` in the same run:
+#
+#   scripts/bench-image.sh [SOURCE_DIR...]
+#
+# SOURCE_DIRs are catalogs of one directory per package (default: the shared
+# community catalogs; add e.g. catalogs/v4.* of community-operators-prod for
+# more variety). The catalogs are derived under $WORK (default
+# /tmp/catalogbot-bench-image) with scripts/derive-catalog, never in the repo.
+# The registry (go-containerregistry's, blobs on disk) runs in its own process
+# so that its memory is not counted.
+#
+# Columns: validate = catalog-check validate; build = catalogbot build --push
+# (validation, then build and push of two platforms); first/unchanged = build
+# and push alone, the second time with the layer cache of an unchanged tree;
+# pigz = tar -cf - . | pigz -1 >/dev/null. Times in seconds, RSS in MiB.
+#
+# Environment: SIZES="20 150 300 600" (MB), WORK=dir. Needs /usr/bin/time and pigz.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+SIZES=${SIZES:-20 150 300 600}
+WORK=${WORK:-/tmp/catalogbot-bench-image}
+[[ -x /usr/bin/time ]] || { echo "bench-image: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
+command -v pigz >/dev/null || { echo "bench-image: pigz missing (apt-get install pigz)" >&2; exit 2; }
+if [[ $# -eq 0 ]]; then
+	set -- "$repo"/../shared/testdata/catalogs/community-operators-prod-v4.*
+fi
+mkdir -p "$WORK/bin"
+(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./scripts/bench-image ./cmd/catalog-check ./cmd/catalogbot)
+B=$WORK/bin
+
+rm -rf "$WORK/blobs" && mkdir -p "$WORK/blobs"
+"$B/bench-image" registry -dir "$WORK/blobs" >"$WORK/registry.addr" &
+reg=$!
+trap 'kill $reg 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [[ -s $WORK/registry.addr ]] && break; sleep 0.1; done
+host=$(cat "$WORK/registry.addr")
+base=$("$B/bench-image" base -registry "$host")
+
+measure() { # prints "seconds MiB" of the command
+	/usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/out" 2>&1 || true
+	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+printf "%-6s %-16s %-16s %-10s %-10s %-8s %s\n" MB validate build first unchanged pigz "build RSS - validate RSS"
+for mb in $SIZES; do
+	cat=$WORK/cat-$mb
+	[[ -d $cat ]] || "$B/derive-catalog" -size "${mb}MB" -o "$cat" "$@" >/dev/null
+	cat "$cat"/*/* >/dev/null # warm the page cache alike for every tool
+	read -r vt vr < <(measure "$B/catalog-check" validate "$cat")
+	read -r bt br < <(measure "$B/catalogbot" build --catalog "$cat" --base-image "$base" --push "$host/acme/cli-$mb:latest" --insecure-registry "$host")
+	grep -q '^pushed' "$WORK/out" || { echo "catalogbot build failed:"; cat "$WORK/out"; }
+	"$B/bench-image" run -registry "$host" -catalog "$cat" >"$WORK/run" 2>&1 || cat "$WORK/run"
+	first=$(awk '$1=="first"{print $2}' "$WORK/run")
+	unchanged=$(awk '$1=="unchanged"{print $2}' "$WORK/run")
+	read -r pt _ < <(measure sh -c "tar -C '$cat' -cf - . | pigz -1 >/dev/null")
+	printf "%-6s %-16s %-16s %-10s %-10s %-8s %s\n" "$mb" "${vt}s ${vr}MiB" "${bt}s ${br}MiB" "$first" "$unchanged" "$pt" "$((br - vr)) MiB"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
