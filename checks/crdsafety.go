@@ -83,7 +83,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 
 	var b strings.Builder
 	unverified := false
-	compared, unreadable := 0, 0
+	// notEmbedded counts the unreadable upgrades whose CRDs are not
+	// embedded while bundle images are not read.
+	compared, unreadable, notEmbedded := 0, 0, 0
 	for _, cc := range pr.Changes.Catalogs {
 		cache := map[string]*bundleCRDs{}
 		get := func(pkg, name string) *bundleCRDs {
@@ -108,9 +110,12 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			if next.err != nil {
 				unverified = true
 				unreadable += len(edges)
+				if errors.Is(next.err, errNotEmbedded) {
+					notEmbedded += len(edges)
+				}
 				fs = append(fs, noSource(cc, ref.Package, ref.Bundle, next.err))
-				fmt.Fprintf(&b, "- `%s`: not compared with the %s it upgrades from: its own CRDs cannot be read\n",
-					ref.Bundle, countNoun(len(edges), "bundle", "bundles"))
+				fmt.Fprintf(&b, "- `%s`: not compared with the %s it upgrades from: %s\n",
+					ref.Bundle, countNoun(len(edges), "bundle", "bundles"), unreadableWhy(next.err, "its own CRDs cannot be read"))
 				continue
 			}
 			for _, e := range edges {
@@ -118,9 +123,12 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				if prev.err != nil {
 					unverified = true
 					unreadable++
+					if errors.Is(prev.err, errNotEmbedded) {
+						notEmbedded++
+					}
 					fs = append(fs, noSource(cc, ref.Package, e.From, prev.err))
-					fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): not compared: the predecessor's CRDs cannot be read\n",
-						e.From, ref.Bundle, e.Kind, e.Channel)
+					fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): not compared: %s\n",
+						e.From, ref.Bundle, e.Kind, e.Channel, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
 					continue
 				}
 				compared++
@@ -158,6 +166,8 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	switch {
 	case res.Conclusion == Failure:
 		res.Title = "Unsafe CRD changes"
+	case res.Conclusion == Neutral && compared == 0 && notEmbedded == unreadable:
+		res.Title = "CRDs not embedded, not compared"
 	case res.Conclusion == Neutral:
 		res.Title = "Some CRDs could not be read"
 	case compared == 0:
@@ -203,9 +213,26 @@ func bundlePos(cc *CatalogChange, pkg, name string) catalog.Position {
 }
 
 func noSource(cc *CatalogChange, pkg, name string, err error) catalog.Finding {
+	msg := fmt.Sprintf("cannot read the CRDs of bundle %q: %v", name, err)
+	if errors.Is(err, errNotEmbedded) {
+		msg = fmt.Sprintf("bundle %q: %v", name, err)
+	}
 	return catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Position: bundlePos(cc, pkg, name), Package: pkg,
-		Message: fmt.Sprintf("cannot read the CRDs of bundle %q: %v", name, err), Hint: ruleHint(ruleCRDNoSource)}
+		Message: msg, Hint: ruleHint(ruleCRDNoSource)}
 }
+
+// unreadableWhy is the summary's reason for an upgrade not compared.
+func unreadableWhy(err error, otherwise string) string {
+	if errors.Is(err, errNotEmbedded) {
+		return "CRDs not embedded, not compared (reading bundle images is off)"
+	}
+	return otherwise
+}
+
+// errNotEmbedded: the bundle carries no olm.bundle.object and its image is
+// not read (registry access is off, or it names no image). Offline means
+// offline: such a bundle is not compared, and nothing is fetched for it.
+var errNotEmbedded = errors.New("CRDs not embedded, not compared: the bundle has no olm.bundle.object properties and reading bundle images is off")
 
 // readCRDs gets a bundle's CRDs from its olm.bundle.object properties, or
 // from its image's manifests/ when it has none.
@@ -239,7 +266,7 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name st
 		return bc
 	}
 	if c.Manifests == nil || b.Image == "" {
-		bc.err = errors.New("it has no olm.bundle.object properties and no image source is configured")
+		bc.err = errNotEmbedded
 		return bc
 	}
 	files, err := c.Manifests.Manifests(ctx, b.Image)

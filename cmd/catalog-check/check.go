@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,7 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	timeout := fl.Duration("timeout", 5*time.Minute, "time limit for each check")
 	noHints := fl.Bool("no-hints", false, "text output: leave out the hint under each finding")
 	direct := fl.Bool("direct", false, "compare head with base itself instead of with their merge base")
-	only := fl.String("checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run")
+	only := fl.String("checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object)")
 	rf := addRegistryFlags(fl)
 	var catalogs multiFlag
 	fl.Var(&catalogs, "catalog", "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable)")
@@ -116,13 +117,23 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		return fail("%v", err)
 	}
 	defer reg.Close()
+	names := strings.Split(*only, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	// Offline means offline: registry access comes with the images check.
+	// Without it crd-safety reads no bundle image (a bundle without
+	// olm.bundle.object is "CRDs not embedded, not compared") and no check
+	// makes a request.
+	crdSafety := checks.CRDSafety{}
+	if slices.Contains(names, checks.Images{}.Name()) {
+		crdSafety.Manifests = checks.RegistryManifests{Client: reg}
+	}
 	all := []checks.Check{
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}}, checks.Images{Registry: reg},
+		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, checks.Images{Registry: reg},
 	}
 	var selected []checks.Check
-	for _, name := range strings.Split(*only, ",") {
-		name = strings.TrimSpace(name)
+	for _, name := range names {
 		found := false
 		for _, c := range all {
 			if c.Name() == name {

@@ -4,23 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
-// prRepo makes a repository whose main branch has a policy and one package
-// owned by bob, and a branch "pr" that adds a bundle with a second channel
-// head (invalid) to it.
-func prRepo(t *testing.T) (dir, base, head string) {
+// testRepo makes an empty repository and returns its directory, a git runner
+// and a file writer for it.
+func testRepo(t *testing.T) (dir string, git func(args ...string) string, write func(name, body string)) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed (.ci/run installs it)")
 	}
 	dir = t.TempDir()
-	git := func(args ...string) string {
+	git = func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
@@ -31,7 +33,7 @@ func prRepo(t *testing.T) (dir, base, head string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	write := func(name, body string) {
+	write = func(name, body string) {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -41,22 +43,82 @@ func prRepo(t *testing.T) (dir, base, head string) {
 		}
 	}
 	git("init", "-q", "-b", "main")
+	return dir, git, write
+}
+
+// etcdBundle is bundle etcd.v<v> with its image at imageRepo.
+func etcdBundle(imageRepo, v string) string {
+	return "---\nschema: olm.bundle\npackage: etcd\nname: etcd.v" + v + "\nimage: " + imageRepo + ":v" + v +
+		"\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: " + v + "}\n"
+}
+
+const etcdPackage = "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n"
+
+// prRepo makes a repository whose main branch has a policy and one package
+// owned by bob, and a branch "pr" that adds a bundle with a second channel
+// head (invalid) to it.
+func prRepo(t *testing.T) (dir, base, head string) {
+	t.Helper()
+	dir, git, write := testRepo(t)
 	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n")
-	const pkg = "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n"
-	bundle := func(v string) string {
-		return "---\nschema: olm.bundle\npackage: etcd\nname: etcd.v" + v + "\nimage: quay.io/acme/etcd-bundle:v" + v +
-			"\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: " + v + "}\n"
-	}
-	write("catalog/etcd/catalog.yaml", pkg+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"+bundle("1.0.0"))
+	const image = "quay.io/acme/etcd-bundle"
+	write("catalog/etcd/catalog.yaml", etcdPackage+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"+etcdBundle(image, "1.0.0"))
 	git("add", "-A")
 	git("commit", "-q", "-m", "base")
 	base = git("rev-parse", "HEAD")
 	git("checkout", "-q", "-b", "pr")
-	write("catalog/etcd/catalog.yaml", pkg+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n  - name: etcd.v1.1.0\n"+bundle("1.0.0")+bundle("1.1.0"))
+	write("catalog/etcd/catalog.yaml", etcdPackage+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n  - name: etcd.v1.1.0\n"+etcdBundle(image, "1.0.0")+etcdBundle(image, "1.1.0"))
 	git("add", "-A")
 	git("commit", "-q", "-m", "two heads")
 	head = git("rev-parse", "HEAD")
 	return dir, base, head
+}
+
+// Offline means offline: with the images check off, crd-safety reads no
+// bundle image (bundles without olm.bundle.object are "CRDs not embedded,
+// not compared", neutral) and no request reaches a registry.
+func TestCheckCommandImagesOffIsOffline(t *testing.T) {
+	var requests atomic.Int64
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n")
+	image := host + "/acme/etcd-bundle"
+	channel := "---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"
+	write("catalog/etcd/catalog.yaml", etcdPackage+channel+etcdBundle(image, "1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	write("catalog/etcd/catalog.yaml", etcdPackage+channel+"  - name: etcd.v1.1.0\n    replaces: etcd.v1.0.0\n"+etcdBundle(image, "1.0.0")+etcdBundle(image, "1.1.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "upgrade")
+	head := git("rev-parse", "HEAD")
+
+	run := func(checks string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		runCheckEnv(context.Background(), []string{"--repo", dir, "--base", base, "--head", head, "--author", "bob",
+			"--checks", checks, "--insecure-registry", host}, &out, &errb, func(string) string { return "" })
+		return out.String() + errb.String()
+	}
+	out := run("ownership,validation,immutability,crd-safety")
+	if n := requests.Load(); n != 0 {
+		t.Errorf("with the images check off, %d requests reached the registry:\n%s", n, out)
+	}
+	for _, want := range []string{"crd-safety: neutral", "CRDs not embedded, not compared"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// With it on, the same bundles are read from their images.
+	run("crd-safety,images")
+	if requests.Load() == 0 {
+		t.Errorf("with the images check on, no request reached the registry")
+	}
 }
 
 func TestCheckCommandText(t *testing.T) {
