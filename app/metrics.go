@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -135,4 +137,48 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(s.Depth))
 	ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, s.OldestAvailable.Seconds())
+}
+
+// cacheCollector reads the parse cache's and the layer cache's counters at
+// each scrape: a low hit ratio on an App that checks one repository says the
+// budget is too small for its catalogs.
+type cacheCollector struct {
+	parse           *catalog.ParseCache
+	layers          *image.LayerCache // nil without the rebuild
+	lookups, bytes  *prometheus.Desc
+	layerLookups    *prometheus.Desc
+	parseBudgetDesc *prometheus.Desc
+}
+
+func (m *Metrics) registerCaches(parse *catalog.ParseCache, layers *image.LayerCache) {
+	if parse == nil {
+		return
+	}
+	m.reg.MustRegister(&cacheCollector{parse: parse, layers: layers,
+		lookups:         prometheus.NewDesc("catalogbot_parse_cache_lookups_total", "Catalog files looked up in the parse cache by git blob, by result (hit or miss).", []string{"result"}, nil),
+		bytes:           prometheus.NewDesc("catalogbot_parse_cache_bytes", "Estimated bytes of parsed catalog files the parse cache holds.", nil, nil),
+		parseBudgetDesc: prometheus.NewDesc("catalogbot_parse_cache_budget_bytes", "The parse cache's budget.", nil, nil),
+		layerLookups:    prometheus.NewDesc("catalogbot_layer_cache_lookups_total", "Catalog image layers looked up by content before a build, by result (hit: the layer of an unchanged catalog reused).", []string{"result"}, nil),
+	})
+}
+
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.lookups
+	ch <- c.bytes
+	ch <- c.parseBudgetDesc
+	ch <- c.layerLookups
+}
+
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	hits, misses := c.parse.Stats()
+	used, budget := c.parse.Size()
+	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(hits), "hit")
+	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(misses), "miss")
+	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(used))
+	ch <- prometheus.MustNewConstMetric(c.parseBudgetDesc, prometheus.GaugeValue, float64(budget))
+	if c.layers != nil {
+		hits, misses := c.layers.Stats()
+		ch <- prometheus.MustNewConstMetric(c.layerLookups, prometheus.CounterValue, float64(hits), "hit")
+		ch <- prometheus.MustNewConstMetric(c.layerLookups, prometheus.CounterValue, float64(misses), "miss")
+	}
 }

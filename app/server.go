@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -161,6 +162,11 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	}
 	s.queue = q
 	s.metrics.registerQueue(q, log)
+	var layers *image.LayerCache
+	if rb, ok := o.rebuild.(*Rebuilder); ok {
+		layers = rb.imgLimits.Cache
+	}
+	s.metrics.registerCaches(s.pipeline.limits.Cache, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
 		q.Close()

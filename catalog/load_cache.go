@@ -18,6 +18,13 @@ type ContentKeyer interface {
 // ParseCache keeps the documents and findings parsed from file contents,
 // least recently used first out, within a memory budget. It is safe for
 // concurrent use; what it returns is shared and must not be modified.
+//
+// It does not thrash on a catalog larger than itself: a read of a tree
+// (one ReadFS) never evicts what that same read has used. When only such
+// entries are left, a new parse is not kept, so reading a catalog twice
+// finds at least what fits (plain LRU would have evicted each file just
+// before the second read needed it, and found nothing). Entries no read used
+// since go first, least recently used first.
 type ParseCache struct {
 	mu      sync.Mutex
 	max     int64
@@ -26,6 +33,7 @@ type ParseCache struct {
 	order   *list.List // front: most recently used
 	hits    int64
 	misses  int64
+	reads   int64 // ReadFS calls begun; an entry's read is the last that used it
 }
 
 type parsed struct {
@@ -34,6 +42,15 @@ type parsed struct {
 	docs     []Doc
 	findings []Finding
 	cost     int64
+	read     int64 // the last read that used it
+}
+
+// beginRead numbers one read of a tree: what it uses is not evicted for it.
+func (c *ParseCache) beginRead() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	return c.reads
 }
 
 // NewParseCache returns a cache that holds about maxBytes of parsed data
@@ -49,8 +66,15 @@ func (c *ParseCache) Stats() (hits, misses int64) {
 	return c.hits, c.misses
 }
 
-// get returns the parse of key, its positions renamed to file.
-func (c *ParseCache) get(key, file string) (fileResult, bool) {
+// Size returns the estimated bytes held and the budget.
+func (c *ParseCache) Size() (used, max int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used, c.max
+}
+
+// get returns the parse of key, its positions renamed to file, for read.
+func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	if !ok {
@@ -61,6 +85,7 @@ func (c *ParseCache) get(key, file string) (fileResult, bool) {
 	c.hits++
 	c.order.MoveToFront(e)
 	p := e.Value.(*parsed)
+	p.read = max(p.read, read)
 	c.mu.Unlock()
 	if p.file == file {
 		return fileResult{docs: append([]Doc(nil), p.docs...), findings: append([]Finding(nil), p.findings...)}, true
@@ -80,24 +105,31 @@ func (c *ParseCache) get(key, file string) (fileResult, bool) {
 	return fileResult{docs: docs, findings: fs}, true
 }
 
-func (c *ParseCache) put(key, file string, size int64, r fileResult) {
+// put keeps the parse of key for read, unless room can only be made by
+// evicting what read itself uses.
+func (c *ParseCache) put(read int64, key, file string, size int64, r fileResult) {
 	cost := 3*size + 256
 	if cost > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok {
+	if e, ok := c.entries[key]; ok {
+		p := e.Value.(*parsed)
+		p.read = max(p.read, read)
 		return
 	}
-	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), cost: cost}
-	c.entries[key] = c.order.PushFront(p)
-	c.used += cost
-	for c.used > c.max {
+	for c.used+cost > c.max {
 		last := c.order.Back()
 		old := last.Value.(*parsed)
+		if old.read >= read {
+			return // all that is left serves this read (or a later one)
+		}
 		c.order.Remove(last)
 		delete(c.entries, old.key)
 		c.used -= old.cost
 	}
+	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), cost: cost, read: read}
+	c.entries[key] = c.order.PushFront(p)
+	c.used += cost
 }

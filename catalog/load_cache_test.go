@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -65,12 +67,52 @@ func TestParseCacheReusesContent(t *testing.T) {
 func TestParseCacheEvicts(t *testing.T) {
 	c := NewParseCache(1000)
 	for i := range 10 {
-		c.put(string(rune('a'+i)), "f", 100, fileResult{})
+		c.put(int64(i+1), string(rune('a'+i)), "f", 100, fileResult{}) // one read each
 	}
 	if c.used > 1000 || len(c.entries) > 2 {
 		t.Errorf("used %d with %d entries, want at most 1000 bytes", c.used, len(c.entries))
 	}
-	if _, ok := c.get("j", "f"); !ok {
+	if _, ok := c.get(11, "j", "f"); !ok {
 		t.Error("the newest entry was evicted")
+	}
+}
+
+// A catalog larger than the cache is read twice: the second read finds what
+// the first could keep (plain LRU evicted each file just before the second
+// read needed it, and found none), and a later read of another tree still
+// replaces what no read uses any more.
+func TestParseCacheDoesNotThrash(t *testing.T) {
+	tree := func(tag string) keyedMapFS {
+		fsys := keyedMapFS{fstest.MapFS{}}
+		for i := range 20 {
+			name := fmt.Sprintf("p%02d", i)
+			fsys.MapFS[name+"/catalog.yaml"] = &fstest.MapFile{Data: []byte(fmt.Sprintf("schema: olm.package\nname: %s\ndescription: %s %s\n", name, tag, strings.Repeat("x", 900)))}
+		}
+		return fsys
+	}
+	const fileCost = 3*966 + 256 // about: 3 times the file plus 256
+	cache := NewParseCache(8 * fileCost)
+	lim := Limits{Cache: cache, Concurrency: 1}
+	ctx := context.Background()
+	a := tree("a")
+	for range 3 {
+		if _, _, err := ReadFS(ctx, a, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, misses := cache.Stats()
+	if hits < 2*6 {
+		t.Errorf("three reads of a catalog 2.5 times the cache: %d hits, %d misses; want at least 6 hits on each re-read", hits, misses)
+	}
+	if used, max := cache.Size(); used > max {
+		t.Errorf("cache holds %d, over its budget %d", used, max)
+	}
+	// Another catalog: what the old reads used gives way to it.
+	b := tree("b")
+	ReadFS(ctx, b, lim)
+	h0, _ := cache.Stats()
+	ReadFS(ctx, b, lim)
+	if h1, _ := cache.Stats(); h1-h0 < 6 {
+		t.Errorf("re-read of a new catalog: %d hits, want at least 6 (stale entries should have been evicted)", h1-h0)
 	}
 }

@@ -46,6 +46,10 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 	}
 	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Size > files[order[b]].Size })
 
+	var read int64 // this read's number in the cache, which keeps what it uses
+	if lim.Cache != nil {
+		read = lim.Cache.beginRead()
+	}
 	next := atomic.Int64{}
 	workers := min(lim.Concurrency, len(files))
 	var wg sync.WaitGroup
@@ -64,7 +68,7 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 				i := order[k]
 				var res fileResult
 				var err error
-				res, buf, err = readCatalogFile(fsys, files[i], lim, &total, buf)
+				res, buf, err = readCatalogFile(fsys, files[i], lim, read, &total, buf)
 				if err != nil {
 					cancel(err)
 					return
@@ -224,7 +228,7 @@ func newLoadFinding(rule, file, msg string) Finding {
 // large enough. spare is a buffer the caller may pass again: buf, or the one
 // read into, unless the documents keep it. The error is for I/O failure and
 // the tree's byte limit only.
-func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
+func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, read int64, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
 	if f.Size > lim.MaxFileSize {
 		return fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
 			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}, buf, nil
@@ -233,7 +237,7 @@ func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64,
 	if keyer, ok := fsys.(ContentKeyer); ok && lim.Cache != nil {
 		if k, ok := keyer.ContentKey(f.Path); ok {
 			key = k
-			if res, ok := lim.Cache.get(key, f.Path); ok {
+			if res, ok := lim.Cache.get(read, key, f.Path); ok {
 				if total.Add(f.Size) > lim.MaxTotalSize {
 					return fileResult{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 				}
@@ -267,7 +271,7 @@ func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64,
 		spare = data[:0]
 	}
 	if key != "" {
-		lim.Cache.put(key, f.Path, int64(len(data)), res)
+		lim.Cache.put(read, key, f.Path, int64(len(data)), res)
 	}
 	return res, spare, nil
 }
