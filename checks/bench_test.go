@@ -133,7 +133,12 @@ func benchRepo(b *testing.B, catalogDir string, n int) (dir, base, head string) 
 // fresh process, as the CLI runs) and warm (the App's parse cache holds the
 // unchanged files).
 func BenchmarkCheckPR(b *testing.B) {
-	src := sharedCatalog(b, "community-operators-prod-v4.16")
+	// CHECKPR_CATALOG picks another catalog (scripts/bench-growth.sh gives
+	// it the derived catalogs of 20-600 MB).
+	src := os.Getenv("CHECKPR_CATALOG")
+	if src == "" {
+		src = sharedCatalog(b, "community-operators-prod-v4.16")
+	}
 	for _, tc := range []struct {
 		n    int
 		warm bool

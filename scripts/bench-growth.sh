@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bench-growth.sh gives the growth curves of issue 18 (docs/benchmarks.md):
+# time and peak RSS against catalog size for whole-catalog validation
+# (catalog-check vs opm, same run), a one-package pull request checked cold
+# (the CLI, a fresh process) and warm (the App's parse cache, in process),
+# and the image build (scripts/bench-image.sh, on the same catalogs).
+#
+#   scripts/bench-growth.sh [SOURCE_DIR...]
+#
+# Catalogs of SIZES MB are derived under $WORK from SOURCE_DIRs (default: the
+# shared community catalogs) with scripts/derive-catalog; the pull request is
+# BenchmarkCheckPR's (a new bundle on a new channel in one package, all
+# checks but images), committed and packed under $WORK/pr-MB.
+#
+# Environment: SIZES="20 150 300 600", WORK=/tmp/catalogbot-bench-image,
+# OPM=/work/tools/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_IMAGE=1.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+SIZES=${SIZES:-20 150 300 600}
+WORK=${WORK:-/tmp/catalogbot-bench-image}
+OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+[[ -x /usr/bin/time ]] || { echo "bench-growth: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
+if [[ $# -eq 0 ]]; then
+	set -- "$repo"/../shared/testdata/catalogs/community-operators-prod-v4.*
+fi
+mkdir -p "$WORK/bin"
+(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./cmd/catalog-check)
+B=$WORK/bin
+
+measure() { # prints "seconds MiB" of the command
+	/usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/out" 2>&1 || true
+	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+printf "%-5s %-18s %-18s %-18s %s\n" MB "validate" "opm validate" "PR cold (CLI)" "PR cold/warm in process (ms)"
+for mb in $SIZES; do
+	cat=$WORK/cat-$mb
+	[[ -d $cat ]] || "$B/derive-catalog" -size "${mb}MB" -o "$cat" "$@" >/dev/null
+	cat "$cat"/*/* >/dev/null
+	read -r vt vr < <(measure "$B/catalog-check" validate "$cat")
+	ot=- or=-
+	if [[ -z ${SKIP_OPM:-} && -x $OPM ]]; then
+		read -r ot or < <(measure "$OPM" validate "$cat")
+	fi
+	rm -rf "$WORK/pr-$mb"
+	(cd "$repo" && CHECKPR_CATALOG=$cat CHECKPR_REPO_DIR=$WORK/pr-$mb go test ./checks -run '^$' \
+		-bench 'CheckPR/packages=1/(cold|warm)$' -benchtime 3x -v) >"$WORK/bench-$mb" 2>&1 || cat "$WORK/bench-$mb"
+	cold=$(awk '/packages=1\/cold/ && /ns\/op/ {printf "%.0f", $3/1e6}' "$WORK/bench-$mb")
+	warm=$(awk '/packages=1\/warm/ && /ns\/op/ {printf "%.0f", $3/1e6}' "$WORK/bench-$mb")
+	line=$(grep -m1 -o 'repository .*packages=1_cold: --base [0-9a-f]* --head [0-9a-f]*' "$WORK/bench-$mb" || true)
+	ct=- cr=-
+	if [[ -n $line ]]; then
+		dir=$(sed 's/^repository \(.*\): --base.*/\1/' <<<"$line")
+		base=$(sed 's/.*--base \([0-9a-f]*\).*/\1/' <<<"$line")
+		head=$(sed 's/.*--head \([0-9a-f]*\).*/\1/' <<<"$line")
+		read -r ct cr < <(measure "$B/catalog-check" check --repo "$dir" --base "$base" --head "$head" --author bob \
+			--checks ownership,validation,immutability,crd-safety)
+	fi
+	printf "%-5s %-18s %-18s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${ct}s ${cr}MiB" "${cold:-?} / ${warm:-?}"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ -z ${SKIP_IMAGE:-} ]]; then
+	SIZES="$SIZES" WORK="$WORK" "$repo/scripts/bench-image.sh" "$@"
+fi
