@@ -92,6 +92,9 @@ type Schema struct {
 	Extra []Attr
 	// lines of the typed attributes, for positions in findings.
 	lines [numAttrs]int32
+	// digest identifies the node with everything below it (descriptions
+	// included, keys JSONSchemaProps does not have left out).
+	digest [32]byte
 }
 
 // Bound is one numeric constraint.

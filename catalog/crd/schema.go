@@ -57,11 +57,57 @@ func wholeKey(k string) bool {
 	return false
 }
 
-// subtreeAttr is the Extra entry that stands for the whole value of a wholeKey
-// attribute: a digest of its canonical JSON, descriptions included.
-func subtreeAttr(key string, v *catalog.Value, line int32) Attr {
-	sum := sha256.Sum256([]byte(canonicalJSON(v)))
-	return Attr{Key: key, JSON: "sha256:" + hex.EncodeToString(sum[:8]), Line: line, Subtree: true}
+// digestOf hashes text; nodeDigest hashes a node's parts, each a key and
+// the digest of its value, sorted by key. A schema child's part is the child's
+// own digest, so every node is hashed once and the whole schema in linear time.
+func digestOf(text string) [sha256.Size]byte { return sha256.Sum256([]byte(text)) }
+
+type digestPart struct {
+	key  string
+	line int32
+	sum  [sha256.Size]byte
+}
+
+func nodeDigest(parts []digestPart) [sha256.Size]byte {
+	sort.Slice(parts, func(i, j int) bool { return parts[i].key < parts[j].key })
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p.key))
+		h.Write([]byte{0})
+		h.Write(p.sum[:])
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// propertiesDigest hashes the properties by name, in name order.
+func propertiesDigest(props []Property) [sha256.Size]byte {
+	idx := make([]int, len(props))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return props[idx[a]].Name < props[idx[b]].Name })
+	h := sha256.New()
+	for _, i := range idx {
+		h.Write([]byte(props[i].Name))
+		h.Write([]byte{0})
+		h.Write(props[i].Schema.digest[:])
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// listDigest hashes the digests of a list of schemas, in order.
+func listDigest(list []*Schema) [sha256.Size]byte {
+	h := sha256.New()
+	for _, c := range list {
+		h.Write(c.digest[:])
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // schemaBuilder turns positioned values into Schema nodes, counting nodes.
@@ -113,14 +159,22 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 		s.Line = v.Line
 	}
 	fields := v.Fields()
+	parts := make([]digestPart, 0, len(fields))
 	for i := range fields {
 		f := &fields[i]
 		fv := &f.Value
 		if !schemaKey(f.Key) {
 			continue
 		}
-		if wholeKey(f.Key) && !(fv.Kind == catalog.KindArray && fv.Len() == 0) {
-			s.Extra = append(s.Extra, subtreeAttr(f.Key, fv, f.KeyLine))
+		switch f.Key {
+		case "properties", "allOf", "anyOf", "oneOf", "not":
+			// Their parts are added below, from the children's digests.
+		case "items", "additionalProperties":
+			if fv.Kind != catalog.KindObject {
+				parts = append(parts, digestPart{f.Key, f.KeyLine, digestOf(canonicalJSON(fv))})
+			}
+		default:
+			parts = append(parts, digestPart{f.Key, f.KeyLine, digestOf(canonicalJSON(fv))})
 		}
 		switch f.Key {
 		case "type":
@@ -166,6 +220,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 				}
 				s.Properties = append(s.Properties, Property{Name: pf.Key, Schema: c})
 			}
+			parts = append(parts, digestPart{f.Key, f.KeyLine, propertiesDigest(s.Properties)})
 		case "items":
 			s.lines[attrItems] = f.KeyLine
 			if fv.Kind == catalog.KindArray {
@@ -176,6 +231,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 			if s.Items = b.build(fv, f.KeyLine, depth+1, path+".items"); s.Items == nil {
 				return nil
 			}
+			parts = append(parts, digestPart{f.Key, f.KeyLine, s.Items.digest})
 		case "additionalProperties":
 			s.lines[attrAdditional] = f.KeyLine
 			if fv.Kind == catalog.KindBool {
@@ -186,6 +242,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 			if s.AdditionalProperties = b.build(fv, f.KeyLine, depth+1, path+".additionalProperties"); s.AdditionalProperties == nil {
 				return nil
 			}
+			parts = append(parts, digestPart{f.Key, f.KeyLine, s.AdditionalProperties.digest})
 		case "allOf", "anyOf", "oneOf":
 			if fv.Kind != catalog.KindArray {
 				b.fail(fv.Line, "%s at %s is a %s, want a list", f.Key, path, fv.Kind)
@@ -200,6 +257,9 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 				}
 				list = append(list, c)
 			}
+			if len(list) > 0 { // an empty list is no list
+				parts = append(parts, digestPart{f.Key, f.KeyLine, listDigest(list)})
+			}
 			switch f.Key {
 			case "allOf":
 				s.AllOf, s.lines[attrAllOf] = list, f.KeyLine
@@ -213,6 +273,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 			if s.Not = b.build(fv, f.KeyLine, depth+1, path+".not"); s.Not == nil {
 				return nil
 			}
+			parts = append(parts, digestPart{f.Key, f.KeyLine, s.Not.digest})
 		default:
 			if bi := boundIndex(f.Key); bi >= 0 {
 				nb := Bound{Kind: bound(bi), Line: f.KeyLine, Text: canonicalJSON(fv), Num: number(fv)}
@@ -233,6 +294,12 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 			s.Extra = append(s.Extra, Attr{Key: f.Key, JSON: canonicalJSON(fv), Line: f.KeyLine})
 		}
 	}
+	for _, p := range parts {
+		if wholeKey(p.key) {
+			s.Extra = append(s.Extra, Attr{Key: p.key, JSON: "sha256:" + hex.EncodeToString(p.sum[:8]), Line: p.line, Subtree: true})
+		}
+	}
+	s.digest = nodeDigest(parts)
 	if len(s.Extra) > 1 {
 		sort.Slice(s.Extra, func(i, j int) bool { return s.Extra[i].Key < s.Extra[j].Key })
 	}
