@@ -42,7 +42,7 @@ func (d *differ) schema(o, n *Schema, path string) {
 	if unknown := extraChanges(nil, o.Extra, n.Extra); len(unknown) > 0 {
 		d.emitProp(RuleUnknownChange, path, n.Line, o.Line, "", "",
 			"unknown change, no rule can judge it safe: "+strings.Join(unknown, "; "),
-			"unhandled changes found ("+strings.Join(unknown, "; ")+")")
+			unhandledDetail(o.Extra, n.Extra))
 	}
 
 	// Children, each compared at its own path.
@@ -295,4 +295,99 @@ func boundText(k bound, b Bound) string {
 		return fmt.Sprint(b.Num)
 	}
 	return strconv.FormatInt(int64(b.Num), 10)
+}
+
+// goField names the JSONSchemaProps fields no validation handles as Go (and so
+// the preflight's unhandled-change message) spells them, with how a value of
+// each prints there: a plain string or bool, a pointer to one, or complex.
+var goField = map[string]struct {
+	name string
+	kind byte // 's' string, 'b' bool, 'p' pointer to a scalar, 'c' complex
+}{
+	"id": {"ID", 's'}, "$schema": {"Schema", 's'}, "$ref": {"Ref", 'p'}, "format": {"Format", 's'},
+	"title": {"Title", 's'}, "exclusiveMaximum": {"ExclusiveMaximum", 'b'}, "exclusiveMinimum": {"ExclusiveMinimum", 'b'},
+	"uniqueItems": {"UniqueItems", 'b'}, "multipleOf": {"MultipleOf", 'p'}, "items": {"Items", 'c'},
+	"allOf": {"AllOf", 'c'}, "oneOf": {"OneOf", 'c'}, "anyOf": {"AnyOf", 'c'}, "not": {"Not", 'c'},
+	"additionalProperties": {"AdditionalProperties", 'c'}, "patternProperties": {"PatternProperties", 'c'},
+	"dependencies": {"Dependencies", 'c'}, "additionalItems": {"AdditionalItems", 'c'}, "definitions": {"Definitions", 'c'},
+	"externalDocs": {"ExternalDocs", 'c'}, "example": {"Example", 'c'},
+	"x-kubernetes-preserve-unknown-fields": {"XPreserveUnknownFields", 'p'}, "x-kubernetes-embedded-resource": {"XEmbeddedResource", 'b'},
+	"x-kubernetes-int-or-string": {"XIntOrString", 'b'}, "x-kubernetes-list-map-keys": {"XListMapKeys", 'c'},
+	"x-kubernetes-list-type": {"XListType", 'p'}, "x-kubernetes-map-type": {"XMapType", 'p'}, "x-kubernetes-validations": {"XValidations", 'c'},
+}
+
+// unhandledDetail words the attributes that differ as operator-controller
+// shortens crdify's unhandled-change report: "unhandled changes found (Format
+// "" -> "email")", complex values as <complex value>.
+func unhandledDetail(o, n []Attr) string {
+	var out []string
+	val := func(key string, a *Attr) string {
+		f, ok := goField[key]
+		switch {
+		case !ok || f.kind == 'c':
+			if a == nil {
+				return "nil"
+			}
+			return "<complex value>"
+		case a == nil && f.kind == 's':
+			return `""`
+		case a == nil && f.kind == 'b':
+			return "false"
+		case a == nil:
+			return "nil"
+		case f.kind == 'p':
+			return "&" + a.JSON
+		}
+		return a.JSON
+	}
+	add := func(key string, oa, na *Attr) {
+		name := key
+		if f, ok := goField[key]; ok {
+			name = f.name
+		}
+		before, after := val(key, oa), val(key, na)
+		if before == after {
+			after += " (changed)"
+		}
+		out = append(out, fmt.Sprintf("%s %s -> %s", name, before, after))
+	}
+	i, j := 0, 0
+	for i < len(o) || j < len(n) {
+		switch {
+		case j == len(n) || (i < len(o) && o[i].Key < n[j].Key):
+			add(o[i].Key, &o[i], nil)
+			i++
+		case i == len(o) || n[j].Key < o[i].Key:
+			add(n[j].Key, nil, &n[j])
+			j++
+		default:
+			if o[i].JSON != n[j].JSON {
+				add(o[i].Key, &o[i], &n[j])
+			}
+			i++
+			j++
+		}
+	}
+	// In the order of JSONSchemaProps' fields, as the diff lists them.
+	sort.SliceStable(out, func(i, j int) bool {
+		return fieldOrder(out[i]) < fieldOrder(out[j])
+	})
+	return "unhandled changes found (" + strings.Join(out, "; ") + ")"
+}
+
+// goFieldOrder is JSONSchemaProps' field order.
+var goFieldOrder = strings.Fields("ID Schema Ref Description Type Format Title Default Maximum ExclusiveMaximum " +
+	"Minimum ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf Enum MaxProperties " +
+	"MinProperties Required Items AllOf OneOf AnyOf Not Properties AdditionalProperties PatternProperties Dependencies " +
+	"AdditionalItems Definitions ExternalDocs Example Nullable XPreserveUnknownFields XEmbeddedResource XIntOrString " +
+	"XListMapKeys XListType XMapType XValidations")
+
+func fieldOrder(entry string) int {
+	name, _, _ := strings.Cut(entry, " ")
+	for i, f := range goFieldOrder {
+		if f == name {
+			return i
+		}
+	}
+	return len(goFieldOrder)
 }

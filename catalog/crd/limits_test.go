@@ -97,3 +97,19 @@ func TestParseNestedWholeLinear(t *testing.T) {
 		t.Errorf("Parse with the leaf 75 levels deep took %v, at the top %v: want about the same", nested, flat)
 	}
 }
+
+// TestUnhandledDetail: the OLM line of an unhandled change is worded as
+// operator-controller shortens crdify's report (its own test expects
+// `Format "" -> "email"`).
+func TestUnhandledDetail(t *testing.T) {
+	old := mustParse(t, "old.yaml", crdDoc("", spec("a:\n  type: string\n  x-kubernetes-preserve-unknown-fields: true")))
+	new := mustParse(t, "new.yaml", crdDoc("", spec("a:\n  type: string\n  format: email\n  example: x")))
+	got := Diff(old, new, Options{})
+	if len(got) != 1 {
+		t.Fatalf("got %d changes, want 1:\n%s", len(got), dump(got))
+	}
+	want := `validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Format "" -> "email"; Example nil -> <complex value>; XPreserveUnknownFields &true -> nil)`
+	if m := got[0].OLMMessage(); m != want {
+		t.Errorf("OLMMessage() =\n  %s\nwant\n  %s", m, want)
+	}
+}
