@@ -90,7 +90,7 @@ func TestParseCacheDoesNotThrash(t *testing.T) {
 		}
 		return fsys
 	}
-	const fileCost = 3*966 + 256 // about: 3 times the file plus 256
+	const fileCost = parsedPerFileByte*966 + 256 // about: the estimate of one file
 	cache := NewParseCache(8 * fileCost)
 	lim := Limits{Cache: cache, Concurrency: 1}
 	ctx := context.Background()
