@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,6 +20,17 @@ func FuzzDiff(f *testing.F) {
 	}
 	f.Add([]byte(crdDoc("", spec("a:\n  type: string"))), []byte("{}"))
 	f.Add([]byte("apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: x}\nspec: {scope: Cluster, version: v1}\n"), []byte("a: &a [*a]"))
+	// Some of the pairs the differential test against crdify generates.
+	for i, p := range generatedPairs() {
+		if i%60 != 0 {
+			continue
+		}
+		old, err1 := json.Marshal(p.old)
+		new, err2 := json.Marshal(p.new)
+		if err1 == nil && err2 == nil {
+			f.Add(old, new)
+		}
+	}
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		old, _, _ := Parse("old.yaml", a)
 		new, _, _ := ParseManifests("new.yaml", b)
