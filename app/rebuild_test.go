@@ -1048,3 +1048,36 @@ func TestRebuildRetryTakesOverItsLease(t *testing.T) {
 		t.Errorf("the retried job: %v, want it past the lease, failing on GitHub", err)
 	}
 }
+
+// What validation reads is what the image holds: a link that an .indexignore
+// hides passes validation, so the rebuild pushes (it failed with "symbolic
+// links are not copied", and so did every rebuild after), leaving it out.
+func TestRebuildLeavesOutWhatIndexignoreHides(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e.start()
+	notes := filepath.Join(e.work.dir, "catalogs", "v4.16", "notes")
+	if err := os.MkdirAll(notes, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(notes, "passwd.yaml")); err != nil {
+		t.Skipf("cannot make a symlink here: %v", err)
+	}
+	before, sha := e.commitMain(map[string]string{"catalogs/v4.16/.indexignore": "notes/\n"}, "notes, ignored by opm")
+	e.deliverPush(before, sha)
+	run := e.waitImageRun(sha)
+	if run.Conclusion != "success" {
+		t.Fatalf("run concluded %q, want success: %s\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	digest, _ := e.pushedDigest("latest")
+	// The pushed image is the one built from the loader's file set alone.
+	if err := os.RemoveAll(notes); err != nil {
+		t.Fatal(err)
+	}
+	local, err := image.Build(context.Background(), e.baseRef, os.DirFS(filepath.Join(e.work.dir, "catalogs", "v4.16")), image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld, _ := local.Digest(); ld.String() != digest {
+		t.Errorf("built without the ignored directory: %s; the App pushed %s", ld, digest)
+	}
+}
