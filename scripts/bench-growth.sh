@@ -12,11 +12,14 @@
 # BenchmarkCheckPR's (a new bundle on a new channel in one package, all
 # checks but images), committed and packed under $WORK/pr-MB.
 #
-# Environment: SIZES="20 150 300 600", WORK=/tmp/catalogbot-bench-image,
+# Then synthetic bundle-dense catalogs of SYNTH bundles (catalogtest.Generate)
+# are validated by both tools.
+#
+# Environment: SIZES="20 150 300 600", SYNTH="100000", WORK=/tmp/catalogbot-bench-image,
 # OPM=/work/tools/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_IMAGE=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-SIZES=${SIZES:-20 150 300 600}
+SIZES=${SIZES-20 150 300 600}
 WORK=${WORK:-/tmp/catalogbot-bench-image}
 OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
 [[ -x /usr/bin/time ]] || { echo "bench-growth: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
@@ -58,6 +61,16 @@ for mb in $SIZES; do
 			--checks ownership,validation,immutability,crd-safety)
 	fi
 	printf "%-5s %-18s %-18s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${ct}s ${cr}MiB" "${cold:-?} / ${warm:-?}"
+done
+for n in ${SYNTH:-100000}; do # bundle-dense synthetic catalogs: validate only
+	cat=$WORK/synth-$n
+	[[ -d $cat ]] || "$B/derive-catalog" -synth "$n" -o "$cat"
+	read -r vt vr < <(measure "$B/catalog-check" validate "$cat")
+	ot=- or=-
+	if [[ -z ${SKIP_OPM:-} && -x $OPM ]]; then
+		read -r ot or < <(measure "$OPM" validate "$cat")
+	fi
+	printf "%-5s %-18s %-18s\n" "${n}b" "${vt}s ${vr}MiB" "${ot}s ${or}MiB"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -z ${SKIP_IMAGE:-} ]]; then

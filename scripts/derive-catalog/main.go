@@ -4,7 +4,9 @@
 //
 //	go run ./scripts/derive-catalog -size 150MB -o /tmp/cat-150 DIR[=TAG]...
 //
-// TAG defaults to DIR's base name (v4.16 for catalogs/v4.16).
+// TAG defaults to DIR's base name (v4.16 for catalogs/v4.16). With -synth N
+// it writes catalogtest.Generate's bundle-dense synthetic catalog of N
+// bundles instead (seed 1, every 4th package with olm.bundle.object).
 package main
 
 import (
@@ -23,7 +25,15 @@ import (
 func main() {
 	size := flag.String("size", "20MB", "bytes to write at least (suffix KB, MB or GB: powers of 1000)")
 	out := flag.String("o", "", "directory to create (must not exist)")
+	synth := flag.Int("synth", 0, "write a synthetic catalog of this many bundles instead")
 	flag.Parse()
+	if *synth > 0 && *out != "" {
+		if err := writeSynthetic(*out, *synth); err != nil {
+			fmt.Fprintln(os.Stderr, "derive-catalog:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	want, err := parseSize(*size)
 	if err != nil || *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: derive-catalog -size 150MB -o DIR SOURCE[=TAG]...")
@@ -57,4 +67,20 @@ func parseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n * mult, err
+}
+
+func writeSynthetic(dir string, bundles int) error {
+	if _, err := os.Stat(dir); err == nil {
+		return fmt.Errorf("%s exists; give a new directory", dir)
+	}
+	for name, f := range catalogtest.Generate(catalogtest.Options{Bundles: bundles, Seed: 1, ObjectsEvery: 4}) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
