@@ -106,6 +106,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				continue
 			}
 			next := get(ref.Package, ref.Bundle)
+			if err := ctx.Err(); err != nil {
+				return Result{}, err
+			}
 			fs = append(fs, next.findings...)
 			if next.err != nil {
 				unverified = true
@@ -120,6 +123,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 			for _, e := range edges {
 				prev := get(ref.Package, e.From)
+				if err := ctx.Err(); err != nil {
+					return Result{}, err
+				}
 				if prev.err != nil {
 					unverified = true
 					unreadable++
@@ -261,7 +267,7 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name st
 				pos = props[i].Pos
 			}
 			pos.File = cc.RepoPath(pos.File)
-			bc.add(fmt.Sprintf("%s (olm.bundle.object #%d of %s)", pos.File, i, name), data, pos)
+			bc.add(ctx, fmt.Sprintf("%s (olm.bundle.object #%d of %s)", pos.File, i, name), data, pos)
 		}
 		return bc
 	}
@@ -282,13 +288,17 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name st
 	pos := b.ImagePos
 	pos.File = cc.RepoPath(pos.File)
 	for _, n := range names {
-		bc.add(b.Image+"#"+path.Clean(n), files[n], pos)
+		bc.add(ctx, b.Image+"#"+path.Clean(n), files[n], pos)
 	}
 	return bc
 }
 
-func (bc *bundleCRDs) add(label string, data []byte, pos catalog.Position) {
-	crds, found, _ := crd.ParseManifests(label, data)
+func (bc *bundleCRDs) add(ctx context.Context, label string, data []byte, pos catalog.Position) {
+	crds, found, err := crd.ParseManifestsContext(ctx, label, data)
+	if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
+		bc.err = ctxErr
+		return
+	}
 	for _, f := range found {
 		if f.Severity != catalog.SeverityError {
 			continue

@@ -311,7 +311,7 @@ func (d *differ) servedCompat(o, n *CRD) {
 	}
 	d.out = d.out[:start]
 	for _, c := range found {
-		if !known[c.issueKey()] {
+		if c.Rule == RuleSchemaTooLarge || !known[c.issueKey()] {
 			d.out = append(d.out, c)
 		}
 	}
@@ -322,6 +322,12 @@ func (c Change) issueKey() string {
 	return c.Version + "\x00" + c.Path + "\x00" + c.Check + "\x00" + c.Detail
 }
 
+// maxServedWork bounds the schema nodes compared across the pairs of served
+// versions of one CRD: the pairs grow with the square of the versions, so a
+// CRD of many served versions could otherwise keep a check busy for minutes.
+// Real CRDs stay far below (a few versions of a few thousand nodes).
+const maxServedWork = 20_000_000
+
 func (d *differ) servedPairs(c *CRD) {
 	var served []*Version
 	for i := range c.Versions {
@@ -330,6 +336,17 @@ func (d *differ) servedPairs(c *CRD) {
 		}
 	}
 	if len(served) < 2 {
+		return
+	}
+	work := 0
+	for i, v := range served {
+		work += v.nodes * (len(served) - 1 - i)
+	}
+	if work > maxServedWork {
+		d.version = ""
+		d.emit(RuleSchemaTooLarge, "", int32(c.Pos.Line), 0, "", "", fmt.Sprintf(
+			"%d served versions: comparing every pair would compare %d schema nodes, over the limit of %d; the served versions were not compared",
+			len(served), work, maxServedWork), "", "")
 		return
 	}
 	sort.SliceStable(served, func(i, j int) bool { return compareKubeVersions(served[i].Name, served[j].Name) < 0 })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,5 +112,51 @@ func TestUnhandledDetail(t *testing.T) {
 	want := `validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Format "" -> "email"; Example nil -> <complex value>; XPreserveUnknownFields &true -> nil)`
 	if m := got[0].OLMMessage(); m != want {
 		t.Errorf("OLMMessage() =\n  %s\nwant\n  %s", m, want)
+	}
+}
+
+// TestServedPairsBounded: the pairs of served versions grow with the square
+// of their number; past a bound the CRD is reported as too large to compare
+// instead of keeping the check busy.
+func TestServedPairsBounded(t *testing.T) {
+	schema := bigCRD(10, 0)[0].Versions[0].Schema
+	many := func() []*CRD {
+		c := &CRD{Name: "bigs.example.com", Scope: "Namespaced"}
+		for i := 0; i < 200; i++ {
+			c.Versions = append(c.Versions, Version{Name: "v" + strconv.Itoa(i+1), Served: true, Storage: i == 0, Schema: schema, nodes: 2000})
+		}
+		return []*CRD{c}
+	}
+	got := Diff(bigCRD(10, 0), many(), Options{})
+	if ids := ruleIDs(got); !slices.Contains(ids, RuleSchemaTooLarge) {
+		t.Fatalf("rules = %v, want %s", ids, RuleSchemaTooLarge)
+	}
+	// Also when the old CRD was as large: never dropped as an old issue.
+	if ids := ruleIDs(Diff(many(), many(), Options{})); !slices.Equal(ids, []string{RuleSchemaTooLarge}) {
+		t.Errorf("same CRD: rules = %v, want [%s]", ids, RuleSchemaTooLarge)
+	}
+}
+
+// TestParseCancelled: reading a large schema stops when the context ends.
+func TestParseCancelled(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"a.b.c"},` +
+		`"spec":{"group":"b.c","names":{"kind":"A","plural":"a"},"scope":"Namespaced","versions":[{"name":"v1","served":true,"storage":true,` +
+		`"schema":{"openAPIV3Schema":{"type":"object","properties":{`)
+	for i := 0; i < 5000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"f%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}}}}]}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	crds, _, err := ParseManifestsContext(ctx, "big.json", []byte(b.String()))
+	if !errors.Is(err, context.Canceled) || crds != nil {
+		t.Fatalf("ParseManifestsContext(cancelled) = %d CRDs, %v; want none, context.Canceled", len(crds), err)
+	}
+	if crds, _, err := ParseManifestsContext(context.Background(), "big.json", []byte(b.String())); err != nil || len(crds) != 1 {
+		t.Fatalf("ParseManifestsContext = %d CRDs, %v; want 1", len(crds), err)
 	}
 }

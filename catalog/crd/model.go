@@ -42,6 +42,8 @@ type Version struct {
 	Subresources string
 	// Line is where the version's name is; ServedLine where served is (0: absent).
 	Line, ServedLine int32
+	// nodes is the number of schema nodes, which bounds the work of comparing it.
+	nodes int
 }
 
 // Version returns the version named name, or nil.

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -22,7 +23,16 @@ func Parse(name string, data []byte) ([]*CRD, []catalog.Finding, error) {
 // ParseManifests is Parse for a bundle's manifests: documents that are not
 // CRDs (a ClusterServiceVersion, a Service, …) are skipped silently.
 func ParseManifests(name string, data []byte) ([]*CRD, []catalog.Finding, error) {
-	crds, fs := parse(name, data, true)
+	return ParseManifestsContext(context.Background(), name, data)
+}
+
+// ParseManifestsContext is ParseManifests that stops with ctx's error when
+// ctx ends (it is read every 1024 schema nodes).
+func ParseManifestsContext(ctx context.Context, name string, data []byte) ([]*CRD, []catalog.Finding, error) {
+	crds, fs := parseContext(ctx, name, data, true)
+	if err := ctx.Err(); err != nil {
+		return nil, fs, err
+	}
 	return crds, fs, firstError(fs)
 }
 
@@ -46,6 +56,10 @@ func ignoredLoadRule(id string) bool {
 }
 
 func parse(name string, data []byte, skipOthers bool) ([]*CRD, []catalog.Finding) {
+	return parseContext(context.Background(), name, data, skipOthers)
+}
+
+func parseContext(ctx context.Context, name string, data []byte, skipOthers bool) ([]*CRD, []catalog.Finding) {
 	var fs []catalog.Finding
 	if len(data) > MaxFileSize {
 		return nil, []catalog.Finding{finding(RuleSchemaTooLarge, name, 1,
@@ -87,7 +101,10 @@ func parse(name string, data []byte, skipOthers bool) ([]*CRD, []catalog.Finding
 			}
 			continue
 		}
-		c, cfs := crdFromValue(name, obj, DefaultLimits)
+		if ctx.Err() != nil {
+			break
+		}
+		c, cfs := crdFromValue(ctx, name, obj, DefaultLimits)
 		fs = append(fs, cfs...)
 		if c == nil {
 			continue
@@ -148,7 +165,7 @@ func lineOf(v *catalog.Value) int32 {
 // crdFromValue reads one CRD document. v1beta1 documents are converted to the
 // v1 shape: spec.validation and spec.subresources apply to every version that
 // has none of its own, and spec.version alone means one served storage version.
-func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.Finding) {
+func crdFromValue(ctx context.Context, file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.Finding) {
 	var fs []catalog.Finding
 	bad := func(line int32, format string, args ...any) {
 		fs = append(fs, finding(RuleInvalidCRD, file, int(line), fmt.Sprintf(format, args...)))
@@ -210,7 +227,7 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 		bad(vs.Line, "CRD %q: spec.versions is %s, want a list", c.Name, vs.Kind)
 		return nil, fs
 	}
-	b := &schemaBuilder{lim: lim}
+	b := &schemaBuilder{lim: lim, ctx: ctx}
 	var vals []*catalog.Value
 	var items []catalog.Value
 	if vs != nil {
@@ -257,7 +274,9 @@ func crdFromValue(file string, doc *catalog.Value, lim Limits) (*CRD, []catalog.
 				"CRD %q version %q has no schema.openAPIV3Schema: there is nothing to compare", c.Name, v.Name)))
 			continue
 		}
+		before := b.nodes
 		v.Schema = b.build(sv, 0, 0, "^")
+		v.nodes = b.nodes - before
 		if b.err != "" {
 			fs = append(fs, finding(b.errRule, file, int(b.errLine), fmt.Sprintf("CRD %q version %q: %s", c.Name, v.Name, b.err)))
 			return nil, fs

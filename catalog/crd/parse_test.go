@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -148,10 +149,10 @@ func TestSchemaNodeLimit(t *testing.T) {
 	if len(docs) != 1 {
 		t.Fatalf("ParseFile: %d docs, want 1", len(docs))
 	}
-	if c, _ := crdFromValue("in.yaml", &docs[0].Value, Limits{MaxDepth: 10, MaxNodes: 51}); c == nil {
+	if c, _ := crdFromValue(context.Background(), "in.yaml", &docs[0].Value, Limits{MaxDepth: 10, MaxNodes: 51}); c == nil {
 		t.Fatalf("51 nodes refused with a limit of 51")
 	}
-	c, cfs := crdFromValue("in.yaml", &docs[0].Value, Limits{MaxDepth: 10, MaxNodes: 50})
+	c, cfs := crdFromValue(context.Background(), "in.yaml", &docs[0].Value, Limits{MaxDepth: 10, MaxNodes: 50})
 	if c != nil || len(cfs) != 1 || cfs[0].Rule != RuleSchemaTooLarge {
 		t.Fatalf("got %v %v, want one %s finding", c, cfs, RuleSchemaTooLarge)
 	}

@@ -103,7 +103,7 @@ var ruleTable = []catalog.Rule{
 		"fix the CRD as the message says; kubectl apply --dry-run=server shows the same", srcCatalog),
 	mkRule(RuleMissingSchema, catalog.SeverityError, "a CRD version has no openAPIV3Schema",
 		"add spec.versions[].schema.openAPIV3Schema; without it nothing can be compared", srcCatalog),
-	mkRule(RuleSchemaTooLarge, catalog.SeverityError, "a schema nests too deep or has too many nodes",
+	mkRule(RuleSchemaTooLarge, catalog.SeverityError, "a schema nests too deep or has too many nodes, or a CRD has too many served versions to compare pairwise",
 		"real CRDs stay far below the limit; check the file was generated correctly", srcCatalog),
 	mkRule(RuleDuplicateCRD, catalog.SeverityError, "the same CRD name appears twice in one set",
 		"keep one document per CRD", srcCatalog),

@@ -1,6 +1,7 @@
 package crd
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -112,6 +113,7 @@ func listDigest(list []*Schema) [sha256.Size]byte {
 
 // schemaBuilder turns positioned values into Schema nodes, counting nodes.
 type schemaBuilder struct {
+	ctx   context.Context
 	lim   Limits
 	nodes int
 	// err is the first limit or shape problem met, with its line.
@@ -150,6 +152,12 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 		return nil
 	}
 	b.nodes++
+	if b.nodes%1024 == 0 && b.ctx != nil {
+		if err := b.ctx.Err(); err != nil {
+			b.failRule(RuleSchemaTooLarge, v.Line, "not read to the end: %v", err)
+			return nil
+		}
+	}
 	if b.nodes > b.lim.MaxNodes {
 		b.tooLarge(v.Line, "schema has more than %d nodes", b.lim.MaxNodes)
 		return nil
