@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,68 +12,80 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// multiFlag collects a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runCheckEnv(ctx, args, stdout, stderr, os.Getenv)
+// checkOptions are the flags of the check command (and of images --repo).
+type checkOptions struct {
+	repoPath, base, head, author string
+	output, teamsFile, only      string
+	timeout                      time.Duration
+	noHints, direct              bool
+	catalogs                     []string
+	registry                     registryFlags
 }
 
-func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fl := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	repoPath := fl.String("repo", ".", "path of the git repository (bare or not); nothing is checked out")
-	base := fl.String("base", "", "base revision (default: the pull request's base SHA from $GITHUB_EVENT_PATH)")
-	head := fl.String("head", "", "head revision (default: the event's head SHA, else HEAD)")
-	author := fl.String("author", "", "login of the pull request's author (default: from the event)")
-	output := fl.String("output", "text", "output format: text, json or github (workflow commands and a step summary)")
-	teamsFile := fl.String("team-members", "", `file mapping "@org/team" to member logins; without it teams are reported as "cannot verify"`)
-	timeout := fl.Duration("timeout", 5*time.Minute, "time limit for each check")
-	noHints := fl.Bool("no-hints", false, "text output: leave out the hint under each finding")
-	direct := fl.Bool("direct", false, "compare head with base itself instead of with their merge base")
-	only := fl.String("checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object)")
-	rf := addRegistryFlags(fl)
-	var catalogs multiFlag
-	fl.Var(&catalogs, "catalog", "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable)")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalog-check check [flags]\n\nChecks a pull request: the base and head revisions of a local git repository and the author.\nInside GitHub Actions, base, head and author default to the pull_request event's.\n\nflags:")
-		fl.PrintDefaults()
+// addFlags registers the pull request flags; images registers them too, for --repo.
+func (o *checkOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.repoPath, "repo", ".", "path of the git repository (bare or not); nothing is checked out")
+	fs.StringVar(&o.base, "base", "", "base revision (default: the pull request's base SHA from $GITHUB_EVENT_PATH)")
+	fs.StringVar(&o.head, "head", "", "head revision (default: the event's head SHA, else HEAD)")
+	fs.StringVar(&o.author, "author", "", "login of the pull request's author (default: from the event)")
+	fs.StringVar(&o.teamsFile, "team-members", "", `file mapping "@org/team" to member logins; without it teams are reported as "cannot verify"`)
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit for each check")
+	fs.BoolVar(&o.direct, "direct", false, "compare head with base itself instead of with their merge base")
+	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable)")
+}
+
+// checkCommand checks a pull request: the base and head revisions of a local
+// git repository and the author.
+func checkCommand(e env) cli.Command {
+	var o checkOptions
+	return cli.Command{
+		Use:   "check",
+		Short: "check a pull request (base and head revisions of a git repository, and its author)",
+		Long: `Checks a pull request: the base and head revisions of a local git repository and the author.
+Inside GitHub Actions, base, head and author default to the pull_request event's.`,
+		Example: `  catalog-check check --repo . --base origin/main --head HEAD --author alice
+  catalog-check check --base main --author alice --output json
+  catalog-check check --output github     # in a pull_request workflow`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			o.addFlags(fs)
+			fs.StringVar(&o.output, "output", "text", "output format: text, json or github (workflow commands and a step summary)")
+			fs.BoolVar(&o.noHints, "no-hints", false, "text output: leave out the hint under each finding")
+			fs.StringVar(&o.only, "checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object)")
+			o.registry.addFlags(fs)
+		},
+		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			return runCheck(ctx, o, stdout, stderr, e.getenv)
+		},
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		return exitCannotRun
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "catalog-check check: unexpected argument %q\n", fl.Arg(0))
-		return exitCannotRun
-	}
-	switch *output {
+}
+
+func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, getenv func(string) string) int {
+	switch o.output {
 	case "text", "json", "github":
 	default:
-		fmt.Fprintf(stderr, "catalog-check check: unknown output %q (want text, json or github)\n", *output)
+		fmt.Fprintf(stderr, "catalog-check check: unknown output %q (want text, json or github)\n", o.output)
 		return exitCannotRun
 	}
 	fail := func(format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
-		if *output == "github" {
+		if o.output == "github" {
 			fmt.Fprintf(stdout, "::error title=catalog-check could not run::%s\n", escapeData(msg))
 		}
 		fmt.Fprintln(stderr, "catalog-check check: "+msg)
 		return exitCannotRun
 	}
 
-	opt := gitpr.Options{Base: *base, Head: *head, Author: *author, Catalogs: catalogs, DiffFromMergeBase: !*direct}
+	opt := gitpr.Options{Base: o.base, Head: o.head, Author: o.author, Catalogs: o.catalogs, DiffFromMergeBase: !o.direct}
 	if p := getenv("GITHUB_EVENT_PATH"); p != "" {
 		if err := fillFromEvent(p, &opt); err != nil {
 			return fail("%v", err)
@@ -92,14 +103,14 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if !policy.ValidLogin(opt.Author) {
 		return fail("--author %q is not a GitHub login", opt.Author)
 	}
-	if *teamsFile != "" {
-		tf, err := policy.LoadTeamsFile(*teamsFile)
+	if o.teamsFile != "" {
+		tf, err := policy.LoadTeamsFile(o.teamsFile)
 		if err != nil {
 			return fail("%v", err)
 		}
 		opt.Teams = tf
 	}
-	repo, err := gitfs.Open(*repoPath)
+	repo, err := gitfs.Open(o.repoPath)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -112,12 +123,12 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		}
 		return fail("%v", err)
 	}
-	reg, err := rf.client()
+	reg, err := o.registry.client()
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer reg.Close()
-	names := strings.Split(*only, ",")
+	names := strings.Split(o.only, ",")
 	for i := range names {
 		names[i] = strings.TrimSpace(names[i])
 	}
@@ -145,13 +156,13 @@ func runCheckEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	runner := checks.NewRunner(selected, checks.WithTimeout(*timeout), checks.WithLogger(logger))
+	runner := checks.NewRunner(selected, checks.WithTimeout(o.timeout), checks.WithLogger(logger))
 	if err := checks.Prepare(ctx, pr); err != nil {
 		return fail("%v", err)
 	}
 	results := runner.Run(ctx, pr)
 
-	return render(stdout, stderr, *output, results, !*noHints, getenv)
+	return render(stdout, stderr, o.output, results, !o.noHints, getenv)
 }
 
 // pullRequestEvent is the part of GitHub's pull_request event payload we read.

@@ -101,8 +101,8 @@ func TestCheckCommandImagesOffIsOffline(t *testing.T) {
 	run := func(checks string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		runCheckEnv(context.Background(), []string{"--repo", dir, "--base", base, "--head", head, "--author", "bob",
-			"--checks", checks, "--insecure-registry", host}, &out, &errb, func(string) string { return "" })
+		runEnv(context.Background(), []string{"check", "--repo", dir, "--base", base, "--head", head, "--author", "bob",
+			"--checks", checks, "--insecure-registry", host}, &out, &errb, env{getenv: func(string) string { return "" }})
 		return out.String() + errb.String()
 	}
 	out := run("ownership,validation,immutability,crd-safety")
@@ -124,7 +124,7 @@ func TestCheckCommandImagesOffIsOffline(t *testing.T) {
 func TestCheckCommandText(t *testing.T) {
 	dir, base, head := prRepo(t)
 	var out, errb bytes.Buffer
-	code := runCheckEnv(context.Background(), []string{"--repo", dir, "--base", base, "--head", head, "--author", "bob", "--checks", "ownership,validation,immutability,crd-safety"}, &out, &errb, func(string) string { return "" })
+	code := runEnv(context.Background(), []string{"check", "--repo", dir, "--base", base, "--head", head, "--author", "bob", "--checks", "ownership,validation,immutability,crd-safety"}, &out, &errb, env{getenv: func(string) string { return "" }})
 	if code != exitFail {
 		t.Fatalf("exit = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, exitFail, out.String(), errb.String())
 	}
@@ -145,9 +145,9 @@ func TestCheckCommandGitHubFromEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	summary := filepath.Join(tmp, "summary.md")
-	env := map[string]string{"GITHUB_EVENT_PATH": event, "GITHUB_STEP_SUMMARY": summary}
+	vars := map[string]string{"GITHUB_EVENT_PATH": event, "GITHUB_STEP_SUMMARY": summary}
 	var out, errb bytes.Buffer
-	code := runCheckEnv(context.Background(), []string{"--repo", dir, "--output", "github", "--checks", "ownership,validation"}, &out, &errb, func(k string) string { return env[k] })
+	code := runEnv(context.Background(), []string{"check", "--repo", dir, "--output", "github", "--checks", "ownership,validation"}, &out, &errb, env{getenv: func(k string) string { return vars[k] }})
 	if code != exitFail {
 		t.Fatalf("exit = %d, want %d\n%s\n%s", code, exitFail, out.String(), errb.String())
 	}
@@ -165,14 +165,14 @@ func TestCheckCommandGitHubFromEvent(t *testing.T) {
 
 func TestCheckCommandUsageErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	env := func(string) string { return "" }
+	getenv := func(string) string { return "" }
 	for _, args := range [][]string{
 		{"--output", "yaml", "--base", "x", "--author", "bob"},
 		{"--base", "HEAD"}, // no author
 		{"--repo", t.TempDir(), "--base", "HEAD", "--author", "bob"}, // not a repository
 		{"--checks", "nope", "--base", "HEAD", "--author", "bob"},
 	} {
-		if code := runCheckEnv(context.Background(), args, &out, &errb, env); code != exitCannotRun {
+		if code := runEnv(context.Background(), append([]string{"check"}, args...), &out, &errb, env{getenv: getenv}); code != exitCannotRun {
 			t.Errorf("%v: exit = %d, want %d", args, code, exitCannotRun)
 		}
 	}

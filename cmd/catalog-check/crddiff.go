@@ -3,21 +3,25 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/crd"
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
 // overrideFlags collects repeatable --override rule=severity flags.
 type overrideFlags struct{ ov crd.Overrides }
 
 func (o *overrideFlags) String() string { return "" }
+
+// Type names the value in the help (pflag.Value).
+func (o *overrideFlags) Type() string { return "rule=severity" }
 
 func (o *overrideFlags) Set(s string) error {
 	rule, sev, err := crd.ParseOverride(s)
@@ -49,53 +53,51 @@ type crdDiffChange struct {
 	OLMMessage string `json:"olmMessage,omitempty"`
 }
 
-// runCRDDiff compares two CRD files: exit 0 safe, 1 unsafe, 2 could not evaluate.
-func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("crd-diff", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.String("output", "text", "output format: text or json")
-	listRules := fs.Bool("rules", false, "list the rules with their default severity and exit")
-	var ov overrideFlags
-	fs.Var(&ov, "override", "set a rule's severity, as rule=error|warning|ignore (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalog-check crd-diff [--output text|json] [--override rule=severity]... OLD NEW")
-		fmt.Fprintln(stderr, "\nCompares the CRDs in file OLD (the release users run) with those in NEW (the next")
-		fmt.Fprintln(stderr, "release) and reports changes that are unsafe for objects already stored in a cluster.")
-		fmt.Fprintln(stderr, "Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
-	}
-	// Flags may come before, between or after the two files.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
+// crdDiffCommand compares two CRD files: exit 0 safe, 1 unsafe, 2 could not evaluate.
+func crdDiffCommand() cli.Command {
+	var (
+		output    string
+		listRules bool
+		ov        overrideFlags
+	)
+	return cli.Command{
+		Use:   "crd-diff OLD NEW",
+		Short: "compare two sets of CRDs for backward-incompatible changes",
+		Long: `Compares the CRDs in file OLD (the release users run) with those in NEW (the next
+release) and reports changes that are unsafe for objects already stored in a cluster.
+Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`,
+		Example: `  catalog-check crd-diff old/crds.yaml new/crds.yaml
+  catalog-check crd-diff old.yaml new.yaml --output json
+  catalog-check crd-diff old.yaml new.yaml --override crd.enum-value-removed=warning
+  catalog-check crd-diff --rules`,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&output, "output", "text", "output format: text or json")
+			fs.BoolVar(&listRules, "rules", false, "list the rules with their default severity and exit")
+			fs.Var(&ov, "override", "set a rule's severity, as rule=error|warning|ignore (repeatable)")
+		},
+		Run: func(ctx context.Context, files []string, stdout, stderr io.Writer) int {
+			if listRules {
+				for _, r := range crd.Rules() {
+					fmt.Fprintf(stdout, "%-34s %-7s %s (%s)\n", r.ID, r.Severity, r.Summary, r.Source)
+				}
 				return exitPass
 			}
-			return exitCannotRun
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+			if output != "text" && output != "json" {
+				fmt.Fprintf(stderr, "crd-diff: --output %q: want text or json\n", output)
+				return exitCannotRun
+			}
+			if len(files) != 2 {
+				fmt.Fprintf(stderr, "crd-diff: want two files, OLD and NEW; got %d\nRun 'catalog-check crd-diff --help' for usage.\n", len(files))
+				return exitCannotRun
+			}
+			return runCRDDiff(ctx, files[0], files[1], output, ov.ov, stdout, stderr)
+		},
 	}
-	if *listRules {
-		for _, r := range crd.Rules() {
-			fmt.Fprintf(stdout, "%-34s %-7s %s (%s)\n", r.ID, r.Severity, r.Summary, r.Source)
-		}
-		return exitPass
-	}
-	if *output != "text" && *output != "json" {
-		fmt.Fprintf(stderr, "crd-diff: --output %q: want text or json\n", *output)
-		return exitCannotRun
-	}
-	if len(files) != 2 {
-		fmt.Fprintf(stderr, "crd-diff: want two files, OLD and NEW; got %d\n", len(files))
-		fs.Usage()
-		return exitCannotRun
-	}
+}
 
+// runCRDDiff compares the CRDs of two files and writes the report.
+func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides crd.Overrides, stdout, stderr io.Writer) int {
+	files := []string{oldFile, newFile}
 	var findings []catalog.Finding
 	sets := make([][]*crd.CRD, 2)
 	for i, name := range files {
@@ -125,7 +127,7 @@ func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rep := crdDiffReport{Verdict: "error", Changes: []crdDiffChange{}, Findings: findings}
 	code := exitCannotRun
 	if !broken {
-		changes, err := crd.DiffContext(ctx, sets[0], sets[1], crd.Options{Overrides: ov.ov})
+		changes, err := crd.DiffContext(ctx, sets[0], sets[1], crd.Options{Overrides: overrides})
 		if err != nil {
 			fmt.Fprintf(stderr, "catalog-check crd-diff: %v\n", err)
 			return exitCannotRun
@@ -139,7 +141,7 @@ func runCRDDiff(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			rep.Verdict, code = "unsafe", exitFail
 		}
 	}
-	if *output == "json" {
+	if output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {

@@ -53,7 +53,7 @@ func TestCRDDiffCLI(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := runCRDDiff(context.Background(), tc.args, &stdout, &stderr)
+			code := run(context.Background(), append([]string{"crd-diff"}, tc.args...), &stdout, &stderr)
 			if code != tc.code {
 				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, stdout.String(), stderr.String())
 			}
@@ -73,7 +73,7 @@ func TestCRDDiffCLI(t *testing.T) {
 
 func TestCRDDiffJSON(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := runCRDDiff(context.Background(), []string{"--output", "json",
+	code := run(context.Background(), []string{"crd-diff", "--output", "json",
 		crdCase("many-changes", "old.yaml"), crdCase("many-changes", "new.yaml")}, &stdout, &stderr)
 	if code != 1 {
 		t.Fatalf("exit code = %d, want 1; stderr %s", code, stderr.String())
@@ -97,7 +97,7 @@ func TestCRDDiffJSON(t *testing.T) {
 	}
 
 	stdout.Reset()
-	code = runCRDDiff(context.Background(), []string{"--output", "json", crdCase("many-changes", "old.yaml"), "/nonexistent.yaml"}, &stdout, &stderr)
+	code = run(context.Background(), []string{"crd-diff", "--output", "json", crdCase("many-changes", "old.yaml"), "/nonexistent.yaml"}, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stdout.String(), `"verdict": "error"`) {
 		t.Errorf("unreadable file: exit %d, output %s; want 2 and verdict error", code, stdout.String())
 	}

@@ -2,58 +2,88 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/spf13/pflag"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// With --repo this is `check --checks images`: only the bundles the pull request adds or changes.
-	for _, a := range args {
-		if a == "--repo" || a == "-repo" || hasFlagPrefix(a, "--repo=") || hasFlagPrefix(a, "-repo=") {
-			return runCheckEnv(ctx, append([]string{"--checks", "images"}, args...), stdout, stderr, os.Getenv)
-		}
+// imagesCommand checks the images of catalog directories, or with --repo
+// those of the bundles a pull request adds or changes (check --checks images).
+func imagesCommand(e env) cli.Command {
+	var (
+		o          checkOptions
+		policyFile string
+		flags      *pflag.FlagSet
+	)
+	return cli.Command{
+		Use:   "images DIR... | images --repo PATH --base REV --head REV --author LOGIN",
+		Short: "check that bundle and related images exist, are allowed and pinned",
+		Long: `Checks that every bundle and related image exists (HEAD requests only), is in an allowed
+registry (others are never contacted) and is pinned by digest when the policy requires it.
+With DIR, every bundle of the catalog; with --repo, the bundles a pull request adds or changes.`,
+		Example: `  catalog-check images catalog/ --policy .catalogbot.yaml
+  catalog-check images catalog/ --output json
+  catalog-check images --repo . --base origin/main --head HEAD --author alice`,
+		Flags: func(fs *pflag.FlagSet) {
+			flags = fs
+			fs.StringVar(&policyFile, "policy", "", "policy file whose images section applies (allowedRegistries, requireDigest); default: no restriction")
+			fs.StringVar(&o.output, "output", "text", "output format: text, json or github")
+			o.addFlags(fs)
+			o.registry.addFlags(fs)
+		},
+		Run: func(ctx context.Context, dirs []string, stdout, stderr io.Writer) int {
+			if flags.Changed("repo") {
+				// With --repo this is `check --checks images`: only the bundles the pull request adds or changes.
+				switch {
+				case len(dirs) > 0:
+					fmt.Fprintf(stderr, "catalog-check images: give DIR or --repo, not both (got %q)\n", dirs[0])
+					return exitCannotRun
+				case policyFile != "":
+					fmt.Fprintln(stderr, "catalog-check images: --policy applies to DIR; with --repo the base revision's .catalogbot.yaml does")
+					return exitCannotRun
+				}
+				o.only = "images"
+				return runCheck(ctx, o, stdout, stderr, e.getenv)
+			}
+			for _, name := range []string{"base", "head", "author", "team-members", "direct", "catalog"} {
+				if flags.Changed(name) {
+					fmt.Fprintf(stderr, "catalog-check images: --%s needs --repo\n", name)
+					return exitCannotRun
+				}
+			}
+			if len(dirs) == 0 {
+				fmt.Fprintln(stderr, "catalog-check images: give at least one catalog DIR, or --repo\nRun 'catalog-check images --help' for usage.")
+				return exitCannotRun
+			}
+			return runImages(ctx, dirs, policyFile, o, stdout, stderr, e.getenv)
+		},
 	}
-	fl := flag.NewFlagSet("images", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	policyFile := fl.String("policy", "", "policy file whose images section applies (allowedRegistries, requireDigest); default: no restriction")
-	output := fl.String("output", "text", "output format: text, json or github")
-	rf := addRegistryFlags(fl)
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalog-check images [flags] DIR...\n       catalog-check images --repo PATH --base REV --head REV --author LOGIN [flags]\n\nChecks that every bundle and related image exists (HEAD requests only), is in an allowed\nregistry (others are never contacted) and is pinned by digest when the policy requires it.\nWith DIR, every bundle of the catalog; with --repo, the bundles a pull request adds or changes.\n\nflags:")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		return exitCannotRun
-	}
-	if fl.NArg() == 0 {
-		fl.Usage()
-		return exitCannotRun
-	}
+}
+
+// runImages checks every bundle image of the catalogs in dirs.
+func runImages(ctx context.Context, dirs []string, policyFile string, o checkOptions, stdout, stderr io.Writer, getenv func(string) string) int {
 	rules := policy.Images{}
-	if *policyFile != "" {
-		data, err := readBoundedFile(*policyFile, 1<<20)
+	if policyFile != "" {
+		data, err := readBoundedFile(policyFile, 1<<20)
 		if err != nil {
 			fmt.Fprintf(stderr, "catalog-check images: %v\n", err)
 			return exitCannotRun
 		}
-		pol, err := policy.Parse(*policyFile, data)
+		pol, err := policy.Parse(policyFile, data)
 		if err != nil {
 			fmt.Fprintf(stderr, "catalog-check images: %v\n", err)
 			return exitCannotRun
 		}
 		rules = pol.Images
 	}
-	reg, err := rf.client()
+	reg, err := o.registry.client()
 	if err != nil {
 		fmt.Fprintf(stderr, "catalog-check images: %v\n", err)
 		return exitCannotRun
@@ -61,7 +91,7 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	defer reg.Close()
 
 	var refs []checks.ImageRef
-	for _, dir := range fl.Args() {
+	for _, dir := range dirs {
 		cat, err := catalog.LoadDir(ctx, dir, catalog.Limits{})
 		if err != nil {
 			fmt.Fprintf(stderr, "catalog-check images: %v\n", err)
@@ -80,10 +110,8 @@ func runImages(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	catalog.SortFindings(found)
 	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Conclude(found, unverified),
 		Summary: fmt.Sprintf("%d image reference(s), %d distinct reference(s) looked up.", len(refs), asked)}
-	return render(stdout, stderr, *output, []checks.Result{res}, true, os.Getenv)
+	return render(stdout, stderr, o.output, []checks.Result{res}, true, getenv)
 }
-
-func hasFlagPrefix(a, p string) bool { return len(a) >= len(p) && a[:len(p)] == p }
 
 // joinDisplay joins a directory given on the command line and a slash path inside it.
 func joinDisplay(dir, p string) string {

@@ -53,7 +53,7 @@ func TestImagesCommandOnDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	code := runImages(context.Background(), []string{"--policy", pol, "--insecure-registry", host, "--registry-config", auth, "--output", "json", dir}, &out, &errb)
+	code := run(context.Background(), []string{"images", "--policy", pol, "--insecure-registry", host, "--registry-config", auth, "--output", "json", dir}, &out, &errb)
 	if code != exitFail {
 		t.Fatalf("exit = %d, want %d\n%s\n%s", code, exitFail, out.String(), errb.String())
 	}

@@ -7,11 +7,12 @@ package main
 
 import (
 	"context"
-	"github.com/catalogbot/catalogbot/internal/cli"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
 // Exit codes shared by every subcommand.
@@ -21,16 +22,25 @@ const (
 	exitCannotRun = cli.ExitCannotRun
 )
 
-// command is one subcommand.
-type command = cli.Command
+// version is set at build time: -ldflags "-X main.version=v1.2.3"; without
+// it cli.BuildVersion reads the module version or the commit Go recorded.
+var version = "dev"
 
-func commands() map[string]command {
-	return map[string]command{
-		"validate": {Summary: "validate file-based catalogs as opm validate does, with file:line for every finding", Run: runValidate},
-		"crd-diff": {Summary: "compare two sets of CRDs for backward-incompatible changes", Run: runCRDDiff},
-		"images":   {Summary: "check that bundle and related images exist, are allowed and pinned", Run: runImages},
-		"check":    {Summary: "check a pull request (base and head revisions of a git repository, and its author)", Run: runCheck},
-		"rules":    {Summary: "list every rule with its default severity, meaning and fix (markdown or json)", Run: runRules},
+// env is what the commands read from the process besides their arguments
+// (tests give their own).
+type env struct {
+	getenv func(string) string
+}
+
+// commands lists the subcommands. To add one, write a function returning its
+// cli.Command (flags declared in it, see validateCommand) and list it here.
+func commands(e env) []cli.Command {
+	return []cli.Command{
+		validateCommand(),
+		crdDiffCommand(),
+		imagesCommand(e),
+		checkCommand(e),
+		rulesCommand(),
 	}
 }
 
@@ -42,5 +52,21 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return cli.Program{Name: "catalog-check", Synopsis: "COMMAND [flags] ARGS...", Footer: "exit codes: 0 pass, 1 fail, 2 could not run. Run catalog-check COMMAND -h for its flags.", Commands: commands()}.Run(ctx, args, stdout, stderr)
+	return runEnv(ctx, args, stdout, stderr, env{getenv: os.Getenv})
+}
+
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+	return program(e).Run(ctx, args, stdout, stderr)
+}
+
+func program(e env) cli.Program {
+	return cli.Program{
+		Name:  "catalog-check",
+		Short: "check file-based catalogs and pull requests to catalog repositories",
+		Long: "catalog-check runs catalogbot's checks on a file-based catalog, on two CRD files or on a pull\n" +
+			"request's base and head revisions: for GitHub Actions (--output github) and for people.",
+		Footer:   "Exit codes: 0 pass, 1 fail, 2 could not run.",
+		Version:  cli.BuildVersion(version),
+		Commands: commands(e),
+	}
 }

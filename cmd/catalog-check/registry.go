@@ -1,8 +1,9 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -10,27 +11,24 @@ import (
 // registryFlags are the flags that configure the registry client, shared by
 // the check and images commands.
 type registryFlags struct {
-	authFile    *string
-	insecure    multiFlag
-	concurrency *int
-	budget      *int
+	authFile    string
+	insecure    []string
+	concurrency int
+	budget      int
 }
 
-func addRegistryFlags(fl *flag.FlagSet) *registryFlags {
-	rf := &registryFlags{
-		authFile:    fl.String("registry-config", "", "docker/podman auth file with registry credentials (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)"),
-		concurrency: fl.Int("registry-concurrency", 8, "image lookups in flight at once"),
-		budget:      fl.Int("registry-budget", 2000, "at most this many registry requests per run; past it images are \"could not verify\""),
-	}
-	fl.Var(&rf.insecure, "insecure-registry", "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries and tests)")
-	return rf
+func (rf *registryFlags) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&rf.authFile, "registry-config", "", "docker/podman auth file with registry credentials (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
+	fs.IntVar(&rf.concurrency, "registry-concurrency", 8, "image lookups in flight at once")
+	fs.IntVar(&rf.budget, "registry-budget", 2000, "at most this many registry requests per run; past it images are \"could not verify\"")
+	fs.StringArrayVar(&rf.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries and tests)")
 }
 
 func (rf *registryFlags) client() (*registry.Client, error) {
-	opts := []registry.Option{registry.WithConcurrency(*rf.concurrency), registry.WithUserAgent("catalog-check")}
+	opts := []registry.Option{registry.WithConcurrency(rf.concurrency), registry.WithUserAgent("catalog-check")}
 	files := registry.DefaultAuthFiles()
-	if *rf.authFile != "" {
-		files = []string{*rf.authFile}
+	if rf.authFile != "" {
+		files = []string{rf.authFile}
 	}
 	for _, f := range files {
 		opts = append(opts, registry.WithAuthFile(f))
@@ -42,5 +40,5 @@ func (rf *registryFlags) client() (*registry.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry client: %w", err)
 	}
-	return c.WithBudget(*rf.budget), nil
+	return c.WithBudget(rf.budget), nil
 }

@@ -3,15 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/crd"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
 // ruleGroup is one package's rule table, as the rules reference shows it.
@@ -49,31 +50,31 @@ func ruleGroups() []ruleGroup {
 	}
 }
 
-// runRules prints every rule with its id, default severity, meaning, fix and source.
-func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rules", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	output := fs.String("output", "markdown", "output format: markdown or json")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalog-check rules [--output markdown|json]")
-		fmt.Fprintln(stderr, "\nLists every rule catalogbot reports. docs/rules.md is this command's markdown output:")
-		fmt.Fprintln(stderr, "  go run ./cmd/catalog-check rules > docs/rules.md")
-		fmt.Fprintln(stderr, "\nflags:")
-		fs.PrintDefaults()
+// rulesCommand prints every rule with its id, default severity, meaning, fix and source.
+func rulesCommand() cli.Command {
+	var output string
+	return cli.Command{
+		Use:   "rules",
+		Short: "list every rule with its default severity, meaning and fix (markdown or json)",
+		Long: `Lists every rule catalogbot reports. docs/rules.md is this command's markdown output:
+  go run ./cmd/catalog-check rules > docs/rules.md`,
+		Example: `  catalog-check rules > docs/rules.md
+  catalog-check rules --output json`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&output, "output", "markdown", "output format: markdown or json")
+		},
+		Run: func(_ context.Context, _ []string, stdout, stderr io.Writer) int {
+			return runRules(output, stdout, stderr)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		return exitCannotRun
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "catalog-check rules: unexpected argument %q; it takes flags only\n", fs.Arg(0))
-		return exitCannotRun
-	}
+}
+
+// runRules writes the rules in the given format.
+func runRules(output string, stdout, stderr io.Writer) int {
 	groups := ruleGroups()
 	var err error
-	switch *output {
+	switch output {
 	case "markdown":
 		err = writeRulesMarkdown(stdout, groups)
 	case "json":
@@ -81,7 +82,7 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		enc.SetIndent("", "  ")
 		err = enc.Encode(groups)
 	default:
-		fmt.Fprintf(stderr, "catalog-check rules: unknown --output %q (want markdown or json)\n", *output)
+		fmt.Fprintf(stderr, "catalog-check rules: unknown --output %q (want markdown or json)\n", output)
 		return exitCannotRun
 	}
 	if err != nil {

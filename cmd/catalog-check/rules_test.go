@@ -19,7 +19,7 @@ var updateRulesDoc = flag.Bool("update-rules-doc", false, "rewrite docs/rules.md
 // Regenerate with: go run ./cmd/catalog-check rules > docs/rules.md
 func TestRulesDocUpToDate(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := runRules(context.Background(), nil, &out, &errb); code != exitPass {
+	if code := run(context.Background(), []string{"rules"}, &out, &errb); code != exitPass {
 		t.Fatalf("runRules exit = %d, want %d; stderr: %s", code, exitPass, errb.String())
 	}
 	path := filepath.Join("..", "..", "docs", "rules.md")
@@ -56,7 +56,7 @@ func firstDiff(a, b string) string {
 
 func TestRulesJSONListsEveryRuleOnce(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := runRules(context.Background(), []string{"--output", "json"}, &out, &errb); code != exitPass {
+	if code := run(context.Background(), []string{"rules", "--output", "json"}, &out, &errb); code != exitPass {
 		t.Fatalf("exit = %d, want %d; stderr: %s", code, exitPass, errb.String())
 	}
 	var groups []ruleGroup
@@ -88,7 +88,7 @@ func TestRulesJSONListsEveryRuleOnce(t *testing.T) {
 	}
 	md := func() string {
 		var b bytes.Buffer
-		runRules(context.Background(), nil, &b, &b)
+		run(context.Background(), []string{"rules"}, &b, &b)
 		return b.String()
 	}()
 	for id := range seen {
@@ -111,7 +111,7 @@ func TestRulesBadUsage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if got := runRules(context.Background(), tc.args, &out, &errb); got != tc.want {
+			if got := run(context.Background(), append([]string{"rules"}, tc.args...), &out, &errb); got != tc.want {
 				t.Errorf("runRules(%q) = %d, want %d", tc.args, got, tc.want)
 			}
 		})

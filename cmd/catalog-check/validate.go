@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
 // validateReport is the JSON shape of `catalog-check validate --output json`.
@@ -31,42 +32,46 @@ type catalogSummary struct {
 	Warnings int    `json:"warnings"`
 }
 
-// runValidate validates each DIR as its own catalog root, as opm validate would.
-func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	output := fl.String("output", "text", "output format: text or json")
-	quiet := fl.Bool("q", false, "print only the summary line of each catalog (text output)")
-	noHints := fl.Bool("no-hints", false, "do not print a hint under each finding (text output)")
-	timeout := fl.Duration("timeout", 5*time.Minute, "give up reading a catalog after this long")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalog-check validate [flags] DIR...")
-		fmt.Fprintln(stderr, "\nValidates each DIR as a file-based catalog root, with the verdict of opm validate")
-		fmt.Fprintln(stderr, "(v1.60.0, plus the image and skipRange checks of newer opm) and file:line:col for")
-		fmt.Fprintln(stderr, "every finding. Exit 0: valid (warnings allowed); 1: invalid; 2: could not run.")
-		fmt.Fprintln(stderr, "\nflags:")
-		fl.PrintDefaults()
+// validateCommand validates each DIR as its own catalog root, as opm validate would.
+func validateCommand() cli.Command {
+	var (
+		output  string
+		quiet   bool
+		noHints bool
+		timeout time.Duration
+	)
+	return cli.Command{
+		Use:   "validate DIR...",
+		Short: "validate file-based catalogs as opm validate does, with file:line for every finding",
+		Long: `Validates each DIR as a file-based catalog root, with the verdict of opm validate
+(v1.60.0, plus the image and skipRange checks of newer opm) and file:line:col for
+every finding. Exit 0: valid (warnings allowed); 1: invalid; 2: could not run.`,
+		Example: `  catalog-check validate catalog/
+  catalog-check validate catalog/ --output json
+  catalog-check validate -q catalogs/a catalogs/b`,
+		Args: cli.MinArgs(1),
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&output, "output", "text", "output format: text or json")
+			fs.BoolVarP(&quiet, "quiet", "q", false, "print only the summary line of each catalog (text output)")
+			fs.BoolVar(&noHints, "no-hints", false, "do not print a hint under each finding (text output)")
+			fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up reading a catalog after this long")
+		},
+		Run: func(ctx context.Context, dirs []string, stdout, stderr io.Writer) int {
+			if output != "text" && output != "json" {
+				fmt.Fprintf(stderr, "catalog-check validate: --output must be text or json, not %q\n", output)
+				return exitCannotRun
+			}
+			return runValidate(ctx, dirs, output, quiet, !noHints, timeout, stdout, stderr)
+		},
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		return exitCannotRun
-	}
-	if *output != "text" && *output != "json" {
-		fmt.Fprintf(stderr, "catalog-check validate: --output must be text or json, not %q\n", *output)
-		return exitCannotRun
-	}
-	dirs := fl.Args()
-	if len(dirs) == 0 {
-		fl.Usage()
-		return exitCannotRun
-	}
+}
 
+// runValidate validates each of dirs and writes the report.
+func runValidate(ctx context.Context, dirs []string, output string, quiet, hints bool, timeout time.Duration, stdout, stderr io.Writer) int {
 	report := validateReport{Valid: true, Findings: []catalog.Finding{}}
 	cannotRun := false
 	for _, dir := range dirs {
-		sum, findings := validateDir(ctx, dir, *timeout)
+		sum, findings := validateDir(ctx, dir, timeout)
 		if sum.Error != "" {
 			cannotRun = true
 			fmt.Fprintf(stderr, "catalog-check validate: %s: %s\n", dir, sum.Error)
@@ -74,11 +79,11 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		report.Valid = report.Valid && sum.Valid
 		report.Catalogs = append(report.Catalogs, sum)
 		report.Findings = append(report.Findings, findings...)
-		if *output == "text" {
-			writeValidateText(stdout, sum, findings, *quiet, !*noHints)
+		if output == "text" {
+			writeValidateText(stdout, sum, findings, quiet, hints)
 		}
 	}
-	if *output == "json" {
+	if output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(report); err != nil {

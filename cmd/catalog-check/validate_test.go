@@ -39,7 +39,7 @@ func TestRunValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := runValidate(context.Background(), tt.args, &out, &errb)
+			code := run(context.Background(), append([]string{"validate"}, tt.args...), &out, &errb)
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, out.String(), errb.String())
 			}
@@ -60,7 +60,7 @@ func TestRunValidate(t *testing.T) {
 func TestRunValidateJSON(t *testing.T) {
 	stranded := filepath.Join("..", "..", "catalog", "testdata", "validate", "channel.stranded", "catalog")
 	var out, errb bytes.Buffer
-	code := runValidate(context.Background(), []string{"--output", "json", stranded}, &out, &errb)
+	code := run(context.Background(), []string{"validate", "--output", "json", stranded}, &out, &errb)
 	if code != exitFail {
 		t.Fatalf("exit code = %d, want %d (stderr %s)", code, exitFail, errb.String())
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,57 +12,61 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
-func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return audit(ctx, args, stdout, stderr, os.Getenv)
+// auditOptions are the flags of the audit command.
+type auditOptions struct {
+	configPath, repo, output string
+	limit                    int
+	timeout                  time.Duration
 }
 
-// audit lists the merges the App made, from the database the server uses.
-func audit(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fl := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	configPath := fl.String("config", "", "the server's YAML configuration file (only its database settings are read)")
-	repo := fl.String("repo", "", "only the merges of this repository (owner/name)")
-	limit := fl.Int("limit", 100, "at most this many merges, newest first")
-	output := fl.String("output", "text", "output format: text or json")
-	timeout := fl.Duration("timeout", time.Minute, "give up after this long")
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, `usage: catalogbot audit [--config FILE] [--repo OWNER/NAME] [--limit N] [--output text|json]
-
-Lists the pull requests the App merged, newest first: the merged head SHA, the merge
+// auditCommand lists the merges the App made, from the database the server uses.
+func auditCommand(e env) cli.Command {
+	var o auditOptions
+	return cli.Command{
+		Use:   "audit",
+		Short: "list the pull requests the App merged, from its database",
+		Long: fmt.Sprintf(`Lists the pull requests the App merged, newest first: the merged head SHA, the merge
 commit, the author, who authorized the merge (the author as owner, or the approving
 reviews), the base commit whose policy applied and the check runs that passed.
 The database is the server's: %s, or the SQLite file in the data dir
-(%s).
+(%s).`, app.EnvDatabaseURL, app.EnvDataDir),
+		Example: `  catalogbot audit --config catalogbot.yaml
+  catalogbot audit --config catalogbot.yaml --repo acme/catalog --output json`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&o.configPath, "config", "", "the server's YAML configuration file (only its database settings are read)")
+			fs.StringVar(&o.repo, "repo", "", "only the merges of this repository (owner/name)")
+			fs.IntVar(&o.limit, "limit", 100, "at most this many merges, newest first")
+			fs.StringVar(&o.output, "output", "text", "output format: text or json")
+			fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+		},
+		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			return audit(ctx, o, stdout, stderr, e.getenv)
+		},
+	}
+}
 
-flags:
-`, app.EnvDatabaseURL, app.EnvDataDir)
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitCannotRun
-	}
+// audit lists the merges the App made, from the database the server uses.
+func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv func(string) string) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "catalogbot audit: "+format+"\n", a...)
 		return exitCannotRun
 	}
 	switch {
-	case fl.NArg() > 0:
-		return fail("unexpected argument %q", fl.Arg(0))
-	case *output != "text" && *output != "json":
-		return fail("--output must be text or json, not %q", *output)
-	case *limit < 1 || *limit > 100000:
-		return fail("--limit must be 1 to 100000, not %d", *limit)
-	case *repo != "" && strings.Count(*repo, "/") != 1:
-		return fail("--repo %q: want owner/name", *repo)
+	case o.output != "text" && o.output != "json":
+		return fail("--output must be text or json, not %q", o.output)
+	case o.limit < 1 || o.limit > 100000:
+		return fail("--limit must be 1 to 100000, not %d", o.limit)
+	case o.repo != "" && strings.Count(o.repo, "/") != 1:
+		return fail("--repo %q: want owner/name", o.repo)
 	}
-	cfg, err := app.LoadDatabaseConfig(*configPath, getenv)
+	cfg, err := app.LoadDatabaseConfig(o.configPath, getenv)
 	if err != nil {
 		return fail("configuration: %v", err)
 	}
@@ -75,7 +77,7 @@ flags:
 			return fail("no database at %s (set data_dir or %s to the server's, or %s): %v", cfg.SQLitePath(), app.EnvDataDir, app.EnvDatabaseURL, err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	q, err := app.OpenQueue(ctx, app.QueueOptions{
 		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema, SQLitePath: cfg.SQLitePath(),
@@ -86,14 +88,14 @@ flags:
 		return fail("opening the database: %v", err)
 	}
 	defer q.Close()
-	entries, err := q.AuditLog(ctx, *repo, *limit)
+	entries, err := q.AuditLog(ctx, o.repo, o.limit)
 	if err != nil {
 		return fail("reading the audit log: %v", err)
 	}
 	if entries == nil {
 		entries = []app.AuditEntry{}
 	}
-	if *output == "json" {
+	if o.output == "json" {
 		writeJSON(stdout, entries)
 		return exitOK
 	}

@@ -51,7 +51,7 @@ func TestAuditCommand(t *testing.T) {
 	for _, backend := range []string{app.BackendSQLite, app.BackendPostgres} {
 		t.Run(backend, func(t *testing.T) {
 			dir := t.TempDir()
-			env := map[string]string{app.EnvDataDir: dir}
+			vars := map[string]string{app.EnvDataDir: dir}
 			if backend == app.BackendSQLite {
 				path := filepath.Join(dir, "catalogbot.db")
 				createAuditTables(t, app.QueueOptions{SQLitePath: path})
@@ -79,17 +79,17 @@ func TestAuditCommand(t *testing.T) {
 					}
 				}
 				conn.Close(context.Background())
-				env[app.EnvDatabaseURL] = u
+				vars[app.EnvDatabaseURL] = u
 				cfg := filepath.Join(dir, "catalogbot.yaml")
 				os.WriteFile(cfg, []byte("database_schema: "+schema+"\n"), 0o600)
-				env["config"] = cfg
+				vars["config"] = cfg
 			}
 			run := func(args ...string) (string, string, int) {
-				if env["config"] != "" {
-					args = append([]string{"--config", env["config"]}, args...)
+				if vars["config"] != "" {
+					args = append([]string{"--config", vars["config"]}, args...)
 				}
 				var out, errb bytes.Buffer
-				code := audit(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+				code := runEnv(context.Background(), append([]string{"audit"}, args...), &out, &errb, env{getenv: func(k string) string { return vars[k] }})
 				return out.String(), errb.String(), code
 			}
 
@@ -126,7 +126,7 @@ func TestAuditCommand(t *testing.T) {
 
 func TestAuditCommandErrors(t *testing.T) {
 	dir := t.TempDir()
-	env := func(k string) string { return map[string]string{app.EnvDataDir: dir}[k] }
+	getenv := func(k string) string { return map[string]string{app.EnvDataDir: dir}[k] }
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -137,7 +137,7 @@ func TestAuditCommandErrors(t *testing.T) {
 		{[]string{"--limit", "0"}, "--limit must be"},
 	} {
 		var out, errb bytes.Buffer
-		if code := audit(context.Background(), tc.args, &out, &errb, env); code != exitCannotRun || !strings.Contains(errb.String(), tc.want) {
+		if code := runEnv(context.Background(), append([]string{"audit"}, tc.args...), &out, &errb, env{getenv: getenv}); code != exitCannotRun || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("audit %v: exit %d, %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
 	}

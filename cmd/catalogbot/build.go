@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,17 +11,13 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/registry"
 )
-
-// listFlag is a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // buildReport is the JSON shape of `catalogbot build --output json`.
 type buildReport struct {
@@ -36,83 +30,90 @@ type buildReport struct {
 	Pushed    []string          `json:"pushed,omitempty"`
 }
 
-// runBuild validates a catalog directory, builds its image on a base pinned
-// by digest and pushes it: the App's rebuild, by hand.
-func runBuild(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("build", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	dir := fl.String("catalog", "", "the file-based catalog directory (required)")
-	base := fl.String("base-image", "", "the opm base image, pinned by digest: registry/repository@sha256:<64 hex> (required)")
-	push := fl.String("push", "", "where to push: registry/repository:tag, or registry/repository with --tag; empty builds and prints the digest only")
-	var tags, insecure listFlag
-	fl.Var(&tags, "tag", "another tag to push the image with, in the --push repository (repeatable)")
-	authFile := fl.String("registry-config", "", "docker/podman auth file with the credentials to read the base and push (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
-	fl.Var(&insecure, "insecure-registry", "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
-	output := fl.String("output", "text", "output format: text or json")
-	timeout := fl.Duration("timeout", 10*time.Minute, "give up after this long")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, `usage: catalogbot build --catalog DIR --base-image REF [--push REF] [--tag T]... [flags]
+// buildOptions are the flags of the build command.
+type buildOptions struct {
+	dir, base, push, authFile, output string
+	tags, insecure                    []string
+	timeout                           time.Duration
+}
 
-Validates the catalog in DIR as opm validate would (a catalog with errors is never
+// buildCommand validates a catalog directory, builds its image on a base
+// pinned by digest and pushes it: the App's rebuild, by hand.
+func buildCommand() cli.Command {
+	var o buildOptions
+	return cli.Command{
+		Use:   "build --catalog DIR --base-image REF [--push REF] [--tag T]...",
+		Short: "validate a catalog directory, build its image on a base pinned by digest and push it",
+		Long: `Validates the catalog in DIR as opm validate would (a catalog with errors is never
 pushed), builds its image without Docker on the base image pinned by digest (every
 platform of a multi-arch base; the base's layers kept, one /configs layer added) and
 pushes it. The same catalog on the same base always gives the same digest.
-Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.
+Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`,
+		Example: `  catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest>
+  catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest> \
+      --push registry.example.com/acme/catalog:latest --tag v4.16`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&o.dir, "catalog", "", "the file-based catalog directory (required)")
+			fs.StringVar(&o.base, "base-image", "", "the opm base image, pinned by digest: registry/repository@sha256:<64 hex> (required)")
+			fs.StringVar(&o.push, "push", "", "where to push: registry/repository:tag, or registry/repository with --tag; empty builds and prints the digest only")
+			fs.StringArrayVar(&o.tags, "tag", nil, "another tag to push the image with, in the --push repository (repeatable)")
+			fs.StringVar(&o.authFile, "registry-config", "", "docker/podman auth file with the credentials to read the base and push (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
+			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
+			fs.StringVar(&o.output, "output", "text", "output format: text or json")
+			fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+		},
+		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			return runBuild(ctx, o, stdout, stderr)
+		},
+	}
+}
 
-flags:`)
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitCannotRun
-	}
+// runBuild is the build command once its flags are parsed.
+func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "catalogbot build: "+format+"\n", a...)
 		return exitCannotRun
 	}
 	switch {
-	case fl.NArg() > 0:
-		return usageErr("unexpected argument %q", fl.Arg(0))
-	case *dir == "":
+	case o.dir == "":
 		return usageErr("--catalog DIR is required")
-	case *base == "":
+	case o.base == "":
 		return usageErr("--base-image is required (registry/repository@sha256:<digest>; crane digest IMAGE prints it)")
-	case *output != "text" && *output != "json":
-		return usageErr("--output must be text or json, not %q", *output)
-	case *push == "" && len(tags) > 0:
+	case o.output != "text" && o.output != "json":
+		return usageErr("--output must be text or json, not %q", o.output)
+	case o.push == "" && len(o.tags) > 0:
 		return usageErr("--tag needs --push")
 	}
-	if _, err := name.NewDigest(*base, name.StrictValidation); err != nil {
-		return usageErr("--base-image %q is not pinned by digest (registry/repository@sha256:<64 hex>): %v", *base, err)
+	if _, err := name.NewDigest(o.base, name.StrictValidation); err != nil {
+		return usageErr("--base-image %q is not pinned by digest (registry/repository@sha256:<64 hex>): %v", o.base, err)
 	}
-	targets, err := pushTargets(*push, tags)
+	targets, err := pushTargets(o.push, o.tags)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	reg, err := buildRegistry(*authFile, insecure)
+	reg, err := buildRegistry(o.authFile, o.insecure)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	defer reg.Close()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
-	rep := buildReport{Catalog: *dir, Base: *base, Findings: []catalog.Finding{}}
-	cat, err := catalog.LoadDir(ctx, *dir, catalog.DefaultLimits())
+	rep := buildReport{Catalog: o.dir, Base: o.base, Findings: []catalog.Finding{}}
+	cat, err := catalog.LoadDir(ctx, o.dir, catalog.DefaultLimits())
 	if err != nil {
-		fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", *dir, err)
+		fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", o.dir, err)
 		return exitCannotRun
 	}
 	for _, f := range catalog.Validate(cat, catalog.ValidateOptions{}) {
 		if f.File != "" {
-			f.File = filepath.Join(*dir, filepath.FromSlash(f.File))
+			f.File = filepath.Join(o.dir, filepath.FromSlash(f.File))
 		}
 		rep.Findings = append(rep.Findings, f)
 	}
 	rep.Valid = !catalog.HasErrors(rep.Findings)
-	if *output == "text" {
+	if o.output == "text" {
 		for _, f := range rep.Findings {
 			// path:line:col: rule-id: message, as catalog-check validate prints them.
 			sev := ""
@@ -123,16 +124,16 @@ flags:`)
 		}
 	}
 	if !rep.Valid {
-		if *output == "json" {
+		if o.output == "json" {
 			writeJSON(stdout, rep)
 		} else {
-			fmt.Fprintf(stdout, "%s does not validate: nothing built, nothing pushed\n", *dir)
+			fmt.Fprintf(stdout, "%s does not validate: nothing built, nothing pushed\n", o.dir)
 		}
 		return exitFail
 	}
 
 	opts := reg.RemoteOptions(ctx)
-	built, err := image.Build(ctx, *base, os.DirFS(*dir), image.Limits{}, opts...)
+	built, err := image.Build(ctx, o.base, os.DirFS(o.dir), image.Limits{}, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
 		return exitCannotRun
@@ -143,7 +144,7 @@ flags:`)
 		return exitCannotRun
 	}
 	rep.Digest, rep.Platforms = d.String(), built.Platforms
-	if *output == "text" {
+	if o.output == "text" {
 		fmt.Fprintf(stdout, "built %s for %s\n", rep.Digest, strings.Join(rep.Platforms, ", "))
 	}
 	for _, ref := range targets {
@@ -153,11 +154,11 @@ flags:`)
 			return exitCannotRun
 		}
 		rep.Pushed = append(rep.Pushed, ref)
-		if *output == "text" {
+		if o.output == "text" {
 			fmt.Fprintf(stdout, "pushed %s (%s)\n", ref, pushed)
 		}
 	}
-	if *output == "json" {
+	if o.output == "json" {
 		writeJSON(stdout, rep)
 	}
 	return exitOK

@@ -63,7 +63,7 @@ func copyDir(t *testing.T, src string, at time.Time) string {
 func runBuildJSON(t *testing.T, args ...string) (buildReport, int, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runBuild(context.Background(), append(args, "--output", "json"), &out, &errb)
+	code := run(context.Background(), append([]string{"build"}, append(args, "--output", "json")...), &out, &errb)
 	var rep buildReport
 	if out.Len() > 0 {
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
@@ -103,7 +103,7 @@ func TestBuildCommand(t *testing.T) {
 
 	// Text output.
 	var out, errb bytes.Buffer
-	if code := runBuild(context.Background(), append(common, "--catalog", sample, "--push", host+"/acme/catalog:text"), &out, &errb); code != exitOK {
+	if code := run(context.Background(), append([]string{"build"}, append(common, "--catalog", sample, "--push", host+"/acme/catalog:text")...), &out, &errb); code != exitOK {
 		t.Fatalf("text build exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "built "+rep.Digest+" for linux/amd64, linux/arm64") ||
@@ -120,7 +120,7 @@ func TestBuildCommandRefusesInvalidCatalog(t *testing.T) {
 	auth := filepath.Join(t.TempDir(), "auth.json")
 	os.WriteFile(auth, []byte(`{"auths":{}}`), 0o600)
 	var out, errb bytes.Buffer
-	code := runBuild(context.Background(), []string{"--catalog", dir, "--base-image", base, "--insecure-registry", host,
+	code := run(context.Background(), []string{"build", "--catalog", dir, "--base-image", base, "--insecure-registry", host,
 		"--registry-config", auth, "--push", host + "/acme/catalog:bad"}, &out, &errb)
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitFail, out.String(), errb.String())
@@ -148,7 +148,7 @@ func TestBuildCommandUsage(t *testing.T) {
 		{[]string{"--catalog", ".", "--base-image", "q.io/a/b@sha256:" + strings.Repeat("a", 64), "--tag", "x"}, "--tag needs --push"},
 	} {
 		var out, errb bytes.Buffer
-		if code := runBuild(context.Background(), tc.args, &out, &errb); code != exitCannotRun || !strings.Contains(errb.String(), tc.want) {
+		if code := run(context.Background(), append([]string{"build"}, tc.args...), &out, &errb); code != exitCannotRun || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("build %v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
 		}
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -23,10 +21,12 @@ import (
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/app"
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -42,24 +42,34 @@ const (
 // GitHub simulator, a local git server (git http-backend) and a local
 // registry; a sample pull request is opened and the check runs GitHub would
 // show are printed.
-func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	verbose := fl.Bool("v", false, "also print each check run's markdown summary and the server's logs")
-	timeout := fl.Duration("timeout", 2*time.Minute, "give up after this long")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: catalogbot demo [-v]\n\nRuns the App against a local GitHub simulator, git server and registry, opens a sample\npull request on a sample catalog and prints the check runs and annotations GitHub would show.\nNeeds the git binary (for git http-backend).")
-		fl.PrintDefaults()
+func demoCommand() cli.Command {
+	var (
+		verbose bool
+		timeout time.Duration
+	)
+	return cli.Command{
+		Use:   "demo",
+		Short: "show the App at work on a sample pull request, against a local GitHub simulator",
+		Long: `Runs the App against a local GitHub simulator, git server and registry, opens a sample
+pull request on a sample catalog and prints the check runs and annotations GitHub would show.
+Needs the git binary (for git http-backend).`,
+		Example: `  catalogbot demo
+  catalogbot demo -v     # also each check run's markdown summary; the server's logs on stderr`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.BoolVarP(&verbose, "verbose", "v", false, "also print each check run's markdown summary and the server's logs")
+			fs.DurationVar(&timeout, "timeout", 2*time.Minute, "give up after this long")
+		},
+		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			return runDemo(ctx, verbose, timeout, stdout, stderr)
+		},
 	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitCannotRun
-	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+}
+
+func runDemo(ctx context.Context, verbose bool, timeout time.Duration, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := demo(ctx, stdout, stderr, *verbose); err != nil {
+	if err := demo(ctx, stdout, stderr, verbose); err != nil {
 		fmt.Fprintf(stderr, "catalogbot demo: %v\n", err)
 		return exitCannotRun
 	}

@@ -15,7 +15,7 @@ func TestDemo(t *testing.T) {
 		t.Skip("git is not installed (.ci/run installs it)")
 	}
 	var out, errb bytes.Buffer
-	if code := runDemo(context.Background(), nil, &out, &errb); code != exitOK {
+	if code := run(context.Background(), []string{"demo"}, &out, &errb); code != exitOK {
 		t.Fatalf("demo exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 	for _, want := range []string{

@@ -6,12 +6,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"github.com/catalogbot/catalogbot/internal/cli"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
 // Exit codes shared by every subcommand.
@@ -21,23 +21,30 @@ const (
 	exitCannotRun = cli.ExitCannotRun
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3" (the
-// Dockerfile and deploy/imagebuild do).
-var version = "dev"
+// version and revision are set at build time: -ldflags "-X main.version=v1.2.3
+// -X main.revision=<commit>" (the Dockerfile does; deploy/imagebuild's guide
+// does too). Without them cli.BuildVersion reads what Go recorded.
+var (
+	version  = "dev"
+	revision = ""
+)
 
-// command is one subcommand.
-type command = cli.Command
+// env is what the commands read from the process besides their arguments
+// (tests give their own).
+type env struct {
+	getenv func(string) string
+	// ready, when set, receives the server's listening address (tests).
+	ready chan<- string
+}
 
-func commands() map[string]command {
-	return map[string]command{
-		"serve": {Summary: "run the GitHub App server (webhooks, job queue, check runs)", Run: runServe},
-		"version": {Summary: "print the version", Run: func(_ context.Context, _ []string, stdout, _ io.Writer) int {
-			fmt.Fprintln(stdout, version)
-			return exitOK
-		}},
-		"demo":  {Summary: "show the App at work on a sample pull request, against a local GitHub simulator", Run: runDemo},
-		"build": {Summary: "validate a catalog directory, build its image on a base pinned by digest and push it", Run: runBuild},
-		"audit": {Summary: "list the pull requests the App merged, from its database", Run: runAudit},
+// commands lists the subcommands. To add one, write a function returning its
+// cli.Command (flags declared in it, see auditCommand) and list it here.
+func commands(e env) []cli.Command {
+	return []cli.Command{
+		serveCommand(e),
+		demoCommand(),
+		buildCommand(),
+		auditCommand(e),
 	}
 }
 
@@ -49,5 +56,18 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return cli.Program{Name: "catalogbot", Synopsis: "COMMAND [flags]", Footer: "exit codes: 0 success, 1 failure, 2 could not run. Run catalogbot COMMAND -h for its flags.", Commands: commands()}.Run(ctx, args, stdout, stderr)
+	return runEnv(ctx, args, stdout, stderr, env{getenv: os.Getenv})
 }
+
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, e env) int {
+	return cli.Program{
+		Name:     "catalogbot",
+		Short:    "the catalogbot GitHub App: checks and merges pull requests to OLM catalog repositories",
+		Footer:   "Exit codes: 0 success, 1 failure, 2 could not run.",
+		Version:  buildVersion(),
+		Commands: commands(e),
+	}.Run(ctx, args, stdout, stderr)
+}
+
+// buildVersion is the version stamped at build time, else what Go recorded.
+func buildVersion() string { return cli.BuildVersion(version) }

@@ -2,53 +2,46 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
+
+	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return serve(ctx, args, stderr, os.Getenv, nil)
-}
-
-// serve runs the server; ready, when set, receives the listening address
-// (tests).
-func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string, ready chan<- string) int {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	configPath := fl.String("config", "", "YAML configuration file (optional: the environment can say everything)")
-	fl.Usage = func() {
-		fmt.Fprintf(stderr, `usage: catalogbot serve [--config FILE]
-
-Runs the GitHub App: POST /webhook, GET /healthz, /readyz and /metrics.
+// serveCommand runs the GitHub App server.
+func serveCommand(e env) cli.Command {
+	var configPath string
+	return cli.Command{
+		Use:   "serve",
+		Short: "run the GitHub App server (webhooks, job queue, check runs)",
+		Long: fmt.Sprintf(`Runs the GitHub App: POST /webhook, GET /healthz, /readyz and /metrics.
 Environment variables override the file:
   %s, %s, %s (comma-separated: rotation),
   %s (PostgreSQL; default SQLite in the data dir), %s, %s,
   %s, %s, %s (GitHub Enterprise Server API root).
-SIGTERM or SIGINT stops it gracefully.
+SIGTERM or SIGINT stops it gracefully.`, app.EnvAppID, app.EnvPrivateKeyFile, app.EnvWebhookSecrets, app.EnvDatabaseURL, app.EnvDataDir,
+			app.EnvGitCacheDir, app.EnvListen, app.EnvWorkers, app.EnvGitHubAPIURL),
+		Example: `  catalogbot serve --config catalogbot.yaml
+  CATALOGBOT_APP_ID=123456 CATALOGBOT_PRIVATE_KEY_FILE=app.pem CATALOGBOT_WEBHOOK_SECRETS=s3cret catalogbot serve`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&configPath, "config", "", "YAML configuration file (optional: the environment can say everything)")
+		},
+		Run: func(ctx context.Context, _ []string, _, stderr io.Writer) int {
+			return serve(ctx, configPath, stderr, e.getenv, e.ready)
+		},
+	}
+}
 
-flags:
-`, app.EnvAppID, app.EnvPrivateKeyFile, app.EnvWebhookSecrets, app.EnvDatabaseURL, app.EnvDataDir,
-			app.EnvGitCacheDir, app.EnvListen, app.EnvWorkers, app.EnvGitHubAPIURL)
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitCannotRun
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "catalogbot serve: unexpected argument %q\n", fl.Arg(0))
-		return exitCannotRun
-	}
-	cfg, err := app.LoadConfig(*configPath, getenv)
+// serve runs the server; ready, when set, receives the listening address
+// (tests).
+func serve(ctx context.Context, configPath string, stderr io.Writer, getenv func(string) string, ready chan<- string) int {
+	cfg, err := app.LoadConfig(configPath, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "catalogbot serve: configuration: %v\n", err)
 		return exitCannotRun

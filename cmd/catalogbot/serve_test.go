@@ -49,7 +49,7 @@ func writeKey(t *testing.T, dir string) string {
 
 func TestServeStartsAndStops(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{
+	vars := map[string]string{
 		app.EnvAppID: "1", app.EnvPrivateKeyFile: writeKey(t, dir), app.EnvWebhookSecrets: "topsecret-1,topsecret-2",
 		app.EnvListen: "127.0.0.1:0", app.EnvDataDir: dir, app.EnvGitHubAPIURL: "http://127.0.0.1:1/",
 	}
@@ -62,7 +62,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
 	go func() {
-		done <- serve(ctx, []string{"--config", cfg}, &stderr, func(k string) string { return env[k] }, ready)
+		done <- runEnv(ctx, []string{"serve", "--config", cfg}, &stderr, &stderr, env{getenv: func(k string) string { return vars[k] }, ready: ready})
 	}()
 	var addr string
 	select {
@@ -147,7 +147,7 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var stderr lockedBuffer
-		code := serve(context.Background(), nil, &stderr, func(k string) string { return tt.env[k] }, nil)
+		code := runEnv(context.Background(), []string{"serve"}, &stderr, &stderr, env{getenv: func(k string) string { return tt.env[k] }})
 		if code != exitCannotRun || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tt.name, code, stderr.String(), tt.want)
 		}

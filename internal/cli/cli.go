@@ -1,13 +1,24 @@
-// Package cli is the subcommand dispatch shared by the catalog-check and
-// catalogbot commands: one table of commands, one usage text, the same exit
-// codes.
+// Package cli is the command tree shared by the catalog-check and catalogbot
+// commands: cobra commands and pflag flags (as opm, operator-sdk and kubectl
+// have them: flags before or after arguments, --flag=value, --version, shell
+// completion, examples in the help), with the same exit codes everywhere.
+//
+// Adding a subcommand is one Command value in the program's list: its Use,
+// Short and Example, the flags it registers and its Run. A group such as
+// `catalog-check bundle validate|render` is a Command whose Commands are the
+// subcommands.
 package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes shared by every subcommand of every command.
@@ -17,49 +28,229 @@ const (
 	ExitCannotRun = 2
 )
 
-// Command is one subcommand. Run gets the arguments after the subcommand name.
+// Command is one subcommand.
 type Command struct {
-	Summary string
-	Run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// Use is the name followed by the arguments, e.g. "validate DIR...".
+	Use string
+	// Short is the one line shown in the parent's list of commands.
+	Short string
+	// Long is the help text; Short when empty.
+	Long string
+	// Example holds command lines shown under "Examples:", indented by two spaces.
+	Example string
+	// Flags registers the command's flags on fs; Run reads the variables they
+	// set (declare them in the function that builds the Command).
+	Flags func(fs *pflag.FlagSet)
+	// Args checks the arguments left after the flags (NoArgs, MinArgs(1),
+	// ExactArgs(2)); nil accepts any. A failed check exits 2.
+	Args cobra.PositionalArgs
+	// Run gets the arguments left after the flags and returns the exit code.
+	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+	// Commands are the subcommands of a group; a group without Run prints its
+	// help (exit 2) when called without one.
+	Commands []Command
+	// Hidden leaves the command out of the help (it still runs).
+	Hidden bool
 }
+
+// Positional argument checks for Command.Args.
+var (
+	NoArgs    = cobra.NoArgs
+	MinArgs   = cobra.MinimumNArgs
+	ExactArgs = cobra.ExactArgs
+)
 
 // Program describes a command with subcommands.
 type Program struct {
-	Name     string // e.g. "catalog-check"
-	Synopsis string // what follows the name in the usage line, e.g. "COMMAND [flags] ARGS..."
-	Footer   string // the last usage line: exit codes and where to find flags
-	Commands map[string]Command
+	Name    string // e.g. "catalog-check"
+	Short   string // one line: what the program does
+	Long    string // the help text above the list of commands
+	Footer  string // the last help line: exit codes
+	Version string // the version to print (see BuildVersion)
+	// Commands are the subcommands. Build them afresh for each Run: their
+	// flags' variables belong to that run. "version" and "completion" are added.
+	Commands []Command
 }
 
-// Run dispatches args to a subcommand. No arguments is a usage error; help
-// prints the usage and succeeds.
+// exitCode carries a subcommand's exit code through cobra.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit code %d", int(e)) }
+
+// Run parses args (without the program name) and runs the subcommand they
+// name, returning its exit code. No arguments is a usage error (exit 2); help
+// and --version succeed; an unknown command or flag, or a wrong number of
+// arguments, exits 2 with the reason and where to find the usage.
 func (p Program) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		p.Usage(stderr)
-		if len(args) == 0 {
-			return ExitCannotRun
-		}
+	root := p.root()
+	root.SetArgs(normalizeArgs(root, args))
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	var code exitCode
+	switch {
+	case err == nil:
 		return ExitOK
+	case errors.As(err, &code):
+		return int(code)
 	}
-	c, ok := p.Commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", p.Name, args[0])
-		p.Usage(stderr)
-		return ExitCannotRun
+	if cmd == nil {
+		cmd = root
 	}
-	return c.Run(ctx, args[1:], stdout, stderr)
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
+	return ExitCannotRun
 }
 
-// Usage lists the subcommands, sorted.
+// Usage writes the program's help, as -h does.
 func (p Program) Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: %s %s\n\ncommands:\n", p.Name, p.Synopsis)
-	names := make([]string, 0, len(p.Commands))
-	for n := range p.Commands {
-		names = append(names, n)
+	root := p.root()
+	root.SetOut(w)
+	_ = root.Help()
+}
+
+func (p Program) root() *cobra.Command {
+	long := p.Long
+	if long == "" {
+		long = p.Short
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, p.Commands[n].Summary)
+	if p.Footer != "" {
+		long += "\n\n" + p.Footer
 	}
-	fmt.Fprintf(w, "\n%s\n", p.Footer)
+	root := &cobra.Command{
+		Use:           p.Name,
+		Short:         p.Short,
+		Long:          long,
+		Version:       p.Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		// Without a command: the help, on stderr, and exit 2.
+		RunE: func(c *cobra.Command, _ []string) error {
+			c.SetOut(c.ErrOrStderr())
+			_ = c.Help()
+			return exitCode(ExitCannotRun)
+		},
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	for _, c := range p.Commands {
+		root.AddCommand(c.cobra())
+	}
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Args:  cobra.NoArgs,
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), p.Version)
+		},
+	})
+	return root
+}
+
+func (c Command) cobra() *cobra.Command {
+	long := c.Long
+	if long == "" {
+		long = c.Short
+	}
+	cc := &cobra.Command{
+		Use:     c.Use,
+		Short:   c.Short,
+		Long:    long,
+		Example: c.Example,
+		Args:    c.Args,
+		Hidden:  c.Hidden,
+		// Cobra checks only the root's arguments against its commands: a
+		// group does so itself.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	if c.Flags != nil {
+		c.Flags(cc.Flags())
+	}
+	switch {
+	case c.Run != nil:
+		run := c.Run
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			if code := run(cmd.Context(), args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != ExitOK {
+				return exitCode(code)
+			}
+			return nil
+		}
+	case len(c.Commands) > 0:
+		cc.Args = cobra.NoArgs
+		cc.RunE = func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(cmd.ErrOrStderr())
+			_ = cmd.Help()
+			return exitCode(ExitCannotRun)
+		}
+	}
+	if cc.Args == nil {
+		cc.Args = cobra.ArbitraryArgs
+	}
+	for _, sub := range c.Commands {
+		cc.AddCommand(sub.cobra())
+	}
+	return cc
+}
+
+// normalizeArgs rewrites the single-dash long flags of Go's flag package
+// (-output json, -repo=.) that the commands accepted before pflag into their
+// double-dash form, so command lines written for the earlier versions keep
+// working. Only names the command defines as long flags are rewritten; "-q"
+// and other shorthands stay as they are, and nothing after "--" is touched.
+func normalizeArgs(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
+	}
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil) {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// BuildVersion is the version to print: the one stamped at build time
+// (-ldflags "-X main.version=v1.2.3", as the Dockerfile and deploy/imagebuild
+// do), else the module version `go install mod@version` records, else "dev"
+// with the commit the binary was built from when Go recorded it.
+func BuildVersion(stamped string) string {
+	if stamped != "" && stamped != "dev" {
+		return stamped
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		return "dev-" + rev + "-dirty"
+	}
+	return "dev-" + rev
 }
