@@ -581,7 +581,8 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 		res.Problem = fmt.Sprintf("the catalog does not validate (%d %s, annotated on their lines); a catalog that does not validate is never pushed", n, plural(n, "error", "errors"))
 		return res, nil
 	}
-	opts := b.r.reg.RemoteOptions(ctx)
+	// The push target's token service must be on a host the App may push to.
+	opts := b.r.reg.RemoteOptions(registry.WithTokenHosts(ctx, b.r.allowed.RegistryHosts()...))
 	built, err := image.Build(ctx, res.Base, fsys, b.r.imgLimits, opts...)
 	if err != nil {
 		if permanentBuildError(err) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/crd"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -65,6 +66,8 @@ type bundleCRDs struct {
 }
 
 func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	// Bundle images are read only from allowed registries; their token services must be on allowed hosts too.
+	ctx = registry.WithTokenHosts(ctx, pr.Policy.Images.RegistryHosts()...)
 	if err := Prepare(ctx, pr); err != nil {
 		return Result{}, err
 	}
@@ -93,7 +96,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			if bc, ok := cache[key]; ok {
 				return bc
 			}
-			bc := c.readCRDs(ctx, cc, pkg, name)
+			bc := c.readCRDs(ctx, cc, pr.Policy.Images, pkg, name)
 			cache[key] = bc
 			return bc
 		}
@@ -242,7 +245,7 @@ var errNotEmbedded = errors.New("CRDs not embedded, not compared: the bundle has
 
 // readCRDs gets a bundle's CRDs from its olm.bundle.object properties, or
 // from its image's manifests/ when it has none.
-func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name string) *bundleCRDs {
+func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, rules policy.Images, pkg, name string) *bundleCRDs {
 	bc := &bundleCRDs{pos: map[string]catalog.Position{}}
 	b := cc.Head.Package(pkg).Bundle(name)
 	if b == nil {
@@ -273,6 +276,11 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, pkg, name st
 	}
 	if c.Manifests == nil || b.Image == "" {
 		bc.err = errNotEmbedded
+		return bc
+	}
+	if !rules.RegistryAllowed(b.Image) {
+		// The images check reports the reference; nothing is fetched from a registry the policy does not allow.
+		bc.err = fmt.Errorf("its image %s is not in an allowed registry (images.allowedRegistries), so its CRDs were not read", b.Image)
 		return bc
 	}
 	files, err := c.Manifests.Manifests(ctx, b.Image)

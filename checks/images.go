@@ -124,7 +124,7 @@ func CheckImageRefs(ctx context.Context, reg ImageRegistry, rules policy.Images,
 	sort.Strings(list)
 	var results map[string]registry.Result
 	if reg != nil {
-		results = reg.CheckAll(ctx, list)
+		results = reg.CheckAll(registry.WithTokenHosts(ctx, rules.RegistryHosts()...), list)
 	}
 	for _, r := range contact {
 		res, ok := results[r.Ref]

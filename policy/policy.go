@@ -192,6 +192,22 @@ func (im Images) RegistryAllowed(ref string) bool {
 	return false
 }
 
+// RegistryHosts are the registry hosts (with port when written) of Images.AllowedRegistries, each once, in
+// order. They are the hosts a registry's token service may live on besides the registry itself; docker.io
+// stands for Docker Hub.
+func (im Images) RegistryHosts() []string {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, a := range im.AllowedRegistries {
+		h, _, _ := strings.Cut(normaliseRegistry(a), "/")
+		if h != "" && !seen[h] {
+			seen[h] = true
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
 func normaliseRegistry(s string) string {
 	s = strings.ToLower(s)
 	if rest, ok := strings.CutPrefix(s, "index.docker.io"); ok && (rest == "" || rest[0] == '/') {

@@ -212,8 +212,8 @@ func TestRedirectsAreGuarded(t *testing.T) {
 	}
 }
 
-// TestTokenRealmIsGuarded: a registry may name any token endpoint in its 401 challenge; the token request goes
-// through the same guard.
+// TestTokenRealmIsGuarded: a registry may name any token endpoint in its 401 challenge; even when the policy
+// allows the realm's host, the token request goes through the same address guard.
 func TestTokenRealmIsGuarded(t *testing.T) {
 	for _, realm := range []string{"https://metadata.test/token", "http://169.254.169.254/token", "https://ten.test:8443/token"} {
 		t.Run(realm, func(t *testing.T) {
@@ -227,7 +227,8 @@ func TestTokenRealmIsGuarded(t *testing.T) {
 			rec := &dialRecorder{target: reg.host}
 			c := newTestClient(t, reg.host, WithResolver(res), withDial(rec.dial), WithInsecureHosts("169.254.169.254"),
 				WithCredentials(reg.host, "user", "pass"))
-			got := c.Check(testCtx(t), reg.host+"/org/bundle:v1")
+			ctx := WithTokenHosts(testCtx(t), "metadata.test", "169.254.169.254", "ten.test")
+			got := c.Check(ctx, reg.host+"/org/bundle:v1")
 			if got.Kind != Unverified {
 				t.Errorf("Check(realm %s) = %v (%s), want unverified", realm, got.Kind, got.Reason)
 			}

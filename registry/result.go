@@ -76,6 +76,12 @@ func classify(ctx context.Context, ref string, err error, st *callStats) Result 
 	var refused *refusedError
 	var reqErr *requestError
 	switch {
+	case st.tokenFailure() != "":
+		// A token service's 404 or 401 says nothing about the image: never "missing".
+		res.Reason = st.tokenFailure()
+		if errors.As(err, &te) {
+			res.Status = te.StatusCode
+		}
 	case errors.As(err, &te):
 		res.Status = te.StatusCode
 		switch code := te.StatusCode; {

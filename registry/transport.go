@@ -39,6 +39,41 @@ type callStats struct {
 	waited     time.Duration
 	retryAfter time.Duration
 	gaveUp     string // why the transport stopped retrying or refused a request; "" if it did not
+	realms     map[string]bool
+	tokenFail  string // why the token service refused a token; "" if it did not
+}
+
+// realm records a token service a registry named, so its answers can be told from the registry's.
+func (s *callStats) realm(key string) {
+	if s != nil {
+		s.mu.Lock()
+		if s.realms == nil {
+			s.realms = map[string]bool{}
+		}
+		s.realms[key] = true
+		s.mu.Unlock()
+	}
+}
+
+// tokenAnswer notes a failed answer of a token service named earlier in the operation.
+func (s *callStats) tokenAnswer(key string, resp *http.Response) {
+	if s == nil || resp.StatusCode < 400 {
+		return
+	}
+	s.mu.Lock()
+	if s.realms[key] {
+		s.tokenFail = fmt.Sprintf("the token service %s answered %s, so the registry could not be asked", key, resp.Status)
+	}
+	s.mu.Unlock()
+}
+
+func (s *callStats) tokenFailure() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokenFail
 }
 
 func (s *callStats) request() {
@@ -208,6 +243,18 @@ func (t *retryingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 				delay = t.backoffFor(attempt)
 			}
 		default:
+			st.tokenAnswer(realmKey(req.URL), resp)
+			if resp.StatusCode == http.StatusUnauthorized {
+				realm, raw := challengeRealm(resp)
+				if realm != nil || raw != "" {
+					if why := realmRefusal(ctx, req, realm, raw); why != "" {
+						io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+						resp.Body.Close()
+						return refuse(why)
+					}
+					st.realm(realmKey(realm))
+				}
+			}
 			if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/manifests/") {
 				resp.Body = &cappedBody{ReadCloser: resp.Body, left: maxManifestBytes}
 			}
