@@ -84,7 +84,7 @@ func ConfigsLayer(ctx context.Context, catalogFS fs.FS, lim Limits) (v1.Layer, e
 			return l, nil
 		}
 	}
-	l, err := writeLayer(ctx, catalogFS, entries, lim.TempDir)
+	l, err := writeLayer(ctx, catalogFS, entries, ConfigsDir[1:], lim.TempDir)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ const compressBlock = 1 << 20
 
 // writeLayer writes the tar of entries, compressed, to an unlinked
 // temporary file, hashing both forms on the way.
-func writeLayer(ctx context.Context, catalogFS fs.FS, entries []entry, tempDir string) (_ *fileLayer, err error) {
+func writeLayer(ctx context.Context, catalogFS fs.FS, entries []entry, prefix, tempDir string) (_ *fileLayer, err error) {
 	f, err := os.CreateTemp(tempDir, "catalogbot-layer-*.tar.gz")
 	if err != nil {
 		return nil, fmt.Errorf("the catalog layer's temporary file: %w", err)
@@ -185,7 +185,7 @@ func writeLayer(ctx context.Context, catalogFS fs.FS, entries []entry, tempDir s
 	}
 	gz.ModTime = epoch
 	uncompressed := &hashingWriter{w: gz, h: sha256.New()}
-	if err := writeTar(ctx, uncompressed, catalogFS, entries); err != nil {
+	if err := writeTar(ctx, uncompressed, catalogFS, entries, prefix); err != nil {
 		gz.Close()
 		return nil, err
 	}
@@ -200,14 +200,18 @@ func writeLayer(ctx context.Context, catalogFS fs.FS, entries []entry, tempDir s
 	}, nil
 }
 
-// writeTar writes entries to w as the layer's tar, streaming each file.
-func writeTar(ctx context.Context, w io.Writer, catalogFS fs.FS, entries []entry) error {
+// writeTar writes entries to w as the layer's tar, under prefix ("" for the
+// image's root), streaming each file.
+func writeTar(ctx context.Context, w io.Writer, catalogFS fs.FS, entries []entry, prefix string) error {
 	tw := tar.NewWriter(w)
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		name := path.Join(ConfigsDir[1:], e.name)
+		name := path.Join(prefix, e.name)
+		if name == "." {
+			continue // the image's root is not an entry of its own
+		}
 		h := &tar.Header{Name: name, ModTime: epoch, Uid: 0, Gid: 0, Format: tar.FormatPAX}
 		if e.dir {
 			h.Typeflag, h.Name, h.Mode = tar.TypeDir, name+"/", 0o755
