@@ -204,4 +204,3 @@ func TestBundleImageOfRealBundlesPushes(t *testing.T) {
 		}
 	}
 }
-
