@@ -44,6 +44,7 @@ func commands(e env) []cli.Command {
 		serveCommand(e),
 		demoCommand(),
 		buildCommand(),
+		buildBundleCommand(),
 		auditCommand(e),
 	}
 }
