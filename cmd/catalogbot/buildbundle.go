@@ -173,4 +173,3 @@ func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdou
 	}
 	return exitOK
 }
-
