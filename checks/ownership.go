@@ -75,7 +75,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		fs = append(fs, catalog.Finding{Rule: rule, Severity: catalog.SeverityError, Position: pos, Package: pkg, Message: msg, Hint: ruleHint(rule)})
 	}
 
-	var owned, touched []string
+	var owned, added, touched []string
 	for _, cc := range pr.Changes.Catalogs {
 		for _, pkg := range cc.TouchedPackages() {
 			positions := touchPositions(cc, cc.Touched[pkg])
@@ -86,9 +86,10 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				continue
 			}
 			touched = append(touched, pkg)
-			if cc.NewPackages[pkg] {
+			_, reserved := pol.Owners(pkg)
+			if cc.NewPackages[pkg] && !reserved {
 				if pol.NewPackages == policy.NewPackagesAnyone {
-					owned = append(owned, pkg)
+					added = append(added, pkg)
 					continue
 				}
 				for _, pos := range positions {
@@ -111,8 +112,16 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				if listed && len(owners) > 0 {
 					who = "its owners are " + principals(owners)
 				}
+				msg := fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, who)
+				if cc.NewPackages[pkg] {
+					// Named in the policy before it exists: reserved for its owners, whatever newPackages says.
+					msg = fmt.Sprintf("adds package %q, which the policy reserves for its owners (it is listed under packages): %s", pkg, who)
+					if !listed || len(owners) == 0 {
+						msg = fmt.Sprintf("adds package %q, which the policy reserves (it is listed under packages with no owners), so only maintainers may add it", pkg)
+					}
+				}
 				for _, pos := range positions {
-					notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, who))
+					notMaintainer(pos, ruleNotOwner, pkg, msg)
 				}
 			}
 		}
@@ -137,11 +146,18 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	switch res.Conclusion {
 	case Success:
 		res.Title = "Author owns everything touched"
-		fmt.Fprintf(&b, "@%s owns every package this pull request touches", pr.Author)
-		if len(owned) > 0 {
-			fmt.Fprintf(&b, ": %s", quoteList(owned))
+		switch {
+		case len(owned) > 0 && len(added) > 0:
+			fmt.Fprintf(&b, "@%s owns %s and adds %s, a new package anyone may add (newPackages: anyone); adding it does not make them an owner.\n",
+				pr.Author, quoteList(owned), quoteList(added))
+		case len(added) > 0:
+			res.Title = "Author may add these packages"
+			fmt.Fprintf(&b, "@%s adds %s, new packages anyone may add (newPackages: anyone); adding one does not make them an owner.\n", pr.Author, quoteList(added))
+		case len(owned) > 0:
+			fmt.Fprintf(&b, "@%s owns every package this pull request touches: %s.\n", pr.Author, quoteList(owned))
+		default:
+			fmt.Fprintf(&b, "@%s owns every package this pull request touches.\n", pr.Author)
 		}
-		b.WriteString(".\n")
 	case Neutral:
 		res.Title = "Ownership could not be verified"
 		b.WriteString("Team membership could not be resolved, so ownership is not verified. This is not a pass.\n")
