@@ -93,6 +93,9 @@ type CatalogChange struct {
 	NewPackages map[string]bool
 	// Files are the changed files of this root.
 	Files []FileChange
+	// Refused are findings about changed files that were not read at all (over the policy's
+	// limits.maxFileBytes); the validation check reports them.
+	Refused []catalog.Finding
 }
 
 // RepoPath turns a path relative to the catalog root into a repository path.
@@ -285,6 +288,9 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	if err != nil {
 		return nil, err
 	}
+	if headFS, err = refuseOversized(cc, headFS, pr.Policy.Limits.MaxFileBytes); err != nil {
+		return nil, err
+	}
 	cc.Head, err = catalog.Load(ctx, headFS, pr.Limits)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
@@ -444,4 +450,40 @@ func sameValue(a, b *catalog.Value) bool {
 		return true
 	}
 	return a.Str() == b.Str()
+}
+
+// ruleFileTooLarge: a changed catalog file over the policy's limits.maxFileBytes.
+const ruleFileTooLarge = "limits.file-too-large"
+
+// refuseOversized keeps changed files larger than maxBytes from being read at all: each is a finding, and the
+// head tree is shown without it. Unchanged files keep the loader's own bound: a pull request is judged on what it
+// brings, and the base branch's files were accepted before.
+func refuseOversized(cc *CatalogChange, headFS fs.FS, maxBytes int64) (fs.FS, error) {
+	if maxBytes <= 0 {
+		return headFS, nil
+	}
+	hidden := map[string]bool{}
+	for _, f := range cc.Files {
+		if f.Status == FileDeleted {
+			continue
+		}
+		rel, ok := relTo(cc.Root, f.Path)
+		if !ok {
+			continue
+		}
+		info, err := fs.Stat(headFS, rel)
+		if err != nil || !info.Mode().IsRegular() || info.Size() <= maxBytes {
+			continue // missing, a directory or a link: the loader reports those as it always does
+		}
+		hidden[rel] = true
+		cc.Refused = append(cc.Refused, catalog.Finding{Rule: ruleFileTooLarge, Severity: catalog.SeverityError,
+			Position: catalog.Position{File: cc.RepoPath(rel)},
+			Message: fmt.Sprintf("%s is %d bytes, over the %d bytes a pull request may bring in one catalog file (limits.maxFileBytes); it was not read, so nothing in it was checked",
+				cc.RepoPath(rel), info.Size(), maxBytes),
+			Hint: ruleHint(ruleFileTooLarge)})
+	}
+	if len(hidden) == 0 {
+		return headFS, nil
+	}
+	return exceptFiles(headFS, hidden), nil
 }

@@ -83,3 +83,61 @@ func (f *filteredFS) ReadFile(name string) ([]byte, error) {
 	}
 	return fs.ReadFile(f.fsys, name)
 }
+
+// exceptFiles shows a tree without the given files (slash paths); everything else reads as in fsys.
+func exceptFiles(fsys fs.FS, hidden map[string]bool) fs.FS {
+	return &hidingFS{fsys: fsys, hidden: hidden}
+}
+
+type hidingFS struct {
+	fsys   fs.FS
+	hidden map[string]bool
+}
+
+func (h *hidingFS) gone(name string) error {
+	return &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+func (h *hidingFS) Open(name string) (fs.File, error) {
+	if h.hidden[name] {
+		return nil, h.gone(name)
+	}
+	return h.fsys.Open(name)
+}
+
+func (h *hidingFS) Stat(name string) (fs.FileInfo, error) {
+	if h.hidden[name] {
+		return nil, h.gone(name)
+	}
+	return fs.Stat(h.fsys, name)
+}
+
+func (h *hidingFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	all, err := fs.ReadDir(h.fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, e := range all {
+		if !h.hidden[path.Join(name, e.Name())] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (h *hidingFS) ReadFile(name string) ([]byte, error) {
+	if h.hidden[name] {
+		return nil, h.gone(name)
+	}
+	return fs.ReadFile(h.fsys, name)
+}
+
+// ContentKey passes the tree's content keys through for files still shown.
+func (h *hidingFS) ContentKey(name string) (string, bool) {
+	k, ok := h.fsys.(catalog.ContentKeyer)
+	if !ok || h.hidden[name] {
+		return "", false
+	}
+	return k.ContentKey(name)
+}

@@ -34,6 +34,10 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		found := catalog.Validate(cc.Head, catalog.ValidateOptions{Packages: pkgs})
 		errs := 0
+		for _, f := range cc.Refused {
+			fs = append(fs, f) // already repository paths
+			errs++
+		}
 		for _, f := range found {
 			f.File = cc.RepoPath(f.File)
 			fs = append(fs, f)

@@ -354,6 +354,7 @@ func (p *parser) parse(data []byte) *Policy {
 		"images":         func(_, v *yaml.Node) { pol.Images = p.images(v) },
 		"crdSafety":      func(_, v *yaml.Node) { pol.CRDSafety = p.crdSafety(v) },
 		"automerge":      func(_, v *yaml.Node) { pol.Automerge = p.automerge(v) },
+		"limits":         func(_, v *yaml.Node) { pol.Limits = p.limits(v) },
 	})
 	if r := p.deref(root); r == nil || r.Kind != yaml.MappingNode {
 		return nil
@@ -666,6 +667,32 @@ func (p *parser) crdSafety(n *yaml.Node) CRDSafety {
 		},
 	})
 	return c
+}
+
+// maxFileBytesCeiling is the largest limits.maxFileBytes accepted: the loader's own bound.
+const maxFileBytesCeiling = 256 << 20
+
+func (p *parser) limits(n *yaml.Node) Limits {
+	l := Default().Limits
+	p.fields(n, "limits", map[string]func(k, v *yaml.Node){
+		"maxFileBytes": func(_, v *yaml.Node) {
+			v = p.deref(v)
+			if v == nil {
+				return
+			}
+			var b int64
+			if v.Kind != yaml.ScalarNode || v.Decode(&b) != nil || v.Tag != "!!int" {
+				p.add(v, "write a whole number of bytes, e.g. 16777216 for 16 MiB", "limits.maxFileBytes must be a number of bytes")
+				return
+			}
+			if b < 1024 || b > maxFileBytesCeiling {
+				p.add(v, fmt.Sprintf("choose between 1024 and %d bytes", maxFileBytesCeiling), "limits.maxFileBytes %d is out of range", b)
+				return
+			}
+			l.MaxFileBytes = b
+		},
+	})
+	return l
 }
 
 func (p *parser) automerge(n *yaml.Node) Automerge {

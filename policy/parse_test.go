@@ -104,6 +104,8 @@ func TestParseKeys(t *testing.T) {
 			return len(p.Packages["b"].Owners) == 1
 		}},
 		{"bot login", "packages:\n  a: {owners: [\"renovate[bot]\"]}\n", func(p *Policy) bool { return p.Packages["a"].Owners[0].Login == "renovate[bot]" }},
+		{"limits default", "", func(p *Policy) bool { return p.Limits.MaxFileBytes == DefaultMaxFileBytes }},
+		{"limits", "limits: {maxFileBytes: 4096}\n", func(p *Policy) bool { return p.Limits.MaxFileBytes == 4096 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +173,8 @@ func TestParseProblems(t *testing.T) {
 		{"crdSafety overrides a list", minimal + "crdSafety: {overrides: [a]}\n", []want{{4, 24, "must be a mapping from rule id"}}},
 		{"automerge", minimal + "automerge:\n  enabled: \"true\"\n  method: fast-forward\n  holdLabels: hold\n  requireOwnerApproval: 1\n", []want{
 			{5, 12, "must be true or false"}, {6, 11, "not a GitHub merge method"}, {7, 15, "must be a list"}, {8, 25, "must be true or false"}}},
+		{"limits", minimal + "limits:\n  maxFileBytes: 16MiB\n", []want{{5, 17, "must be a number of bytes"}}},
+		{"limits out of range", minimal + "limits: {maxFileBytes: 10}\n", []want{{4, 24, "out of range"}}},
 		{"automerge label too long", minimal + "automerge: {holdLabels: [\"" + strings.Repeat("x", 51) + "\"]}\n", []want{{4, 26, "not a valid label name"}}},
 	}
 	for _, tt := range tests {

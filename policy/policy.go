@@ -32,6 +32,18 @@ type Policy struct {
 	Images         Images
 	CRDSafety      CRDSafety
 	Automerge      Automerge
+	Limits         Limits
+}
+
+// DefaultMaxFileBytes is limits.maxFileBytes when the policy does not set it: four times the largest catalog file
+// of the public community and certified catalogs (about 4 MB).
+const DefaultMaxFileBytes = 16 << 20
+
+// Limits bound what a pull request may bring.
+type Limits struct {
+	// MaxFileBytes is the largest catalog file a pull request may add or change; a larger one is refused
+	// before it is parsed. Whole-catalog validation keeps the loader's own, larger bound.
+	MaxFileBytes int64
 }
 
 // Position is a place in the policy file, counting from 1.
@@ -130,6 +142,7 @@ func Default() *Policy {
 		Packages:       map[string]Package{},
 		NewPackages:    NewPackagesMaintainers,
 		ProtectedPaths: []string{FileName},
+		Limits:         Limits{MaxFileBytes: DefaultMaxFileBytes},
 		Automerge: Automerge{
 			Method:     MergeMethodMerge,
 			HoldLabels: append([]string(nil), defaultHoldLabels...),

@@ -82,3 +82,38 @@ func TestCheckReservedPackage(t *testing.T) {
 		}
 	}
 }
+
+// A catalog file the pull request brings that is larger than limits.maxFileBytes is refused before it is parsed:
+// one finding on that file, the check fails. Files already in the base are not judged by the limit.
+func TestCheckRefusesOversizedFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, limit string
+		size        int
+	}{
+		{"policy limit", "limits: {maxFileBytes: 4096}\n", 8 << 10},
+		{"default limit of 16 MiB", "", 17 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, git, write := testRepo(t)
+			write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n"+tc.limit)
+			write("catalog/etcd/catalog.yaml", etcdPackage+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"+etcdBundle("quay.io/acme/etcd-bundle", "1.0.0"))
+			git("add", "-A")
+			git("commit", "-q", "-m", "base")
+			base := git("rev-parse", "HEAD")
+			// A valid file made large by a long description.
+			big := "---\nschema: olm.bundle\npackage: etcd\nname: etcd.v1.1.0\nimage: quay.io/acme/etcd-bundle:v1.1.0\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: 1.1.0}\n  - type: olm.bundle.object\n    value: {data: \"" + strings.Repeat("A", tc.size) + "\"}\n"
+			write("catalog/etcd/big.yaml", big)
+			git("add", "-A")
+			git("commit", "-q", "-m", "big")
+			head := git("rev-parse", "HEAD")
+			code, v, out := checkJSON(t, dir, base, head, "bob", "ownership,validation")
+			if code != exitFail {
+				t.Errorf("exit %d, want %d", code, exitFail)
+			}
+			got := findingsOf(v, "validation")
+			if len(got) != 1 || got[0] != "limits.file-too-large catalog/etcd/big.yaml" {
+				t.Errorf("validation findings = %q, want one limits.file-too-large on catalog/etcd/big.yaml\n%s", got, out[:min(len(out), 2000)])
+			}
+		})
+	}
+}
