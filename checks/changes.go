@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -96,6 +97,35 @@ type CatalogChange struct {
 	// Refused are findings about changed files that were not read at all (over the policy's
 	// limits.maxFileBytes); the validation check reports them.
 	Refused []catalog.Finding
+	// Causes explains files whose content appears in or disappears from the loaded catalog although the
+	// files themselves did not change (an .indexignore was added, edited or removed, say), by root-relative
+	// path. Checks put their findings about such content on the cause's changed line.
+	Causes map[string]Cause
+}
+
+// Cause is the changed file that makes an unchanged file start or stop being loaded.
+type Cause struct {
+	// File is the repository path of the changed file ("" when no single file explains it).
+	File string
+	// Line is the first line of File the pull request changed in head; 0 when File is gone from head.
+	Line int
+	// Appeared is true when the content is loaded in head and was not in base.
+	Appeared bool
+}
+
+// Position is where a finding about content moved in or out of the loaded catalog goes.
+func (c Cause) Position() catalog.Position { return catalog.Position{File: c.File, Line: c.Line} }
+
+// Describe says, for a message, what the cause did to file (a repository path).
+func (c Cause) Describe(file string) string {
+	verb := "stops being loaded"
+	if c.Appeared {
+		verb = "starts being loaded"
+	}
+	if c.File == "" {
+		return fmt.Sprintf("%s %s by opm", file, verb)
+	}
+	return fmt.Sprintf("this change to %s means %s %s by opm", c.File, file, verb)
 }
 
 // RepoPath turns a path relative to the catalog root into a repository path.
@@ -283,7 +313,7 @@ func (s keyedSub) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(s
 // in unchanged files are the same on both sides, so comparing the blobs of the
 // changed files is the exact content diff.
 func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileChange) (*CatalogChange, error) {
-	cc := &CatalogChange{Root: root, Files: files, Touched: map[string][]Touch{}, NewPackages: map[string]bool{}}
+	cc := &CatalogChange{Root: root, Files: files, Touched: map[string][]Touch{}, NewPackages: map[string]bool{}, Causes: map[string]Cause{}}
 	headFS, err := subFS(pr.Head.FS, root)
 	if err != nil {
 		return nil, err
@@ -319,12 +349,19 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 		}
 	}
 
+	baseFS, err := subFS(pr.Base.FS, root)
+	if err != nil {
+		return nil, err
+	}
+	// What opm loads is decided by more than the changed paths: an .indexignore anywhere, a rename into or out
+	// of an ignored folder. Compare the loaded file sets of both sides, so that every file whose content enters
+	// or leaves the loaded catalog counts as changed, whatever rule put it there.
+	if err := loadedDifferences(ctx, pr, cc, baseFS, headFS, changedBase, changedHead); err != nil {
+		return nil, err
+	}
+
 	var baseDocs []catalog.Doc
 	if len(changedBase) > 0 {
-		baseFS, err := subFS(pr.Base.FS, root)
-		if err != nil {
-			return nil, err
-		}
 		baseDocs, _, err = catalog.ReadFS(ctx, onlyFiles(baseFS, changedBase), pr.Limits)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("reading changed files of the base revision: %w", err)
@@ -486,4 +523,120 @@ func refuseOversized(cc *CatalogChange, headFS fs.FS, maxBytes int64) (fs.FS, er
 		return headFS, nil
 	}
 	return exceptFiles(headFS, hidden), nil
+}
+
+// loadedDifferences adds to changedBase and changedHead every file that is loaded on one side and not on the
+// other, or loaded on both with other content, and records in cc.Causes why a file that the pull request did
+// not change moved in or out of the loaded catalog. Without content keys (a plain directory), files loaded on
+// both sides count as changed only when their path changed.
+func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, baseFS, headFS fs.FS, changedBase, changedHead map[string]bool) error {
+	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("listing head catalog: %w", err)
+	}
+	baseSet, err := catalog.ListFiles(ctx, baseFS, pr.Limits)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("listing base catalog: %w", err)
+	}
+	inBase := make(map[string]bool, len(baseSet.Files))
+	for _, f := range baseSet.Files {
+		inBase[f.Path] = true
+	}
+	inHead := make(map[string]bool, len(headSet.Files))
+	for _, f := range headSet.Files {
+		inHead[f.Path] = true
+	}
+	sameContent := func(p string) bool {
+		bk, ok1 := contentKey(baseFS, p)
+		hk, ok2 := contentKey(headFS, p)
+		return ok1 && ok2 && bk == hk
+	}
+	var moved []string // unchanged paths whose loaded state changed
+	for _, f := range headSet.Files {
+		if changedHead[f.Path] {
+			continue
+		}
+		if !inBase[f.Path] || !sameContent(f.Path) {
+			changedHead[f.Path] = true
+			if !inBase[f.Path] && !changedBase[f.Path] {
+				moved = append(moved, f.Path)
+			}
+		}
+	}
+	for _, f := range baseSet.Files {
+		if changedBase[f.Path] {
+			continue
+		}
+		if !inHead[f.Path] || !sameContent(f.Path) {
+			changedBase[f.Path] = true
+			if !inHead[f.Path] && !changedHead[f.Path] {
+				moved = append(moved, f.Path)
+			}
+		}
+	}
+	if len(moved) == 0 {
+		return nil
+	}
+	// The changed .indexignore files of this root, deepest first: the one nearest a file explains it.
+	var ignores []string
+	for _, f := range cc.Files {
+		for _, p := range changedPaths(f) {
+			if rel, ok := relTo(cc.Root, p); ok && path.Base(rel) == ".indexignore" {
+				ignores = append(ignores, rel)
+			}
+		}
+	}
+	sort.Slice(ignores, func(i, j int) bool { return len(ignores[i]) > len(ignores[j]) })
+	for _, p := range moved {
+		c := Cause{Appeared: inHead[p]}
+		for _, ig := range ignores {
+			if dir := path.Dir(ig); dir == "." || strings.HasPrefix(p, dir+"/") {
+				c.File = cc.RepoPath(ig)
+				c.Line = firstChangedLine(ctx, baseFS, headFS, ig)
+				break
+			}
+		}
+		cc.Causes[p] = c
+	}
+	return nil
+}
+
+// contentKey is the content key of name in fsys, when fsys names contents.
+func contentKey(fsys fs.FS, name string) (string, bool) {
+	k, ok := fsys.(catalog.ContentKeyer)
+	if !ok {
+		return "", false
+	}
+	return k.ContentKey(name)
+}
+
+// maxIgnoreCompare bounds the .indexignore files compared for their changed line.
+const maxIgnoreCompare = 1 << 20
+
+// firstChangedLine is the first line of name in head that differs from base (1-based), the line after the
+// last when head only lost lines at its end, and 0 when name is gone from head.
+func firstChangedLine(ctx context.Context, baseFS, headFS fs.FS, name string) int {
+	read := func(fsys fs.FS) ([]string, bool) {
+		f, err := fsys.Open(name)
+		if err != nil {
+			return nil, false
+		}
+		defer f.Close()
+		var b strings.Builder
+		if _, err := io.Copy(&b, io.LimitReader(f, maxIgnoreCompare)); err != nil {
+			return nil, false
+		}
+		return strings.Split(b.String(), "\n"), true
+	}
+	head, ok := read(headFS)
+	if !ok || ctx.Err() != nil {
+		return 0
+	}
+	base, _ := read(baseFS)
+	for i := range head {
+		if i >= len(base) || head[i] != base[i] {
+			return i + 1
+		}
+	}
+	return max(1, min(len(base), len(head)))
 }

@@ -62,7 +62,7 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 						fmt.Sprintf("released bundle %q of package %q was modified (changed: %s)", d.Key.Name, d.Key.Package, strings.Join(changedKeys(&d.Base.Value, &d.Head.Value), ", ")))
 				case Removed:
 					add(ruleBundleRemoved, d.Key.Package, basePos(cc, d),
-						fmt.Sprintf("released bundle %q of package %q was removed", d.Key.Name, d.Key.Package))
+						fmt.Sprintf("released bundle %q of package %q was removed", d.Key.Name, d.Key.Package)+causeNote(cc, d))
 				}
 			case catalog.SchemaChannel:
 				if d.Base == nil {
@@ -90,7 +90,7 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				}
 				for _, n := range gone {
 					add(ruleEntryRemoved, d.Key.Package, pos,
-						fmt.Sprintf("entry %q was removed from released channel %q of package %q", n, d.Key.Name, d.Key.Package))
+						fmt.Sprintf("entry %q was removed from released channel %q of package %q", n, d.Key.Name, d.Key.Package)+causeNote(cc, d))
 				}
 			}
 		}
@@ -118,9 +118,24 @@ func headPos(cc *CatalogChange, d DocChange) catalog.Position {
 }
 
 // basePos names the file a removed blob was in; base lines do not exist in
-// head, so only the file is given.
+// head, so only the file is given. When the file did not change but stopped
+// being loaded, the position is the changed line of the file that caused it.
 func basePos(cc *CatalogChange, d DocChange) catalog.Position {
+	if c, ok := cc.Causes[d.Base.Pos.File]; ok && c.File != "" {
+		return c.Position()
+	}
 	return catalog.Position{File: cc.RepoPath(d.Base.Pos.File)}
+}
+
+// causeNote explains, for a message, content that left the loaded catalog without its file changing.
+func causeNote(cc *CatalogChange, d DocChange) string {
+	if d.Base == nil {
+		return ""
+	}
+	if c, ok := cc.Causes[d.Base.Pos.File]; ok {
+		return " (" + c.Describe(cc.RepoPath(d.Base.Pos.File)) + ")"
+	}
+	return ""
 }
 
 // changedKeys lists the top-level keys whose values differ, sorted.

@@ -80,8 +80,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		for _, pkg := range cc.TouchedPackages() {
 			positions := touchPositions(cc, cc.Touched[pkg])
 			if pkg == "" {
-				for _, pos := range positions {
-					notMaintainer(pos, ruleNoPackage, "", "this file changes catalog content that belongs to no package")
+				for _, site := range positions {
+					notMaintainer(site.Pos, ruleNoPackage, "", "this file changes catalog content that belongs to no package"+site.Note)
 				}
 				continue
 			}
@@ -92,9 +92,9 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 					added = append(added, pkg)
 					continue
 				}
-				for _, pos := range positions {
-					notMaintainer(pos, ruleNewPackage, pkg,
-						fmt.Sprintf("adds the new package %q; the policy lets only maintainers add packages", pkg))
+				for _, site := range positions {
+					notMaintainer(site.Pos, ruleNewPackage, pkg,
+						fmt.Sprintf("adds the new package %q; the policy lets only maintainers add packages", pkg)+site.Note)
 				}
 				continue
 			}
@@ -103,8 +103,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			case policy.Yes:
 				owned = append(owned, pkg)
 			case policy.Unresolved:
-				for _, pos := range positions {
-					cannotVerify(pos, pkg, err)
+				for _, site := range positions {
+					cannotVerify(site.Pos, pkg, err)
 				}
 			default:
 				owners, listed := pol.Owners(pkg)
@@ -120,8 +120,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 						msg = fmt.Sprintf("adds package %q, which the policy reserves (it is listed under packages with no owners), so only maintainers may add it", pkg)
 					}
 				}
-				for _, pos := range positions {
-					notMaintainer(pos, ruleNotOwner, pkg, msg)
+				for _, site := range positions {
+					notMaintainer(site.Pos, ruleNotOwner, pkg, msg+site.Note)
 				}
 			}
 		}
@@ -173,19 +173,28 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	return res, nil
 }
 
-// touchPositions gives one position per file that touches the package: the
+// touchSite is where a finding about a touch goes, and what to add to its message.
+type touchSite struct {
+	Pos  catalog.Position
+	Note string // "" or why the content moved in or out of the loaded catalog
+}
+
+// touchPositions gives one site per file that touches the package: the
 // first blob of it in that file, as a repository path. A file present in
 // head is pointed at in head; a file only in base (deleted or renamed away)
-// is named without a line, since its lines do not exist in head.
-func touchPositions(cc *CatalogChange, ts []Touch) []catalog.Position {
+// is named without a line, since its lines do not exist in head. A file that
+// did not change but starts or stops being loaded is reported on the changed
+// line of the file that caused it (an .indexignore), saying so.
+func touchPositions(cc *CatalogChange, ts []Touch) []touchSite {
 	seen := map[string]bool{}
-	var out []catalog.Position
+	var out []touchSite
 	for _, inBase := range []bool{false, true} {
 		for _, t := range ts {
 			if t.InBase != inBase {
 				continue
 			}
 			pos := t.Pos
+			file := pos.File
 			pos.File = cc.RepoPath(pos.File)
 			if seen[pos.File] {
 				continue
@@ -194,10 +203,17 @@ func touchPositions(cc *CatalogChange, ts []Touch) []catalog.Position {
 			if inBase {
 				pos.Line, pos.Column = 0, 0
 			}
-			out = append(out, pos)
+			site := touchSite{Pos: pos}
+			if c, ok := cc.Causes[file]; ok {
+				site.Note = " (" + c.Describe(pos.File) + ")"
+				if c.File != "" {
+					site.Pos = c.Position()
+				}
+			}
+			out = append(out, site)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Less(out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Pos.Less(out[j].Pos) })
 	return out
 }
 
