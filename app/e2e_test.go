@@ -118,8 +118,11 @@ func commitEtcdPR(t testing.TB, w *workRepo, policy string) (base, head string) 
 // startE2EWith runs catalogbot against a fake GitHub whose acme/catalog has
 // PR 1 by bob; seed commits the base (pushed to main) and the head (pushed
 // to refs/pull/1/head) and returns their SHAs.
-func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, head string)) *e2eEnv {
+func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, head string), cs ...checks.Check) *e2eEnv {
 	t.Helper()
+	if len(cs) == 0 {
+		cs = []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Images{}}
+	}
 	kp, err := testAppKey()
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +155,7 @@ func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, he
 		cfg.DatabaseSchema = freshSchema(t, u)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := NewServer(ctx, cfg, testLogger(t), WithChecks(
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Images{}))
+	srv, err := NewServer(ctx, cfg, testLogger(t), WithChecks(cs...))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

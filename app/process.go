@@ -325,6 +325,18 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		}
 		return nil, "", err
 	}
+	// Approving reviews of this head lift ownership findings an owner (or a maintainer) may vouch for; the
+	// reviews are read for every check, so ownership follows approvals given, dismissed and outdated by a push.
+	reviews, err := latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, r := range reviews {
+		if r.State == "APPROVED" {
+			in.Approvals = append(in.Approvals, checks.Approval{Login: r.User, SHA: r.CommitID})
+		}
+	}
+	in.ApprovalsKnown = true
 	if err := checks.Prepare(ctx, in); err != nil {
 		return nil, "", err
 	}

@@ -20,9 +20,11 @@ func (b blockingReview) HandleReview(ctx context.Context, _ ReviewArgs) error {
 	return ctx.Err()
 }
 
+// The review is a plain comment: it is recorded for the merge evaluation but
+// asks for no new check, so the review job is the only one queued.
 func reviewPayload() []byte {
 	b, _ := json.Marshal(map[string]any{"action": "submitted", "installation": map[string]any{"id": 1}, "repository": repoJSON(),
-		"review":       map[string]any{"id": 5, "state": "approved", "user": map[string]any{"login": "bob"}},
+		"review":       map[string]any{"id": 5, "state": "commented", "user": map[string]any{"login": "bob"}},
 		"pull_request": map[string]any{"number": 7, "state": "open", "head": map[string]any{"sha": testSHA}}})
 	return b
 }

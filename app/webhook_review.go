@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
@@ -23,9 +24,19 @@ func onPullRequestReview(ec eventContext, body []byte) (plan, error) {
 	if pr == nil || rv == nil || pr.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: ReviewArgs{
+	jobs := []river.InsertManyParams{{Args: ReviewArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(),
 		HeadSHA: pr.GetHead().GetSHA(), ReviewID: rv.GetID(), Reviewer: rv.GetUser().GetLogin(),
 		State: rv.GetState(), Action: ec.Action,
-	}}}}, nil
+	}}}
+	// An approval given, changed or dismissed changes who vouches for the head: ownership is judged again
+	// (the other checks' work comes from the parse cache). A plain comment changes nothing.
+	if ec.Action == "dismissed" || !strings.EqualFold(rv.GetState(), "commented") {
+		jobs = append(jobs, river.InsertManyParams{Args: CheckPRArgs{
+			InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(),
+			HeadSHA: pr.GetHead().GetSHA(), CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID,
+			Rerun: ec.DeliveryID, Reason: "pull_request_review." + ec.Action,
+		}})
+	}
+	return plan{Jobs: jobs}, nil
 }

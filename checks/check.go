@@ -18,6 +18,11 @@ const (
 	// Neutral: the check could not reach a verdict (a registry did not answer,
 	// a team could not be resolved). It is never a pass.
 	Neutral Conclusion = "neutral"
+	// ActionRequired: nothing is wrong with the change itself, but someone must
+	// act before it may merge (an owner must approve the head). GitHub shows it
+	// as "Action required" and branch protection counts it as failing, unlike
+	// neutral, which it counts as passing.
+	ActionRequired Conclusion = "action_required"
 )
 
 // rank orders conclusions from best to worst, for combining them.
@@ -27,11 +32,14 @@ func (c Conclusion) rank() int {
 		return 0
 	case Neutral:
 		return 1
+	case ActionRequired:
+		return 2
 	}
-	return 2
+	return 3
 }
 
-// Worst returns the worse of two conclusions: failure over neutral over success.
+// Worst returns the worse of two conclusions: failure over action required
+// over neutral over success.
 func Worst(a, b Conclusion) Conclusion {
 	if b.rank() > a.rank() {
 		return b

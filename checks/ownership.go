@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -141,7 +142,14 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			fmt.Sprintf("%s is outside the catalogs of this repository (%s)", f.Path, catalogRoots(pol)))
 	}
 
+	var approval approvalOutcome
+	if pr.ApprovalsKnown {
+		fs, approval = applyApprovals(ctx, pr, fs)
+	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
+	if res.Conclusion == Failure && approval.onlyApprovable {
+		res.Conclusion = ActionRequired
+	}
 	var b strings.Builder
 	switch res.Conclusion {
 	case Success:
@@ -161,9 +169,20 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	case Neutral:
 		res.Title = "Ownership could not be verified"
 		b.WriteString("Team membership could not be resolved, so ownership is not verified. This is not a pass.\n")
+	case ActionRequired:
+		res.Title = "An owner's approval is needed"
+		fmt.Fprintf(&b, "@%s may not make some of these changes alone (each is annotated on its line). An approving review of %s by one of these people lets them through:\n\n%s",
+			pr.Author, short(pr.Head.SHA), approval.whoCanApprove)
+		b.WriteString("\nAn approval counts for the commit it was given on only: a later push needs a new one.\n")
 	default:
 		res.Title = "Author may not make some of these changes"
 		fmt.Fprintf(&b, "@%s may not make some of these changes; each is annotated on its line.\n", pr.Author)
+	}
+	if len(approval.approvedBy) > 0 {
+		if res.Conclusion == Success {
+			res.Title = "Approved by " + atList(approval.approvedBy)
+		}
+		fmt.Fprintf(&b, "\nApproved by %s on %s: %s.\n", atList(approval.approvedBy), short(pr.Head.SHA), approval.vouchedFor)
 	}
 	if len(touched) > 0 {
 		fmt.Fprintf(&b, "\nPackages touched: %s.\n", quoteList(touched))
@@ -249,4 +268,117 @@ func quoteList(ss []string) string {
 		q[i] = fmt.Sprintf("`%s`", s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// approvalOutcome is what approvals of the head did to the ownership findings.
+type approvalOutcome struct {
+	approvedBy []string // logins whose approval vouched for something, sorted
+	vouchedFor string   // what they vouched for, for the summary
+	// onlyApprovable: every error left could be lifted by an approval.
+	onlyApprovable bool
+	whoCanApprove  string // markdown list: for each finding left, who may approve it
+}
+
+// approvable are the ownership rules an approval of the head can lift: an
+// owner of the package (or a maintainer) for package changes, a maintainer
+// for the rest.
+func approvable(rule string) bool {
+	switch rule {
+	case ruleNotOwner, ruleNewPackage, ruleProtectedPath, ruleOutsideCatalog, ruleNoPackage:
+		return true
+	}
+	return false
+}
+
+// applyApprovals drops the findings that an approval of the head by someone
+// entitled to vouch for them lifts, and says who could lift the rest. An
+// approval of another commit, or by the author, never counts.
+func applyApprovals(ctx context.Context, pr *PullRequest, fs []catalog.Finding) ([]catalog.Finding, approvalOutcome) {
+	pol := pr.Policy
+	var approvers []string
+	for _, a := range pr.Approvals {
+		if a.SHA == pr.Head.SHA && !policy.SameLogin(a.Login, pr.Author) && !slices.Contains(approvers, a.Login) {
+			approvers = append(approvers, a.Login)
+		}
+	}
+	sort.Strings(approvers)
+	maintainer := func(login string) bool {
+		d, _ := pol.IsMaintainer(ctx, login, pr.Teams)
+		return d == policy.Yes
+	}
+	owner := func(pkg, login string) bool {
+		d, _ := pol.IsOwner(ctx, pkg, login, pr.Teams)
+		return d == policy.Yes
+	}
+	var out approvalOutcome
+	out.onlyApprovable = true
+	used := map[string]bool{}
+	var vouched []string
+	var kept []catalog.Finding
+	var who strings.Builder
+	for _, f := range fs {
+		if f.Severity != catalog.SeverityError {
+			kept = append(kept, f)
+			continue
+		}
+		if !approvable(f.Rule) {
+			out.onlyApprovable = false
+			kept = append(kept, f)
+			continue
+		}
+		byPackage := f.Package != "" && (f.Rule == ruleNotOwner || f.Rule == ruleNewPackage)
+		var by string
+		for _, a := range approvers {
+			if (byPackage && owner(f.Package, a)) || maintainer(a) {
+				by = a
+				break
+			}
+		}
+		if by != "" {
+			used[by] = true
+			what := f.Position.File
+			if byPackage {
+				what = fmt.Sprintf("package `%s`", f.Package)
+			}
+			if !slices.Contains(vouched, what) {
+				vouched = append(vouched, what)
+			}
+			continue
+		}
+		kept = append(kept, f)
+		if byPackage {
+			owners, _ := pol.Owners(f.Package)
+			fmt.Fprintf(&who, "- package `%s` (%s): ", f.Package, f.Position)
+			if len(owners) > 0 {
+				fmt.Fprintf(&who, "an owner (%s) or a maintainer (%s)\n", principals(owners), principals(pol.Maintainers))
+			} else {
+				fmt.Fprintf(&who, "a maintainer (%s)\n", principals(pol.Maintainers))
+			}
+		} else {
+			fmt.Fprintf(&who, "- `%s`: a maintainer (%s)\n", f.Position, principals(pol.Maintainers))
+		}
+	}
+	for a := range used {
+		out.approvedBy = append(out.approvedBy, a)
+	}
+	sort.Strings(out.approvedBy)
+	out.vouchedFor = strings.Join(vouched, ", ")
+	out.whoCanApprove = who.String()
+	return kept, out
+}
+
+func atList(logins []string) string {
+	s := make([]string, len(logins))
+	for i, l := range logins {
+		s[i] = "@" + l
+	}
+	return strings.Join(s, ", ")
+}
+
+// short is a commit's abbreviation, as GitHub shows it.
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }

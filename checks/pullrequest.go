@@ -49,7 +49,19 @@ type PullRequest struct {
 	Teams policy.TeamResolver
 	// Limits bounds what is read from either revision.
 	Limits catalog.Limits
+	// Approvals are the approving reviews of the head commit by people other
+	// than the author, when the front end knows them (ApprovalsKnown): the App
+	// reads them from GitHub. An approval of an older commit is not here.
+	Approvals      []Approval
+	ApprovalsKnown bool
 
 	// Changes is computed by Prepare before the checks run; checks only read it.
 	Changes *ChangeSet
+}
+
+// Approval is an approving review of one commit.
+type Approval struct {
+	Login string
+	// SHA is the commit the review approved; only approvals of Head.SHA count.
+	SHA string
 }

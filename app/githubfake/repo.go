@@ -215,6 +215,24 @@ func (f *Fake) AddReview(owner, name string, number int, rv Review) (int64, erro
 	return id, err
 }
 
+// DismissReview dismisses a review, as a maintainer does in the UI or through
+// PUT .../reviews/{id}/dismissals: its state becomes DISMISSED.
+func (f *Fake) DismissReview(owner, name string, number int, reviewID int64) error {
+	found := false
+	err := f.editPull(owner, name, number, func(p *pull) {
+		for i := range p.reviews {
+			if p.reviews[i].ID == reviewID {
+				p.reviews[i].State = "DISMISSED"
+				found = true
+			}
+		}
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("githubfake: review %d of %s/%s#%d does not exist", reviewID, owner, name, number)
+	}
+	return err
+}
+
 // SetProtection protects a branch (nil removes the protection).
 func (f *Fake) SetProtection(owner, name, branchName string, p *Protection) error {
 	f.mu.Lock()

@@ -23,7 +23,7 @@ func exitCode(c checks.Conclusion) int {
 	switch c {
 	case checks.Success:
 		return exitPass
-	case checks.Failure:
+	case checks.Failure, checks.ActionRequired:
 		return exitFail
 	}
 	return exitCannotRun
@@ -134,7 +134,7 @@ func conclusionIcon(c checks.Conclusion) string {
 	switch c {
 	case checks.Success:
 		return "✅"
-	case checks.Failure:
+	case checks.Failure, checks.ActionRequired:
 		return "❌"
 	}
 	return "⚠️"
