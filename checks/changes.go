@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -101,6 +100,11 @@ type CatalogChange struct {
 	// files themselves did not change (an .indexignore was added, edited or removed, say), by root-relative
 	// path. Checks put their findings about such content on the cause's changed line.
 	Causes map[string]Cause
+
+	// lines are the changed lines of each changed head file (root-relative), for anchoring findings.
+	lines map[string]fileLines
+	// spans are the first lines of the head blobs of each file, sorted; made when first needed.
+	spans map[string][]int
 }
 
 // Cause is the changed file that makes an unchanged file start or stop being loaded.
@@ -359,6 +363,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	if err := loadedDifferences(ctx, pr, cc, baseFS, headFS, changedBase, changedHead); err != nil {
 		return nil, err
 	}
+	computeChangedLines(ctx, cc, baseFS, headFS)
 
 	var baseDocs []catalog.Doc
 	if len(changedBase) > 0 {
@@ -613,30 +618,20 @@ func contentKey(fsys fs.FS, name string) (string, bool) {
 // maxIgnoreCompare bounds the .indexignore files compared for their changed line.
 const maxIgnoreCompare = 1 << 20
 
-// firstChangedLine is the first line of name in head that differs from base (1-based), the line after the
-// last when head only lost lines at its end, and 0 when name is gone from head.
+// firstChangedLine is the first line of name in head the pull request changed (1-based), the line next to
+// where lines were removed when it only removed some, and 0 when name is gone from head.
 func firstChangedLine(ctx context.Context, baseFS, headFS fs.FS, name string) int {
-	read := func(fsys fs.FS) ([]string, bool) {
-		f, err := fsys.Open(name)
-		if err != nil {
-			return nil, false
-		}
-		defer f.Close()
-		var b strings.Builder
-		if _, err := io.Copy(&b, io.LimitReader(f, maxIgnoreCompare)); err != nil {
-			return nil, false
-		}
-		return strings.Split(b.String(), "\n"), true
-	}
-	head, ok := read(headFS)
+	head, ok := readCapped(headFS, name, maxIgnoreCompare)
 	if !ok || ctx.Err() != nil {
 		return 0
 	}
-	base, _ := read(baseFS)
-	for i := range head {
-		if i >= len(base) || head[i] != base[i] {
-			return i + 1
-		}
+	base, _ := readCapped(baseFS, name, maxIgnoreCompare)
+	fl := changedLinesOf(base, head)
+	switch {
+	case len(fl.changed) > 0:
+		return fl.changed[0]
+	case len(fl.deletedAt) > 0:
+		return max(1, min(fl.deletedAt[0], fl.lines))
 	}
-	return max(1, min(len(base), len(head)))
+	return 1
 }

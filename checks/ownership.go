@@ -207,6 +207,19 @@ type touchSite struct {
 func touchPositions(cc *CatalogChange, ts []Touch) []touchSite {
 	seen := map[string]bool{}
 	var out []touchSite
+	// Blobs of the package that the pull request changed line by line come first: the finding goes on such a
+	// line, where GitHub shows it inline, rather than on an untouched blob of the same file.
+	preferred := make([]Touch, 0, len(ts))
+	var rest []Touch
+	for _, t := range ts {
+		if line, ok := cc.changeInBlob(t.Pos.File, t.Pos.Line); !t.InBase && ok {
+			t.Pos.Line, t.Pos.Column = line, 0
+			preferred = append(preferred, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	ts = append(preferred, rest...)
 	for _, inBase := range []bool{false, true} {
 		for _, t := range ts {
 			if t.InBase != inBase {

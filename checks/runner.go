@@ -52,6 +52,11 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 		}()
 	}
 	wg.Wait()
+	// Findings about changed content go on lines the pull request changed, where GitHub shows them inline.
+	for i := range results {
+		results[i].Findings = anchor(pr, results[i].Findings)
+		catalog.SortFindings(results[i].Findings)
+	}
 	return results
 }
 

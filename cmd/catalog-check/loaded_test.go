@@ -55,7 +55,7 @@ func TestCheckChangesToWhatOpmLoads(t *testing.T) {
 			pr: func(_ string, write func(string, string)) {
 				write("catalog/.indexignore", "README.md\n")
 			},
-			want: []string{"ownership.not-owner catalog/.indexignore:2"},
+			want: []string{"ownership.not-owner catalog/.indexignore:1"},
 		},
 		{
 			name: "a removed .indexignore lets hidden content in",
