@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/cases"
 )
 
 // Limits bound every input the loader reads. A zero field means its default
@@ -146,6 +148,13 @@ func (p *fileParser) parse() {
 		p.parseJSONStream()
 		return
 	}
+	if strings.Contains(p.src, "\r\n") {
+		// opm reads YAML line by line (bufio's ReadLine drops one "\r\n" or "\n" and a "\n" is put back)
+		// before its YAML parser sees it, so one CR before each LF goes: "\r\r\n" is then a single line
+		// break, where a YAML parser reading the file itself would see two. Lines and columns do not move.
+		p.src = strings.ReplaceAll(p.src, "\r\n", "\n")
+		p.cols = columnCache{src: p.src, col: 1}
+	}
 	p.parseYAMLStream()
 }
 
@@ -271,35 +280,32 @@ func (p *fileParser) reportFolded(first, second *Field) {
 		second.Key, first.Key, first.KeyLine)
 }
 
-// foldEqual compares under Unicode simple case folding. opm uses full case
-// folding (golang.org/x/text/cases); the two differ only for a few characters
-// such as ß and ligatures, never in real keys.
-func foldEqual(a, b string) bool { return strings.EqualFold(a, b) }
+// foldEqual compares keys as opm's loader does: under full Unicode case
+// folding (golang.org/x/text/cases.Fold), so "ss" and "ß" are one key, as
+// are "schema" and "ſchema".
+func foldEqual(a, b string) bool {
+	if isASCII(a) && isASCII(b) {
+		return strings.EqualFold(a, b) // exactly full folding on ASCII
+	}
+	return foldKey(a) == foldKey(b)
+}
 
-// foldKey maps s to a representative of its simple case-folding class.
+// foldKey is s under full Unicode case folding.
 func foldKey(s string) string {
-	ascii := true
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	// A Caser keeps state: one per call (non-ASCII keys are rare).
+	return cases.Fold().String(s)
+}
+
+func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
-			ascii = false
-			break
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
 	}
-	if ascii {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		// The smallest rune of the folding orbit is a stable representative.
-		min := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if f < min {
-				min = f
-			}
-		}
-		b.WriteRune(min)
-	}
-	return b.String()
+	return true
 }
 
 func articleFor(k Kind) string {

@@ -255,7 +255,8 @@ func (f *fastYAML) readKey(off int) (key string, after int, ok bool) {
 // quotedKey reads a single-line quoted key followed by ':'.
 func (f *fastYAML) quotedKey(off int) (string, int, bool) {
 	str, next, ok := f.quotedLine(off)
-	if !ok || next >= f.le || f.src[next] != ':' || (next+1 < f.le && f.src[next+1] != ' ') {
+	if !ok || next >= f.le || f.src[next] != ':' || (next+1 < f.le && f.src[next+1] != ' ') || next-off > 1000 {
+		// Long keys go to the full parser, which applies goyaml.v2's bound on simple keys.
 		return "", 0, false
 	}
 	return str, next + 1, true

@@ -97,6 +97,17 @@ func (c *nodeConverter) nonSpecificTag(n *yaml.Node) bool {
 			rest = rest[size:]
 		}
 	}
+	// The node starts at its properties; an anchor may come before the tag ("&a !").
+	if len(rest) > 0 && rest[0] == '&' {
+		i := 1
+		for i < len(rest) && strings.IndexByte(" \t\r\n", rest[i]) < 0 {
+			i++
+		}
+		for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+			i++
+		}
+		rest = rest[i:]
+	}
 	return len(rest) > 0 && rest[0] == '!' && (len(rest) == 1 || strings.IndexByte(" \t\r\n", rest[1]) >= 0)
 }
 
@@ -252,6 +263,12 @@ func (c *nodeConverter) mapping(v *[]Field, keys *keyIndex, n *yaml.Node, depth 
 			continue
 		}
 		if !c.count(kn) {
+			return
+		}
+		if n.Style&yaml.FlowStyle == 0 && kn.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 && c.keyTooLong(kn) {
+			// goyaml.v3 takes it; goyaml.v2 (opm's) gives up on a simple key whose ':' is more than 1024
+			// characters after its start, as it already does for plain keys.
+			c.fail(kn, ruleLoadYAMLSyntax, "invalid YAML: could not find expected ':' (a key in block context is at most %d characters long, its quotes included)", maxSimpleKeyChars)
 			return
 		}
 		key, ok := c.key(kn)
@@ -448,4 +465,56 @@ func documentEndLine(text string) int {
 		off = end + 1
 	}
 	return 0
+}
+
+// maxSimpleKeyChars is goyaml.v2's bound on an implicit ("simple") key: its ':' may be at most this many
+// characters after the key's first character.
+const maxSimpleKeyChars = 1024
+
+// keyTooLong reports whether the quoted key n, on one line, ends in a ':' more than maxSimpleKeyChars
+// characters after its start. A key that spans lines is left to the parser.
+func (c *nodeConverter) keyTooLong(n *yaml.Node) bool {
+	if len(n.Value) < maxSimpleKeyChars-2 {
+		return false // shorter than the bound even with quotes and escapes written out
+	}
+	if c.lineStarts == nil {
+		c.indexLines()
+	}
+	if n.Line < 1 || n.Line > len(c.lineStarts) {
+		return false
+	}
+	line := c.text[c.lineStarts[n.Line-1]:]
+	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
+		line = line[:i]
+	}
+	// Column counts characters from 1.
+	start := 0
+	for col := 1; col < n.Column && start < len(line); col++ {
+		_, w := utf8.DecodeRuneInString(line[start:])
+		start += w
+	}
+	rest := line[start:]
+	if rest == "" {
+		return false
+	}
+	quote := rest[0]
+	i := 1
+	for i < len(rest) {
+		switch {
+		case quote == '"' && rest[i] == '\\':
+			i += 2
+			continue
+		case quote == '\'' && rest[i] == '\'' && i+1 < len(rest) && rest[i+1] == '\'':
+			i += 2
+			continue
+		case rest[i] == quote:
+			i++
+			for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+				i++
+			}
+			return utf8.RuneCountInString(rest[:i]) > maxSimpleKeyChars
+		}
+		i++
+	}
+	return false
 }
