@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -29,8 +30,16 @@ type Limits struct {
 	MaxDepth int
 	// MaxAliasExpansion bounds the values YAML aliases may produce in one document.
 	MaxAliasExpansion int
+	// MaxAliasExpansionPerFile bounds the values aliases may produce in all
+	// documents of one file, and MaxAliasExpansionPerRead in all files of
+	// one ReadFS (one revision of a pull request): many small alias bombs,
+	// each under the per-document bound, cannot add up to gigabytes.
+	MaxAliasExpansionPerFile int
+	MaxAliasExpansionPerRead int64
 	// Concurrency is how many files ReadFS parses at once (default GOMAXPROCS).
 	Concurrency int
+	// aliasSpent counts, across the files of one ReadFS, the values aliases produced.
+	aliasSpent *atomic.Int64
 	// Cache, when set and the file system is a ContentKeyer, lets ReadFS
 	// reuse the parse of contents it has seen. It is not a bound: it is here
 	// because Limits travels with every read.
@@ -49,7 +58,11 @@ func DefaultLimits() Limits {
 		MaxDocuments:      1_000_000,
 		MaxDepth:          200,
 		MaxAliasExpansion: 100_000,
-		Concurrency:       runtime.GOMAXPROCS(0),
+		// About 50 MiB of values per file and 200 MiB per read; real
+		// catalogs use a handful of aliases, if any.
+		MaxAliasExpansionPerFile: 1_000_000,
+		MaxAliasExpansionPerRead: 4_000_000,
+		Concurrency:              runtime.GOMAXPROCS(0),
 	}
 }
 
@@ -74,6 +87,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxAliasExpansion <= 0 {
 		l.MaxAliasExpansion = d.MaxAliasExpansion
+	}
+	if l.MaxAliasExpansionPerFile <= 0 {
+		l.MaxAliasExpansionPerFile = d.MaxAliasExpansionPerFile
+	}
+	if l.MaxAliasExpansionPerRead <= 0 {
+		l.MaxAliasExpansionPerRead = d.MaxAliasExpansionPerRead
 	}
 	if l.Concurrency <= 0 {
 		l.Concurrency = d.Concurrency
@@ -121,13 +140,15 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 
 // fileParser holds the state of parsing one file.
 type fileParser struct {
-	name     string
-	src      string
-	lim      Limits
-	docs     []Doc
-	findings []Finding
-	cols     columnCache
-	slabs    valueSlabs
+	name string
+	src  string
+	lim  Limits
+	// aliasValues counts the values aliases produced in the whole file.
+	aliasValues int
+	docs        []Doc
+	findings    []Finding
+	cols        columnCache
+	slabs       valueSlabs
 	// Scratch stacks the parsers reuse from one document to the next (each
 	// document leaves them empty and cleared).
 	fieldStack []Field

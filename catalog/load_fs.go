@@ -28,6 +28,7 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 		return nil, nil, errors.New("read catalog: no file system given")
 	}
 	lim = lim.withDefaults()
+	lim.aliasSpent = new(atomic.Int64)
 	tree, err := listFiles(ctx, fsys, lim)
 	if err != nil {
 		return nil, nil, err

@@ -159,6 +159,15 @@ func (c *nodeConverter) count(n *yaml.Node) bool {
 	c.allNodes++
 	if c.aliasDepth > 0 {
 		c.aliasNodes++
+		c.p.aliasValues++
+		if c.p.aliasValues > c.p.lim.MaxAliasExpansionPerFile {
+			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in this file (summed over its documents); the document was not read", c.p.lim.MaxAliasExpansionPerFile)
+			return false
+		}
+		if spent := c.p.lim.aliasSpent; spent != nil && spent.Add(1) > c.p.lim.MaxAliasExpansionPerRead {
+			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in the files read together with this one; the document was not read", c.p.lim.MaxAliasExpansionPerRead)
+			return false
+		}
 		if c.aliasNodes > c.p.lim.MaxAliasExpansion {
 			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in this document; it was not read", c.p.lim.MaxAliasExpansion)
 			return false

@@ -71,11 +71,20 @@ func (p *fileParser) yamlDocument(c yamlChunk) bool {
 	if !ok {
 		v, ok = p.yamlFull(c)
 		if !ok {
-			return true
+			// Past an alias budget of the file or of the read, the rest is not read: one finding, no cascade.
+			return !p.aliasBudgetSpent()
 		}
 	}
 	p.addDoc(v)
 	return true
+}
+
+// aliasBudgetSpent reports whether the file or the read it belongs to has used up its alias expansions.
+func (p *fileParser) aliasBudgetSpent() bool {
+	if p.aliasValues > p.lim.MaxAliasExpansionPerFile {
+		return true
+	}
+	return p.lim.aliasSpent != nil && p.lim.aliasSpent.Load() > p.lim.MaxAliasExpansionPerRead
 }
 
 // blankYAML reports whether a chunk holds only blank lines, comment lines and
