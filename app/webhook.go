@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -8,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -41,6 +44,43 @@ type Webhook struct {
 	// storeTimeout bounds the transaction; GitHub gives up after 10 s.
 	storeTimeout time.Duration
 	now          func() time.Time
+	// reads admits the requests whose bodies are being read (not yet verified): a stranger can hold at most
+	// this many at once; the next is answered 503 at once rather than queued.
+	reads chan struct{}
+	// buffered bounds the bytes all unverified bodies may hold together.
+	buffered *byteBudget
+	// readTimeout bounds reading one body (a slow sender holds a slot no longer).
+	readTimeout time.Duration
+}
+
+// Defaults of the webhook's admission bounds: 32 bodies read at once and 64 MiB buffered for them (GitHub's
+// deliveries are a few kB; one may be up to 25 MiB), each read within 10 s.
+const (
+	DefaultWebhookConcurrentReads = 32
+	DefaultWebhookBufferedBytes   = 64 << 20
+	defaultWebhookReadTimeout     = 10 * time.Second
+)
+
+// byteBudget hands out bytes of a fixed pool.
+type byteBudget struct {
+	mu   sync.Mutex
+	left int64
+}
+
+func (b *byteBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+func (b *byteBudget) give(n int64) {
+	b.mu.Lock()
+	b.left += n
+	b.mu.Unlock()
 }
 
 // NewWebhook returns the endpoint. secrets must not be empty.
@@ -53,7 +93,96 @@ func NewWebhook(secrets []Secret, store deliveryStore, m *Metrics, log *slog.Log
 			return nil, fmt.Errorf("webhook secret %d is empty", i+1)
 		}
 	}
-	return &Webhook{secrets: secrets, store: store, metrics: m, log: log, storeTimeout: 8 * time.Second, now: time.Now}, nil
+	return &Webhook{secrets: secrets, store: store, metrics: m, log: log, storeTimeout: 8 * time.Second, now: time.Now,
+		reads:       make(chan struct{}, DefaultWebhookConcurrentReads),
+		buffered:    &byteBudget{left: DefaultWebhookBufferedBytes},
+		readTimeout: defaultWebhookReadTimeout}, nil
+}
+
+// SetAdmission changes the bounds on unverified reads: concurrent bodies, bytes buffered for them.
+func (h *Webhook) SetAdmission(concurrent int, bufferedBytes int64) {
+	h.reads = make(chan struct{}, max(1, concurrent))
+	h.buffered = &byteBudget{left: max(MaxWebhookBody, bufferedBytes)}
+}
+
+// wellFormedSignature is a cheap look at X-Hub-Signature-256 before anything is read.
+func wellFormedSignature(header string) bool {
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	return ok && len(hexSig) == 2*sha256.Size
+}
+
+// readVerified reads the body under the admission bounds while computing its HMAC with every secret (one
+// pass), and returns it only when one of them matches. status is the HTTP status to answer otherwise.
+func (h *Webhook) readVerified(w http.ResponseWriter, r *http.Request) (body []byte, status int, reason string) {
+	select {
+	case h.reads <- struct{}{}:
+		defer func() { <-h.reads }()
+	default:
+		return nil, http.StatusServiceUnavailable, "busy"
+	}
+	// Reserve what the body says it is (GitHub always sends Content-Length); a body without one reserves
+	// as it grows.
+	reserved := int64(0)
+	defer func() { h.buffered.give(reserved) }()
+	if r.ContentLength > 0 {
+		if !h.buffered.take(r.ContentLength) {
+			return nil, http.StatusTooManyRequests, "buffer_full"
+		}
+		reserved = r.ContentLength
+	}
+	if h.readTimeout > 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.readTimeout))
+	}
+	macs := make([]hash.Hash, len(h.secrets))
+	writers := make([]io.Writer, len(h.secrets))
+	for i, sec := range h.secrets {
+		macs[i] = hmac.New(sha256.New, sec.Reveal())
+		writers[i] = macs[i]
+	}
+	src := io.TeeReader(http.MaxBytesReader(w, r.Body, MaxWebhookBody), io.MultiWriter(writers...))
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(chunk)
+		if n > 0 {
+			if int64(buf.Len()+n) > reserved {
+				need := int64(buf.Len()+n) - reserved
+				need = max(need, 256<<10) // grow the reservation in steps
+				if !h.buffered.take(need) {
+					return nil, http.StatusTooManyRequests, "buffer_full"
+				}
+				reserved += need
+			}
+			buf.Write(chunk[:n])
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, http.StatusRequestEntityTooLarge, "too_large"
+			}
+			return nil, http.StatusBadRequest, "bad_request"
+		}
+	}
+	sig, err := hex.DecodeString(strings.TrimPrefix(r.Header.Get("X-Hub-Signature-256"), "sha256="))
+	if err != nil || len(sig) != sha256.Size {
+		return nil, http.StatusUnauthorized, "signature"
+	}
+	match := false
+	for _, m := range macs {
+		if hmac.Equal(m.Sum(nil), sig) {
+			match = true
+		}
+	}
+	if !match {
+		return nil, http.StatusUnauthorized, "signature"
+	}
+	return buf.Bytes(), 0, ""
 }
 
 // verifySignature checks X-Hub-Signature-256 ("sha256=<hex>") against every
@@ -93,28 +222,38 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			h.metrics.deliveryRejected("too_large")
-			http.Error(w, "payload larger than 25 MiB", http.StatusRequestEntityTooLarge)
-			return
-		}
-		h.metrics.deliveryRejected("bad_request")
-		http.Error(w, "reading the payload failed", http.StatusBadRequest)
-		return
-	}
-	if !verifySignature(h.secrets, r.Header.Get("X-Hub-Signature-256"), body) {
+	// Cheap checks first: nothing of the body is read for a request that cannot be a GitHub delivery.
+	id, event := r.Header.Get("X-GitHub-Delivery"), r.Header.Get("X-GitHub-Event")
+	switch {
+	case !wellFormedSignature(r.Header.Get("X-Hub-Signature-256")):
 		h.metrics.deliveryRejected("signature")
-		h.log.Warn("webhook signature rejected", "delivery", r.Header.Get("X-GitHub-Delivery"), "remote", r.RemoteAddr)
 		http.Error(w, "bad or missing X-Hub-Signature-256", http.StatusUnauthorized)
 		return
-	}
-	id, event := r.Header.Get("X-GitHub-Delivery"), r.Header.Get("X-GitHub-Event")
-	if !validHeaderToken(id) || !validHeaderToken(event) {
+	case !validHeaderToken(id) || !validHeaderToken(event):
 		h.metrics.deliveryRejected("bad_request")
 		http.Error(w, "missing or malformed X-GitHub-Delivery or X-GitHub-Event", http.StatusBadRequest)
+		return
+	case r.ContentLength > MaxWebhookBody:
+		h.metrics.deliveryRejected("too_large")
+		http.Error(w, "payload larger than 25 MiB", http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, status, reason := h.readVerified(w, r)
+	if status != 0 {
+		h.metrics.deliveryRejected(reason)
+		switch status {
+		case http.StatusUnauthorized:
+			h.log.Warn("webhook signature rejected", "delivery", id, "remote", r.RemoteAddr)
+			http.Error(w, "bad or missing X-Hub-Signature-256", status)
+		case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+			// GitHub marks the delivery failed; the redelivery job asks for it again.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "too many deliveries are being read; try again", status)
+		case http.StatusRequestEntityTooLarge:
+			http.Error(w, "payload larger than 25 MiB", status)
+		default:
+			http.Error(w, "reading the payload failed", status)
+		}
 		return
 	}
 	d, p, err := routeEvent(id, event, body)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -562,6 +563,60 @@ func TestLoad(t *testing.T) {
 	pg.Wait()
 	t.Logf("catalogbot, 2 replicas, a steady %d deliveries/s for %s: %d sent, %s; %d refused or failed",
 		pace, paced, len(plat), plat, pfail.Load())
+
+	// 4. A flood of strangers: 24 connections at once posting 25 MiB unsigned bodies as fast as loopback
+	// goes, for a while, against one replica, while genuine deliveries keep coming. The replica answers
+	// most of the flood 429/503 without reading it and its resident memory stays near the admission budget
+	// (64 MiB of bodies), where it grew by the bodies of every connection before.
+	floodRSSBefore := rs[0].Memory().RSS
+	floodFor := min(stream, 10*time.Second)
+	junk := bytes.Repeat([]byte("x"), 25<<20)
+	var codes sync.Map
+	var fg sync.WaitGroup
+	floodEnd := time.Now().Add(floodFor)
+	for range 24 {
+		fg.Go(func() {
+			for time.Now().Before(floodEnd) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[0].URL(), bytes.NewReader(junk))
+				req.Header.Set("X-GitHub-Event", "pull_request")
+				req.Header.Set("X-GitHub-Delivery", servertest.NewGUID())
+				req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+				code := 0
+				if resp, err := client.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					code = resp.StatusCode
+				}
+				n, _ := codes.LoadOrStore(code, new(atomic.Int64))
+				n.(*atomic.Int64).Add(1)
+			}
+		})
+	}
+	var floodPeak int64
+	var genuineOK, genuineFail int
+	for time.Now().Before(floodEnd) {
+		floodPeak = max(floodPeak, rs[0].Memory().RSS)
+		dl := servertest.Delivery{GUID: servertest.NewGUID(), Event: "pull_request",
+			Body: bytes.ReplaceAll(template, []byte(`"`+w.base+`"`), []byte(`"`+randomSHA()+`"`))}
+		if _, ok := send(rs[0], dl); ok {
+			genuineOK++
+		} else {
+			genuineFail++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fg.Wait()
+	var answers []string
+	codes.Range(func(k, v any) bool {
+		answers = append(answers, fmt.Sprintf("%d×%d", v.(*atomic.Int64).Load(), k))
+		return true
+	})
+	sort.Strings(answers)
+	t.Logf("flood, 24 connections posting 25 MiB unsigned bodies for %s: answers %s; RSS %s before, peak sampled %s; genuine deliveries meanwhile: %d acknowledged, %d refused (GitHub's redelivery covers those)",
+		floodFor, strings.Join(answers, ", "), mib(floodRSSBefore), mib(floodPeak), genuineOK, genuineFail)
+	if floodPeak-floodRSSBefore > 512<<10 { // KiB: half a GiB over the start
+		t.Errorf("the flood grew the replica's RSS by %s, want it bounded by the admission budget", mib(floodPeak-floodRSSBefore))
+	}
 
 	// No loss: every acknowledged delivery is in the delivery log, and
 	// every job finishes (the stream's jobs drop their superseded heads).
