@@ -443,7 +443,7 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 
 	conclusion := string(res.Conclusion)
 	switch res.Conclusion {
-	case checks.Success, checks.Failure, checks.Neutral, checks.ActionRequired:
+	case checks.Success, checks.Failure, checks.Neutral, checks.ActionRequired, checks.Skipped:
 	default:
 		conclusion = string(checks.Neutral)
 	}

@@ -23,12 +23,16 @@ const (
 	// as "Action required" and branch protection counts it as failing, unlike
 	// neutral, which it counts as passing.
 	ActionRequired Conclusion = "action_required"
+	// Skipped: the check did not run because another check's verdict made it
+	// moot (the author owns none of the packages the pull request touches);
+	// it runs once that changes.
+	Skipped Conclusion = "skipped"
 )
 
 // rank orders conclusions from best to worst, for combining them.
 func (c Conclusion) rank() int {
 	switch c {
-	case Success:
+	case Success, Skipped: // a skipped check is never alone: the one that skipped it carries the verdict
 		return 0
 	case Neutral:
 		return 1
@@ -61,6 +65,16 @@ type Result struct {
 	// Err is set when the check could not run to the end; Conclusion is then Neutral.
 	Err      string        `json:"error,omitempty"`
 	Duration time.Duration `json:"durationNanos"`
+	// SkipCostly, set by the ownership check, says the author may change none of the packages the pull
+	// request touches and nobody entitled approved the head: the runner then skips the checks that cost
+	// registry requests (Costly), so a stranger's pull request cannot spend them.
+	SkipCostly bool `json:"-"`
+}
+
+// Costly is implemented by checks that spend more than CPU on the head (registry requests, image pulls);
+// the runner skips them for a pull request whose author owns nothing it touches.
+type Costly interface {
+	Costly() bool
 }
 
 // Check is one check of a pull request. Checks are independent of each other

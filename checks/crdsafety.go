@@ -65,6 +65,9 @@ type bundleCRDs struct {
 	findings []catalog.Finding
 }
 
+// Costly: reading bundle images spends registry requests.
+func (CRDSafety) Costly() bool { return true }
+
 func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	// Bundle images are read only from allowed registries; their token services must be on allowed hosts too.
 	ctx = registry.WithTokenHosts(ctx, pr.Policy.Images.RegistryHosts()...)

@@ -28,6 +28,9 @@ type Images struct {
 
 func (Images) Name() string { return "images" }
 
+// Costly: every reference is a registry request.
+func (Images) Costly() bool { return true }
+
 const (
 	ruleImageInvalid      = "images.invalid-reference"
 	ruleImageNotAllowed   = "images.registry-not-allowed"

@@ -150,6 +150,9 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	if res.Conclusion == Failure && approval.onlyApprovable {
 		res.Conclusion = ActionRequired
 	}
+	// The author may change none of the touched packages, and nobody entitled vouched for any: the checks
+	// that spend registry requests wait for an approval.
+	res.SkipCostly = len(touched) > 0 && len(owned) == 0 && len(added) == 0 && len(approval.approvedBy) == 0 && res.Conclusion != Success
 	var b strings.Builder
 	switch res.Conclusion {
 	case Success:

@@ -43,8 +43,26 @@ func NewRunner(checks []Check, opts ...RunnerOption) *Runner {
 // says so; it never takes the other checks down with it.
 func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 	results := make([]Result, len(r.checks))
+	// Ownership runs first: when the author may change nothing the pull request touches, the costly checks
+	// are skipped (they run again once an owner approves the head).
+	done := make([]bool, len(r.checks))
+	skipCostly := false
+	for i, c := range r.checks {
+		if c.Name() == (Ownership{}).Name() {
+			results[i], done[i] = r.runOne(ctx, c, pr), true
+			skipCostly = results[i].SkipCostly
+		}
+	}
 	var wg sync.WaitGroup
 	for i, c := range r.checks {
+		if done[i] {
+			continue
+		}
+		if costly, ok := c.(Costly); ok && costly.Costly() && skipCostly {
+			results[i] = Result{Check: c.Name(), Conclusion: Skipped, Title: "Skipped until an owner approves",
+				Summary: fmt.Sprintf("Not run: @%s owns none of the packages this pull request touches, and no owner or maintainer has approved %s. This check reads registries, so it runs once an owner or maintainer approves the head commit (or when an owner pushes it).", pr.Author, short(pr.Head.SHA))}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

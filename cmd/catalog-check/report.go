@@ -136,6 +136,8 @@ func conclusionIcon(c checks.Conclusion) string {
 		return "✅"
 	case checks.Failure, checks.ActionRequired:
 		return "❌"
+	case checks.Skipped:
+		return "⏭️"
 	}
 	return "⚠️"
 }

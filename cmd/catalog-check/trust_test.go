@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // checkJSON runs `catalog-check check` on two revisions and returns the exit code and the verdict.
@@ -115,5 +120,57 @@ func TestCheckRefusesOversizedFile(t *testing.T) {
 				t.Errorf("validation findings = %q, want one limits.file-too-large on catalog/etcd/big.yaml\n%s", got, out[:min(len(out), 2000)])
 			}
 		})
+	}
+}
+
+// A stranger's pull request (the author owns none of the packages it touches) does not spend registry
+// requests: crd-safety and images are skipped, said so, and nothing reaches the registry; the owner's own
+// pull request runs them.
+func TestCheckSkipsCostlyChecksForStrangers(t *testing.T) {
+	var requests atomic.Int64
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n")
+	image := host + "/acme/etcd-bundle"
+	channel := "---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n"
+	write("catalog/etcd/catalog.yaml", etcdPackage+channel+etcdBundle(image, "1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	write("catalog/etcd/catalog.yaml", etcdPackage+channel+"  - name: etcd.v1.1.0\n    replaces: etcd.v1.0.0\n"+etcdBundle(image, "1.0.0")+etcdBundle(image, "1.1.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "upgrade")
+	head := git("rev-parse", "HEAD")
+
+	run := func(author string) (int, verdict) {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), []string{"check", "--repo", dir, "--base", base, "--head", head, "--author", author,
+			"--insecure-registry", host, "--output", "json"}, &out, &errb, env{getenv: func(string) string { return "" }})
+		var v verdict
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+			t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+		}
+		return code, v
+	}
+	code, v := run("mallory")
+	if code != exitFail {
+		t.Errorf("mallory: exit %d, want %d", code, exitFail)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("a stranger's pull request sent %d registry requests, want none", n)
+	}
+	for _, r := range v.Results {
+		if (r.Check == "crd-safety" || r.Check == "images") && r.Conclusion != checks.Skipped {
+			t.Errorf("%s = %s for a stranger, want skipped", r.Check, r.Conclusion)
+		}
+	}
+	run("bob")
+	if requests.Load() == 0 {
+		t.Error("the owner's pull request sent no registry request; the costly checks must run for owners")
 	}
 }
