@@ -587,3 +587,70 @@ func TestKubectlKustomize(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupGuideImageOverride renders each overlay under a kustomization written as docs/setup.md's
+// `kustomize edit set image NAME=REF` writes it, and checks the Deployment runs exactly REF, pinned by digest.
+// Before, the base had already renamed the image, so the guide's override matched nothing and the rendered
+// Deployment kept ghcr.io/catalogbot/catalogbot:latest.
+func TestSetupGuideImageOverride(t *testing.T) {
+	guide, err := os.ReadFile(filepath.Join("..", "docs", "setup.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var name, ref string
+	for _, line := range strings.Split(string(guide), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "kustomize edit set image "); ok {
+			name, ref, _ = strings.Cut(strings.Fields(rest)[0], "=")
+		}
+	}
+	if name == "" || !strings.Contains(ref, "@sha256:") {
+		t.Fatalf("docs/setup.md has no `kustomize edit set image NAME=REF@sha256:<digest>` line (found %q=%q)", name, ref)
+	}
+	ref = strings.Replace(ref, "<digest>", strings.Repeat("ab", 32), 1)
+	repo, digest, _ := strings.Cut(ref, "@")
+	for _, overlay := range []string{"single", "ha"} {
+		t.Run(overlay, func(t *testing.T) {
+			fsys := deployFS(t)
+			// What `kustomize create --resources ../deploy/overlays/X`, `kustomize edit set image` and
+			// `kustomize edit set namespace` write.
+			k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../deploy/overlays/" + overlay +
+				"\nimages:\n- name: " + name + "\n  newName: " + repo + "\n  digest: " + digest + "\nnamespace: catalogbot\n"
+			if err := fsys.WriteFile("/my-catalogbot/kustomization.yaml", []byte(k)); err != nil {
+				t.Fatal(err)
+			}
+			opts := krusty.MakeDefaultOptions()
+			m, err := krusty.MakeKustomizer(opts).Run(fsys, "/my-catalogbot")
+			if err != nil {
+				t.Fatalf("kustomize build: %v", err)
+			}
+			var images []string
+			for _, r := range m.Resources() {
+				if r.GetKind() != "Deployment" {
+					continue
+				}
+				b, _ := r.AsYAML()
+				var o object
+				if err := yaml.Unmarshal(b, &o); err != nil {
+					t.Fatal(err)
+				}
+				var d deploymentSpec
+				if err := json.Unmarshal(o.Spec, &d); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range d.Template.Spec.Containers {
+					images = append(images, c.Image)
+				}
+			}
+			if len(images) != 1 || images[0] != ref {
+				t.Errorf("the Deployment runs %q, want the guide's image %q", images, ref)
+			}
+		})
+	}
+	// Without an override nothing pulls an unpinned tag.
+	for _, overlay := range []string{"overlays/single", "overlays/ha"} {
+		objs, _ := render(t, overlay)
+		if img := deployment(t, objs).Template.Spec.Containers[0].Image; strings.Contains(img, ":latest") || (strings.Contains(img, "/") && !strings.Contains(img, "@sha256:")) {
+			t.Errorf("%s renders image %q: a default must be a digest, or the placeholder that never pulls", overlay, img)
+		}
+	}
+}
