@@ -24,6 +24,9 @@ type gatheredFacts struct {
 	BaseHeadSHA string
 	// CheckRunIDs are our check runs on the head, by name.
 	CheckRunIDs map[string]int64
+	// Notes say which optional reads GitHub refused (a permission the installation lacks), for the status
+	// comment: the evaluation goes on without them rather than retrying a 403 for ever.
+	Notes []string
 }
 
 // gatherFacts reads the pull request's current state from GitHub and what
@@ -88,12 +91,18 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 		}
 	}
 
-	required, err := requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef)
+	required, note, err := requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef)
 	if err != nil {
 		return nil, err
 	}
+	if note != "" {
+		g.Notes = append(g.Notes, note)
+	}
 	statuses, err := statusesOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
-	if err != nil {
+	switch {
+	case isStatus(err, http.StatusForbidden):
+		g.Notes = append(g.Notes, "cannot read the commit statuses of the head: grant the App Commit statuses: read (required statuses count as missing until then)")
+	case err != nil:
 		return nil, err
 	}
 	for _, name := range required {
@@ -183,14 +192,18 @@ func statusesOn(ctx context.Context, gh *github.Client, owner, repo, sha string)
 
 // requiredChecks lists the status checks that branch protection and the
 // rulesets require on branch, sorted and without duplicates. No protection
-// (404) means none.
-func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch string) ([]string, error) {
+// (404) means none. When the installation may not read branch protection
+// (403: the App lacks Administration: read), note says so and the rulesets
+// alone count: GitHub's merge still enforces the protection.
+func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch string) (_ []string, note string, _ error) {
 	set := map[string]bool{}
 	rsc, _, err := gh.Repositories.GetRequiredStatusChecks(ctx, owner, repo, branch)
 	switch {
 	case errors.Is(err, github.ErrBranchNotProtected) || isStatus(err, http.StatusNotFound):
+	case isStatus(err, http.StatusForbidden):
+		note = fmt.Sprintf("cannot read the branch protection of %s: grant the App Administration: read (its required checks are not considered here; GitHub's merge still enforces them)", branch)
 	case err != nil:
-		return nil, fmt.Errorf("reading the required status checks of %s: %w", branch, err)
+		return nil, "", fmt.Errorf("reading the required status checks of %s: %w", branch, err)
 	default:
 		if rsc.Contexts != nil {
 			for _, c := range *rsc.Contexts {
@@ -207,7 +220,7 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 	switch {
 	case isStatus(err, http.StatusNotFound):
 	case err != nil:
-		return nil, fmt.Errorf("reading the rulesets of %s: %w", branch, err)
+		return nil, "", fmt.Errorf("reading the rulesets of %s: %w", branch, err)
 	}
 	for _, r := range rules {
 		if r.Type != "required_status_checks" || r.Parameters == nil {
@@ -215,7 +228,7 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 		}
 		var p github.RequiredStatusChecksRuleParameters
 		if err := json.Unmarshal(*r.Parameters, &p); err != nil {
-			return nil, fmt.Errorf("ruleset %d's required status checks: %w", r.RulesetID, err)
+			return nil, "", fmt.Errorf("ruleset %d's required status checks: %w", r.RulesetID, err)
 		}
 		for _, c := range p.RequiredStatusChecks {
 			set[c.Context] = true
@@ -226,7 +239,7 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 		out = append(out, c)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, note, nil
 }
 
 // latestReviews reads every review (all pages) and keeps each reviewer's

@@ -36,6 +36,10 @@ type MergeArgs struct {
 	Number         int    `json:"number" river:"unique"`
 	CloneURL       string `json:"clone_url,omitempty"`
 	Reason         string `json:"reason"`
+	// After names the check that asked (its head and re-run delivery): an evaluation asked for by a check
+	// that completed while an earlier evaluation was running is not folded into that one, which read the
+	// facts before the check's verdict.
+	After string `json:"after,omitempty" river:"unique"`
 }
 
 func (MergeArgs) Kind() string { return KindMerge }
@@ -114,7 +118,7 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 // checksCompleted asks for a merge evaluation once our check runs completed.
 func (m *Merger) checksCompleted(ctx context.Context, a CheckPRArgs) error {
 	return m.enqueue(ctx, MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner, Repo: a.Repo, Number: a.Number,
-		CloneURL: a.CloneURL, Reason: "checks completed"})
+		CloneURL: a.CloneURL, Reason: "checks completed", After: a.HeadSHA + "/" + a.Rerun})
 }
 
 func parseStoredPolicy(raw string) (*policy.Policy, error) {
@@ -169,7 +173,10 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		}
 		if !d.Merge {
 			log.Info("not merging", "blocking", strings.Join(d.Blocking, "; "))
-			return m.setStatusComment(ctx, gh, a, d.Blocking)
+			return m.setStatusComment(ctx, gh, a, append(d.Blocking, g.Notes...))
+		}
+		for _, n := range g.Notes {
+			log.Warn("merging without an optional read", "note", n, "sha", g.CheckedSHA)
 		}
 		method := string(g.Policy.Automerge.Method)
 		res, _, err := gh.PullRequests.Merge(ctx, a.Owner, a.Repo, a.Number, "",
@@ -200,10 +207,15 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 				"the head moved to %s after the check of %s; the new head is being checked", short(cur.GetHead().GetSHA()), short(g.CheckedSHA))})
 		case isStatus(err, http.StatusMethodNotAllowed):
 			msg := githubMessage(err)
+			// Another evaluation (of a later event) may have merged it a moment ago.
+			if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && cur.GetMerged() {
+				log.Info("already merged", "merge_commit", cur.GetMergeCommitSHA())
+				return m.setStatusComment(ctx, gh, a, nil)
+			}
 			if attempt >= m.mergeRetries {
 				log.Warn("GitHub refused the merge", "attempts", attempt+1, "message", msg)
-				return m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
-					"GitHub refused the merge %d times: %s (branch rules, conflicts or a base that changed)", attempt+1, msg)})
+				return m.setStatusComment(ctx, gh, a, append([]string{fmt.Sprintf(
+					"GitHub refused the merge %d times: %s (branch rules, conflicts or a base that changed)", attempt+1, msg)}, g.Notes...))
 			}
 			log.Info("GitHub refused the merge; retrying", "message", msg, "in", delay)
 			t := time.NewTimer(delay)

@@ -140,6 +140,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
+	if err == nil {
+		rc.ErrorHandler = jobErrorLogger{log: log}
+	}
 	if err != nil {
 		return nil, err
 	}

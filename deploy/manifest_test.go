@@ -49,12 +49,13 @@ func readManifest(t *testing.T) appManifest {
 func TestAppManifestPermissionsAreMinimal(t *testing.T) {
 	m := readManifest(t)
 	want := map[string]string{
-		"checks":        "write",
-		"pull_requests": "write",
-		"contents":      "write",
-		"metadata":      "read",
-		"members":       "read",
-		"statuses":      "read",
+		"checks":         "write",
+		"pull_requests":  "write",
+		"contents":       "write",
+		"metadata":       "read",
+		"members":        "read",
+		"statuses":       "read",
+		"administration": "read",
 	}
 	if !reflect.DeepEqual(m.DefaultPermissions, want) {
 		t.Errorf("default_permissions = %v, want exactly %v", m.DefaultPermissions, want)

@@ -95,7 +95,10 @@ type budget struct {
 // check that a client waits as GitHub asks.
 type Request struct {
 	Method, Path string
-	Status       int
+	// Route is the endpoint's pattern ("GET /repos/{owner}/{repo}/pulls/{number}"); RoutePermission tells
+	// what GitHub requires of an App for it.
+	Route  string
+	Status int
 	// Conditional is true when the request carried If-None-Match.
 	Conditional bool
 	// At is when the request arrived, on the fake's clock.

@@ -69,6 +69,7 @@ func validationFailed(resource, field, code, msg string) reply {
 
 func (f *Fake) handle(pattern string, kind authKind, h func(c *call) reply) {
 	f.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("X-Fake-Route", pattern)
 		f.serve(w, r, kind, h)
 	})
 }
@@ -97,7 +98,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request, kind authKind, h fu
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := &call{f: f, r: r, path: r.Header.Get("X-Fake-Original-Path")}
-	rec := Request{Method: r.Method, Path: r.URL.Path, At: f.now(), Conditional: r.Header.Get("If-None-Match") != ""}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Route: r.Header.Get("X-Fake-Route"), At: f.now(), Conditional: r.Header.Get("If-None-Match") != ""}
 	var b *budget
 	if kind != 0 {
 		key, authRep, ok := f.authenticate(c, kind)
