@@ -36,6 +36,9 @@ type MergeArgs struct {
 	Number         int    `json:"number" river:"unique"`
 	CloneURL       string `json:"clone_url,omitempty"`
 	Reason         string `json:"reason"`
+	// HeadSHA, with Number 0, asks for the open pull requests whose head is that commit (a commit status or
+	// another App's check, which name no pull request for forks): each is evaluated.
+	HeadSHA string `json:"head_sha,omitempty" river:"unique"`
 	// After names the check that asked (its head and re-run delivery): an evaluation asked for by a check
 	// that completed while an earlier evaluation was running is not folded into that one, which read the
 	// facts before the check's verdict.
@@ -311,7 +314,51 @@ type mergeWorker struct {
 }
 
 func (w *mergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error {
+	if job.Args.Number == 0 {
+		return waitOutRateLimit(w.m.evaluateHead(ctx, job.Args))
+	}
 	return waitOutRateLimit(w.m.Evaluate(ctx, job.Args))
+}
+
+// maxPullsScanned bounds the open pull requests read to find those of one head commit.
+const maxPullsScanned = 1000
+
+// evaluateHead evaluates every open pull request whose head is a.HeadSHA.
+func (m *Merger) evaluateHead(ctx context.Context, a MergeArgs) error {
+	if !isSHA(a.HeadSHA) {
+		return nil
+	}
+	gh, err := m.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
+	}
+	var numbers []int
+	opt := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
+	for scanned := 0; scanned < maxPullsScanned; {
+		prs, resp, err := gh.PullRequests.List(ctx, a.Owner, a.Repo, opt)
+		if err != nil {
+			return fmt.Errorf("listing the open pull requests of %s/%s: %w", a.Owner, a.Repo, err)
+		}
+		for _, pr := range prs {
+			if strings.EqualFold(pr.GetHead().GetSHA(), a.HeadSHA) {
+				numbers = append(numbers, pr.GetNumber())
+			}
+		}
+		scanned += len(prs)
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	var errs []error
+	for _, n := range numbers {
+		b := a
+		b.Number, b.HeadSHA = n, ""
+		if err := m.Evaluate(ctx, b); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkRecorder is what the pipeline tells the merge evaluation.

@@ -345,6 +345,7 @@ func eventHandlers() map[string]eventHandler {
 		"pull_request":              onPullRequest,
 		"check_suite":               onCheckSuite,
 		"check_run":                 onCheckRun,
+		"status":                    onStatus,
 		"pull_request_review":       onPullRequestReview,
 		"push":                      onPush,
 		"installation":              onInstallation,

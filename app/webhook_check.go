@@ -14,7 +14,7 @@ import (
 // only when they come from the same repository; fork PRs are covered by the
 // pull_request event and by the resync job.
 func onCheckSuite(ec eventContext, body []byte) (plan, error) {
-	if ec.Action != "requested" && ec.Action != "rerequested" {
+	if ec.Action != "requested" && ec.Action != "rerequested" && ec.Action != "completed" {
 		return plan{}, nil
 	}
 	var ev github.CheckSuiteEvent
@@ -24,6 +24,10 @@ func onCheckSuite(ec eventContext, body []byte) (plan, error) {
 	suite := ev.GetCheckSuite()
 	if suite == nil || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{}, nil
+	}
+	if ec.Action == "completed" {
+		// Another App's suite finished: a required check may have turned green.
+		return externalCheckPlan(ec, suite.GetHeadSHA(), suite.PullRequests, "check_suite.completed: "+suite.GetApp().GetSlug()), nil
 	}
 	var p plan
 	for _, pr := range suite.PullRequests {
@@ -37,7 +41,7 @@ func onCheckSuite(ec eventContext, body []byte) (plan, error) {
 // external_id (set when the run was created; fork PRs have no
 // pull_requests in the event); the first pull request listed is the fallback.
 func onCheckRun(ec eventContext, body []byte) (plan, error) {
-	if ec.Action != "rerequested" && ec.Action != "requested_action" {
+	if ec.Action != "rerequested" && ec.Action != "requested_action" && ec.Action != "completed" {
 		return plan{}, nil
 	}
 	var ev github.CheckRunEvent
@@ -45,7 +49,17 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 		return plan{}, fmt.Errorf("check_run event: %w", err)
 	}
 	run := ev.GetCheckRun()
-	if run == nil || !strings.HasPrefix(run.GetName(), "catalogbot/") || ec.InstallationID == 0 || ec.Owner == "" {
+	if run == nil || ec.InstallationID == 0 || ec.Owner == "" {
+		return plan{}, nil
+	}
+	ours := strings.HasPrefix(run.GetName(), "catalogbot/")
+	if ec.Action == "completed" {
+		if ours {
+			return plan{}, nil // our own runs ask for the evaluation when they complete
+		}
+		return externalCheckPlan(ec, run.GetHeadSHA(), run.PullRequests, "check_run.completed: "+run.GetName()), nil
+	}
+	if !ours {
 		return plan{}, nil
 	}
 	if run.GetName() == RebuildCheckRunName {
@@ -82,4 +96,38 @@ func rebuildRerun(ec eventContext, sha string) plan {
 // enqueueCheck is the plan for one explicit head (resync).
 func enqueueCheck(r InstalledRepo, number int, sha, reason string) []river.InsertManyParams {
 	return checkPlan(eventContext{InstallationID: r.InstallationID, Owner: r.Owner, Name: r.Name, CloneURL: r.CloneURL}, number, sha, reason, false).Jobs
+}
+
+// externalCheckPlan asks for the merge evaluation of the pull requests a check of another App (or a commit
+// status) concerns, so that a pull request merges when a required external check turns green rather than at
+// the next resync. Same-repository pull requests are named by the event; for the rest (forks) the job looks
+// up the open pull requests whose head is sha.
+func externalCheckPlan(ec eventContext, sha string, prs []*github.PullRequest, reason string) plan {
+	if !isSHA(sha) {
+		return plan{}
+	}
+	var p plan
+	for _, pr := range prs {
+		if pr.GetNumber() > 0 {
+			p.Jobs = append(p.Jobs, river.InsertManyParams{Args: MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
+				Repo: ec.Name, Number: pr.GetNumber(), CloneURL: ec.CloneURL, Reason: reason, After: "external:" + sha}})
+		}
+	}
+	if len(p.Jobs) == 0 {
+		p.Jobs = append(p.Jobs, river.InsertManyParams{Args: MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
+			Repo: ec.Name, HeadSHA: strings.ToLower(sha), CloneURL: ec.CloneURL, Reason: reason}})
+	}
+	return p
+}
+
+// onStatus: a commit status (the older API many CI systems use) changed; a required one may now pass.
+func onStatus(ec eventContext, body []byte) (plan, error) {
+	var ev github.StatusEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("status event: %w", err)
+	}
+	if ec.InstallationID == 0 || ec.Owner == "" || ev.GetState() == "pending" {
+		return plan{}, nil
+	}
+	return externalCheckPlan(ec, ev.GetSHA(), nil, "status: "+ev.GetContext()), nil
 }
