@@ -560,20 +560,7 @@ func truncateOutput(s string) string {
 }
 
 // truncateRunes keeps at most n runes of s, the last of which is suffix when cut.
-func truncateRunes(s string, n int, suffix string) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	keep := n - utf8.RuneCountInString(suffix)
-	i := 0
-	for pos := range s {
-		if i == keep {
-			return s[:pos] + suffix
-		}
-		i++
-	}
-	return s
-}
+func truncateRunes(s string, n int, suffix string) string { return checks.TruncateRunes(s, n, suffix) }
 
 // truncateBytes keeps at most n bytes of s, cut on a rune boundary.
 func truncateBytes(s string, n int) string {
@@ -604,6 +591,4 @@ func markdownInline(s string) string {
 func markdownCell(s string) string { return strings.ReplaceAll(markdownInline(s), "|", `\|`) }
 
 // markdownCode makes s safe inside a single-backtick code span.
-func markdownCode(s string) string {
-	return codeEscaper.Replace(truncateRunes(s, 500, "…"))
-}
+func markdownCode(s string) string { return checks.MarkdownCode(s) }

@@ -40,14 +40,3 @@ func BenchmarkCompleteCheckRun(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkUpgradeGraphMermaid draws a 500-entry channel with one new head.
-func BenchmarkUpgradeGraphMermaid(b *testing.B) {
-	big := chain(500)
-	after := append(append([]testEntry(nil), big...), testEntry{Name: "etcd.v2.0.0", Replaces: "etcd.v1.0.499"})
-	before, afterCat := testCatalog(b, "stable", big, nil), testCatalog(b, "stable", after, nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		UpgradeGraphMermaid(before, afterCat, "etcd", "stable")
-	}
-}

@@ -353,7 +353,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 			out[n] = append(out[n], r)
 		}
 	}
-	return out, upgradeGraphs(in), nil
+	return out, checks.UpgradeGraphs(in), nil
 }
 
 // fetchRepo brings refs of owner/repo (cloned from cloneURL as the

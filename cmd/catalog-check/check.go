@@ -162,7 +162,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	}
 	results := runner.Run(ctx, pr)
 
-	return render(stdout, stderr, o.output, results, !o.noHints, getenv)
+	return render(stdout, stderr, o.output, results, !o.noHints, getenv, checks.UpgradeGraphs(pr))
 }
 
 // pullRequestEvent is the part of GitHub's pull_request event payload we read.

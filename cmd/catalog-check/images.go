@@ -141,7 +141,7 @@ func readBoundedFile(path string, max int64) ([]byte, error) {
 }
 
 // render writes results in the chosen format and returns the exit code.
-func render(stdout, stderr io.Writer, output string, results []checks.Result, hints bool, getenv func(string) string) int {
+func render(stdout, stderr io.Writer, output string, results []checks.Result, hints bool, getenv func(string) string, graphs ...string) int {
 	switch output {
 	case "json":
 		if err := writeJSON(stdout, results); err != nil {
@@ -149,7 +149,7 @@ func render(stdout, stderr io.Writer, output string, results []checks.Result, hi
 			return exitCannotRun
 		}
 	case "github":
-		if err := writeGitHub(stdout, results, getenv); err != nil {
+		if err := writeGitHub(stdout, results, getenv, graphs...); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exitCannotRun
 		}

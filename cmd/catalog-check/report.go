@@ -55,17 +55,56 @@ func writeJSON(w io.Writer, results []checks.Result) error {
 	return enc.Encode(verdict{Conclusion: checks.Overall(results), Results: results})
 }
 
-// writeGitHub prints GitHub Actions workflow commands, one per finding, so that
-// each shows as an annotation on its line, and appends a markdown summary to
-// the file named by $GITHUB_STEP_SUMMARY when it is set.
-func writeGitHub(w io.Writer, results []checks.Result, getenv func(string) string) error {
+// GitHub shows at most this many error and warning annotations from one step (and 50 from a job); the rest
+// of a step's workflow commands are dropped without a word.
+const (
+	maxStepErrors   = 10
+	maxStepWarnings = 10
+)
+
+// writeGitHub prints GitHub Actions workflow commands so that findings show as annotations on their lines:
+// the most important within GitHub's limits (errors first, by check and position, then warnings), and a
+// notice saying how many were left out. Every finding goes into the step summary ($GITHUB_STEP_SUMMARY) as a
+// table, with the upgrade graphs of the changed channels when graphs is not empty.
+func writeGitHub(w io.Writer, results []checks.Result, getenv func(string) string, graphs ...string) error {
+	type annotated struct {
+		check string
+		f     catalog.Finding
+	}
+	var errs, warns []annotated
 	for _, r := range results {
 		for _, f := range r.Findings {
-			fmt.Fprintln(w, workflowCommand(r.Check, f))
+			switch f.Severity {
+			case catalog.SeverityError:
+				errs = append(errs, annotated{r.Check, f})
+			case catalog.SeverityIgnore:
+			default:
+				warns = append(warns, annotated{r.Check, f})
+			}
 		}
+	}
+	shown := 0
+	for _, list := range []struct {
+		items []annotated
+		max   int
+	}{{errs, maxStepErrors}, {warns, maxStepWarnings}} {
+		for i, a := range list.items {
+			if i == list.max {
+				break
+			}
+			fmt.Fprintln(w, workflowCommand(a.check, a.f))
+			shown++
+		}
+	}
+	for _, r := range results {
 		if r.Err != "" {
 			fmt.Fprintf(w, "::warning title=%s::%s\n", escapeProperty(r.Check+" could not run"), escapeData(r.Err))
 		}
+	}
+	if left := len(errs) + len(warns) - shown; left > 0 {
+		fmt.Fprintf(w, "::notice title=%s::%s\n", escapeProperty("catalogbot: more findings"), escapeData(fmt.Sprintf(
+			"%s not annotated: GitHub shows at most %d errors and %d warnings of a step. The step summary lists all %d findings.",
+			plural(left, "more finding"), maxStepErrors, maxStepWarnings, len(errs)+len(warns))))
 	}
 	path := getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
@@ -75,7 +114,7 @@ func writeGitHub(w io.Writer, results []checks.Result, getenv func(string) strin
 	if err != nil {
 		return fmt.Errorf("writing step summary: %w", err)
 	}
-	_, werr := io.WriteString(f, markdownSummary(results))
+	_, werr := io.WriteString(f, markdownSummary(results, strings.Join(graphs, "")))
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -115,17 +154,40 @@ func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
-func markdownSummary(results []checks.Result) string {
+// maxSummaryRows bounds the findings table of the step summary (GitHub takes 1 MiB of summary per step).
+const maxSummaryRows = 2000
+
+func markdownSummary(results []checks.Result, graphs string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## catalogbot: %s\n\n| check | conclusion | findings |\n|---|---|---|\n", checks.Overall(results))
 	for _, r := range results {
 		fmt.Fprintf(&b, "| %s | %s %s | %d |\n", r.Check, conclusionIcon(r.Conclusion), r.Conclusion, len(r.Findings))
 	}
 	for _, r := range results {
-		if r.Summary == "" {
+		if r.Summary == "" && len(r.Findings) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", r.Check, r.Summary)
+		if len(r.Findings) == 0 {
+			continue
+		}
+		b.WriteString("\n| where | severity | rule | finding |\n|---|---|---|---|\n")
+		for i, f := range r.Findings {
+			if i == maxSummaryRows {
+				fmt.Fprintf(&b, "\n%d more findings are not listed here; run `catalog-check check --output json` for all.\n", len(r.Findings)-i)
+				break
+			}
+			msg := strings.NewReplacer("\n", " ", "|", `\|`).Replace(f.Message)
+			if f.Hint != "" {
+				msg += "<br>Fix: " + strings.NewReplacer("\n", " ", "|", `\|`).Replace(f.Hint)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", checks.MarkdownCode(f.Position.String()), f.Severity, checks.MarkdownCode(f.Rule), msg)
+		}
+	}
+	if graphs != "" {
+		b.WriteString("\n")
+		b.WriteString(graphs)
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -1,4 +1,4 @@
-package app
+package checks
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/checks"
 )
 
 const (
@@ -20,7 +19,7 @@ const (
 // changes or removes, its upgrade graph before and after. The "before"
 // catalog is the head's blobs of the touched packages with the changed
 // blobs put back as they are in the base, so nothing more is read from git.
-func upgradeGraphs(in *checks.PullRequest) string {
+func UpgradeGraphs(in *PullRequest) string {
 	if in == nil || in.Changes == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package app
+package checks
 
 import (
 	"fmt"
@@ -299,7 +299,7 @@ func union(a, b []string) []string {
 
 // mermaidLabel shortens a bundle name and escapes it for a quoted label.
 func mermaidLabel(s string) string {
-	return mermaidText(truncateRunes(s, maxNodeLabel+len(" (not in channel)"), "…"))
+	return mermaidText(TruncateRunes(s, maxNodeLabel+len(" (not in channel)"), "…"))
 }
 
 // mermaidText escapes text for a quoted mermaid label: anything but letters,
@@ -369,12 +369,12 @@ func ChangedChannelGraphs(before, after *catalog.Catalog) string {
 		if i == maxGraphChannels {
 			rest := make([]string, 0, len(changed)-i)
 			for _, r := range changed[i:] {
-				rest = append(rest, "`"+markdownCode(r.pkg+"/"+r.channel)+"`")
+				rest = append(rest, "`"+MarkdownCode(r.pkg+"/"+r.channel)+"`")
 			}
 			fmt.Fprintf(&sb, "\nAlso changed (not drawn): %s\n", strings.Join(rest, ", "))
 			break
 		}
-		fmt.Fprintf(&sb, "\n**Package `%s`, channel `%s`**\n\n", markdownCode(k.pkg), markdownCode(k.channel))
+		fmt.Fprintf(&sb, "\n**Package `%s`, channel `%s`**\n\n", MarkdownCode(k.pkg), MarkdownCode(k.channel))
 		sb.WriteString(UpgradeGraphMermaid(before, after, k.pkg, k.channel))
 	}
 	return sb.String()

@@ -1,4 +1,4 @@
-package app
+package checks
 
 import (
 	"context"
@@ -151,5 +151,16 @@ func TestChangedChannelGraphs(t *testing.T) {
 	}
 	if got := ChangedChannelGraphs(nil, before); strings.Count(got, "```mermaid") != 1 {
 		t.Errorf("a new catalog should draw its one channel:\n%s", got)
+	}
+}
+
+// BenchmarkUpgradeGraphMermaid draws a 500-entry channel with one new head.
+func BenchmarkUpgradeGraphMermaid(b *testing.B) {
+	big := chain(500)
+	after := append(append([]testEntry(nil), big...), testEntry{Name: "etcd.v2.0.0", Replaces: "etcd.v1.0.499"})
+	before, afterCat := testCatalog(b, "stable", big, nil), testCatalog(b, "stable", after, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		UpgradeGraphMermaid(before, afterCat, "etcd", "stable")
 	}
 }

@@ -1,0 +1,28 @@
+package checks
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// TruncateRunes keeps s to n runes, the last ones replaced by suffix when it is cut.
+func TruncateRunes(s string, n int, suffix string) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	keep := n - utf8.RuneCountInString(suffix)
+	i := 0
+	for pos := range s {
+		if i == keep {
+			return s[:pos] + suffix
+		}
+		i++
+	}
+	return s
+}
+
+// MarkdownCode makes s safe inside `code` in a markdown table cell: one line, no backquote, no pipe, at
+// most 500 runes.
+func MarkdownCode(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`).Replace(TruncateRunes(s, 500, "…"))
+}
