@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -74,6 +75,20 @@ func NewMetrics() *Metrics {
 		m.apiCalls, m.rateLeft, collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// setBuildInfo exports catalogbot_build_info{version, revision, goversion} = 1, the usual way to see
+// which build each replica runs.
+func (m *Metrics) setBuildInfo(version, revision string) {
+	if version == "" {
+		version = "unknown"
+	}
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "catalogbot_build_info",
+		Help: "The running build: version, VCS revision and Go version (always 1).",
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(version, revision, runtime.Version()).Set(1)
+	m.reg.MustRegister(g)
 }
 
 // Registry is the server's registry (for tests and extra collectors).

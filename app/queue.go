@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -114,7 +115,7 @@ func OpenQueue(ctx context.Context, opt QueueOptions) (*Queue, error) {
 		log = slog.Default()
 	}
 	cfg := *opt.River
-	cfg.Logger = log.With("component", "river")
+	cfg.Logger = slog.New(shutdownQuiet{log.Handler()}).With("component", "river")
 	if opt.DatabaseURL != "" {
 		b, err := openPostgres(ctx, opt.DatabaseURL, opt.Schema, &cfg, log)
 		if err != nil {
@@ -634,3 +635,33 @@ func lockMigrations(ctx context.Context, pool *pgxpool.Pool, schema string) (unl
 		conn.Release()
 	}, nil
 }
+
+// shutdownQuiet lowers to DEBUG the errors River logs because its context was cancelled (its maintenance
+// goroutines report the shutdown itself as "Error starting transaction: context canceled"): a clean stop
+// must not end with an ERROR line that an operator would chase.
+type shutdownQuiet struct{ slog.Handler }
+
+func (h shutdownQuiet) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		cancelled := false
+		r.Attrs(func(a slog.Attr) bool {
+			if strings.Contains(a.Value.String(), context.Canceled.Error()) {
+				cancelled = true
+				return false
+			}
+			return true
+		})
+		if cancelled {
+			if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+				return nil
+			}
+			r.Level = slog.LevelDebug
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h shutdownQuiet) WithAttrs(as []slog.Attr) slog.Handler {
+	return shutdownQuiet{h.Handler.WithAttrs(as)}
+}
+func (h shutdownQuiet) WithGroup(g string) slog.Handler { return shutdownQuiet{h.Handler.WithGroup(g)} }

@@ -46,6 +46,8 @@ type Server struct {
 type ServerOption func(*serverOptions)
 
 type serverOptions struct {
+	version    string
+	revision   string
 	checks     []checks.Check
 	review     ReviewHandler
 	rebuild    RebuildHandler
@@ -59,6 +61,11 @@ type githubDeps struct {
 	reporter checkRunReporting
 	teams    func(*github.Client) policy.TeamResolver
 	recovery recoveryGitHub
+}
+
+// WithBuildInfo names the running build in the catalogbot_build_info metric.
+func WithBuildInfo(version, revision string) ServerOption {
+	return func(o *serverOptions) { o.version, o.revision = version, revision }
 }
 
 // WithChecks replaces the checks run on each pull request.
@@ -97,6 +104,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		f(&o)
 	}
 	s := &Server{cfg: cfg, log: log, metrics: NewMetrics()}
+	s.metrics.setBuildInfo(o.version, o.revision)
 
 	if o.github == nil {
 		d, err := newGitHubDeps(cfg, o.httpClient, s.metrics, log)

@@ -32,3 +32,24 @@ func TestDemo(t *testing.T) {
 		}
 	}
 }
+
+// demo -v keeps the server's logs off stdout (stdout is what GitHub would show) and a clean run ends
+// without an ERROR line (River's shutdown used to log one).
+func TestDemoVerboseIsClean(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "-v"}, &out, &errb); code != exitOK {
+		t.Fatalf("demo -v exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, "level=") || strings.HasPrefix(l, `{"time"`) {
+			t.Errorf("a log line on stdout: %s", l)
+			break
+		}
+	}
+	if strings.Contains(errb.String(), "level=ERROR") || strings.Contains(errb.String(), `"level":"ERROR"`) {
+		t.Errorf("demo -v logged an ERROR:\n%s", errb.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 
 	"github.com/spf13/pflag"
 
@@ -46,7 +47,7 @@ func serve(ctx context.Context, configPath string, stderr io.Writer, getenv func
 		fmt.Fprintf(stderr, "catalogbot serve: configuration: %v\n", err)
 		return exitCannotRun
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: durationsAsText}))
 	// The catalog image rebuild on pushes to the default branch; a repository
 	// whose policy names no image gets no build.
 	rebuild, err := app.NewRebuilder(cfg, log)
@@ -54,7 +55,7 @@ func serve(ctx context.Context, configPath string, stderr io.Writer, getenv func
 		log.Error("cannot start", "err", err)
 		return exitCannotRun
 	}
-	srv, err := app.NewServer(ctx, cfg, log, app.WithRebuildHandler(rebuild))
+	srv, err := app.NewServer(ctx, cfg, log, app.WithRebuildHandler(rebuild), app.WithBuildInfo(buildVersion(), buildRevision()))
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitCannotRun
@@ -73,4 +74,28 @@ func serve(ctx context.Context, configPath string, stderr io.Writer, getenv func
 		return exitFail
 	}
 	return exitOK
+}
+
+// durationsAsText writes durations in JSON logs as Go prints them ("1.5s"), not as integer nanoseconds,
+// which log tools read as plain numbers.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.String(a.Key, a.Value.Duration().String())
+	}
+	return a
+}
+
+// buildRevision is the commit stamped at build time, else the one Go recorded.
+func buildRevision() string {
+	if revision != "" {
+		return revision
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,6 +86,15 @@ func TestServeStartsAndStops(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
 		}
 	}
+	mresp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if !strings.Contains(string(metrics), `catalogbot_build_info{goversion="go`) || !strings.Contains(string(metrics), `version="`+buildVersion()+`"`) {
+		t.Errorf("/metrics has no catalogbot_build_info naming the version %q", buildVersion())
+	}
 	body := []byte(`{"zen":"Keep it logically awesome."}`)
 	req, _ := http.NewRequest(http.MethodPost, base+"/webhook", bytes.NewReader(body))
 	req.Header.Set("X-Hub-Signature-256", app.Sign([]byte("topsecret-2"), body))
@@ -158,5 +169,15 @@ func TestServeRefusesBadConfig(t *testing.T) {
 	var stderr lockedBuffer
 	if code := run(context.Background(), []string{"frobnicate"}, &stderr, &stderr); code != exitCannotRun {
 		t.Errorf("unknown command: exit %d, want 2", code)
+	}
+}
+
+// Durations in the JSON logs are text ("1.5s"), not integer nanoseconds.
+func TestLogDurationsAsText(t *testing.T) {
+	var b bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&b, &slog.HandlerOptions{ReplaceAttr: durationsAsText}))
+	log.Info("done", "took", 1500*time.Millisecond)
+	if !strings.Contains(b.String(), `"took":"1.5s"`) {
+		t.Errorf("log line %s, want took as \"1.5s\"", b.String())
 	}
 }
