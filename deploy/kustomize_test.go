@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -245,7 +246,7 @@ func TestKustomizationsUseNoDeprecatedFields(t *testing.T) {
 }
 
 func TestOverlaysRender(t *testing.T) {
-	common := []string{"ConfigMap/catalogbot-config", "Deployment/catalogbot", "Service/catalogbot", "Service/catalogbot-metrics", "ServiceAccount/catalogbot"}
+	common := []string{"ConfigMap/catalogbot-config", "Deployment/catalogbot", "NetworkPolicy/catalogbot", "Service/catalogbot", "Service/catalogbot-metrics", "ServiceAccount/catalogbot"}
 	tests := []struct {
 		dir          string
 		extra        []string
@@ -651,6 +652,62 @@ func TestSetupGuideImageOverride(t *testing.T) {
 		objs, _ := render(t, overlay)
 		if img := deployment(t, objs).Template.Spec.Containers[0].Image; strings.Contains(img, ":latest") || (strings.Contains(img, "/") && !strings.Contains(img, "@sha256:")) {
 			t.Errorf("%s renders image %q: a default must be a digest, or the placeholder that never pulls", overlay, img)
+		}
+	}
+}
+
+// TestNetworkPolicy: the policy selects the catalogbot pods, lets in the port the container serves on, and
+// lets out DNS, HTTPS (GitHub, registries) and PostgreSQL.
+func TestNetworkPolicy(t *testing.T) {
+	for _, overlay := range []string{"overlays/single", "overlays/ha"} {
+		objs, _ := render(t, overlay)
+		var np struct {
+			PodSelector struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"podSelector"`
+			PolicyTypes []string `json:"policyTypes"`
+			Ingress     []struct {
+				Ports []struct {
+					Port any `json:"port"`
+				} `json:"ports"`
+			} `json:"ingress"`
+			Egress []struct {
+				Ports []struct {
+					Port     any    `json:"port"`
+					Protocol string `json:"protocol"`
+				} `json:"ports"`
+			} `json:"egress"`
+		}
+		if err := json.Unmarshal(one(t, objs, "NetworkPolicy", "catalogbot").Spec, &np); err != nil {
+			t.Fatal(err)
+		}
+		d := deployment(t, objs)
+		for k, v := range np.PodSelector.MatchLabels {
+			if d.Template.Metadata.Labels[k] != v {
+				t.Errorf("%s: the NetworkPolicy selects %s=%s, which the pods do not carry", overlay, k, v)
+			}
+		}
+		ports := map[string]bool{}
+		for _, p := range d.Template.Spec.Containers[0].Ports {
+			ports[p.Name] = true
+		}
+		for _, in := range np.Ingress {
+			for _, p := range in.Ports {
+				if name, ok := p.Port.(string); ok && !ports[name] {
+					t.Errorf("%s: ingress names port %q, which the container does not have", overlay, name)
+				}
+			}
+		}
+		out := map[string]bool{}
+		for _, e := range np.Egress {
+			for _, p := range e.Ports {
+				out[fmt.Sprint(p.Port)+"/"+p.Protocol] = true
+			}
+		}
+		for _, want := range []string{"53/UDP", "443/TCP", "5432/TCP"} {
+			if !out[want] {
+				t.Errorf("%s: egress lacks %s", overlay, want)
+			}
 		}
 	}
 }

@@ -217,18 +217,63 @@ func build(base v1.Image, bin []byte, o options) (v1.Image, error) {
 	cfg.User = nonRootUser
 	cfg.Entrypoint = []string{binaryPath}
 	cfg.Cmd = []string{"serve"}
-	cfg.WorkingDir = "/"
+	// What the Dockerfile's final stage sets, so both images run the same way.
+	cfg.WorkingDir = dataDir
+	cfg.Env = append(withoutEnv(cfg.Env, "CATALOGBOT_DATA_DIR", "CATALOGBOT_GIT_CACHE_DIR"),
+		"CATALOGBOT_DATA_DIR="+dataDir, "CATALOGBOT_GIT_CACHE_DIR="+gitCacheDir)
+	cfg.ExposedPorts = map[string]struct{}{"8080/tcp": {}}
 	return mutate.Config(img, *cfg)
 }
 
-// binaryLayer is a tar of the directories down to the binary and the binary
-// itself, owned by root, mode 0755, stamped with mtime.
+// The directories the server writes to, as the Dockerfile makes them: the data and git cache directories
+// owned by the runtime user, /tmp open to all with the sticky bit. In Kubernetes they are volumes.
+const (
+	dataDir     = "/var/lib/catalogbot"
+	gitCacheDir = "/var/cache/catalogbot/git"
+)
+
+// withoutEnv drops the variables named from env (KEY=value entries).
+func withoutEnv(env []string, names ...string) []string {
+	var out []string
+	for _, e := range env {
+		k, _, _ := strings.Cut(e, "=")
+		keep := true
+		for _, n := range names {
+			keep = keep && k != n
+		}
+		if keep {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// binaryLayer is a tar of the writable directories, the directories down to
+// the binary and the binary itself (owned by root, mode 0755), stamped with mtime.
 func binaryLayer(bin []byte, mtime time.Time) (v1.Layer, error) {
 	if mtime.IsZero() {
 		mtime = time.Unix(0, 0)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	uid, gid := 65532, 65532
+	for _, d := range []struct {
+		name     string
+		mode     int64
+		uid, gid int
+	}{
+		{"tmp/", 0o1777, 0, 0},
+		{"var/", 0o755, 0, 0},
+		{"var/cache/", 0o755, 0, 0},
+		{"var/cache/catalogbot/", 0o755, uid, gid},
+		{"var/lib/", 0o755, 0, 0},
+		{"var/lib/catalogbot/", 0o755, uid, gid},
+	} {
+		h := &tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, Uid: d.uid, Gid: d.gid, ModTime: mtime, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+	}
 	dirs := strings.Split(strings.TrimPrefix(binaryPath, "/"), "/")
 	for i := 1; i < len(dirs); i++ {
 		h := &tar.Header{Typeflag: tar.TypeDir, Name: strings.Join(dirs[:i], "/") + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}

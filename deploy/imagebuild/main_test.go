@@ -4,11 +4,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,8 +154,51 @@ func checkImage(t *testing.T, img v1.Image, wantBinary string) {
 			}
 		}
 	}
-	if got, want := strings.Join(names, " "), "usr/ usr/local/ usr/local/bin/ usr/local/bin/catalogbot"; got != want {
+	if got, want := strings.Join(names, " "), "tmp/ var/ var/cache/ var/cache/catalogbot/ var/lib/ var/lib/catalogbot/ usr/ usr/local/ usr/local/bin/ usr/local/bin/catalogbot"; got != want {
 		t.Errorf("layer entries = %s, want %s", got, want)
+	}
+	checkLikeDockerfile(t, cf.Config)
+}
+
+// checkLikeDockerfile compares the image's runtime settings with what the Dockerfile's final stage declares
+// (USER, WORKDIR, ENV, EXPOSE, ENTRYPOINT, CMD), so the two ways of building give images that run alike.
+func checkLikeDockerfile(t *testing.T, c v1.Config) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := strings.ReplaceAll(string(raw), "\\\n", " ")
+	final := df[strings.LastIndex(df, "\nFROM "):]
+	directive := func(name string) string {
+		for _, l := range strings.Split(final, "\n") {
+			if rest, ok := strings.CutPrefix(l, name+" "); ok {
+				return strings.TrimSpace(rest)
+			}
+		}
+		return ""
+	}
+	if got, want := c.User, directive("USER"); got != want {
+		t.Errorf("user = %q, the Dockerfile says %q", got, want)
+	}
+	if got, want := c.WorkingDir, directive("WORKDIR"); got != want {
+		t.Errorf("working directory = %q, the Dockerfile says %q", got, want)
+	}
+	for _, kv := range strings.Fields(directive("ENV")) {
+		if !slices.Contains(c.Env, kv) {
+			t.Errorf("env %v lacks the Dockerfile's %s", c.Env, kv)
+		}
+	}
+	if port := directive("EXPOSE"); port != "" {
+		if _, ok := c.ExposedPorts[port+"/tcp"]; !ok {
+			t.Errorf("exposed ports %v lack the Dockerfile's %s", c.ExposedPorts, port)
+		}
+	}
+	if got, want := fmt.Sprintf("%q", c.Entrypoint), strings.ReplaceAll(directive("ENTRYPOINT"), ",", " "); got != want {
+		t.Errorf("entrypoint %s, the Dockerfile says %s", got, want)
+	}
+	if got, want := fmt.Sprintf("%q", c.Cmd), strings.ReplaceAll(directive("CMD"), ",", " "); got != want {
+		t.Errorf("cmd %s, the Dockerfile says %s", got, want)
 	}
 }
 
