@@ -47,11 +47,20 @@ func Validate(c *Catalog, opt ValidateOptions) []Finding {
 			out = append(out, f)
 		}
 	}
+	// A file that did not read whole (a syntax error, a refused blob) stops opm at that error; the blobs it
+	// lost would only make the model rules report their absence. So a package with a blob in such a file
+	// is not judged by the model rules: the load finding is the one thing to fix, not a cascade.
+	broken := map[string]bool{}
+	for _, f := range c.LoadFindings {
+		if f.Severity == SeverityError && f.File != "" && stopsReading(f.Rule) {
+			broken[f.File] = true
+		}
+	}
 	var todo []*Package
 	wide := newValidator(c)
 	for _, p := range c.Packages {
 		wide.packageDuplicates(p)
-		if want == nil || want[p.Name] || p.Name == "" {
+		if (want == nil || want[p.Name] || p.Name == "") && !inBrokenFile(p, broken) {
 			todo = append(todo, p)
 		}
 	}
@@ -92,6 +101,43 @@ func Validate(c *Catalog, opt ValidateOptions) []Finding {
 	}
 	SortFindings(out)
 	return out
+}
+
+// stopsReading says whether a load rule leaves the rest of its file (or document) unread: a syntax error,
+// a file or document over a bound. Rules about one value of a blob that was read are not among them.
+func stopsReading(rule string) bool {
+	switch rule {
+	case ruleLoadYAMLSyntax, ruleLoadJSONSyntax, ruleLoadYAMLSeparator, ruleLoadFileTooLarge,
+		ruleLoadTooManyDocs, ruleLoadTooDeep, ruleLoadAliasExpansion:
+		return true
+	}
+	return false
+}
+
+// inBrokenFile reports whether any blob of p is in one of the files that did not read whole.
+func inBrokenFile(p *Package, broken map[string]bool) bool {
+	if len(broken) == 0 {
+		return false
+	}
+	if p.Declared && broken[p.Pos.File] {
+		return true
+	}
+	for _, ch := range p.Channels {
+		if broken[ch.Pos.File] {
+			return true
+		}
+	}
+	for _, b := range p.Bundles {
+		if broken[b.Pos.File] {
+			return true
+		}
+	}
+	for _, d := range p.Deprecations {
+		if broken[d.Pos.File] {
+			return true
+		}
+	}
+	return false
 }
 
 func newValidator(c *Catalog) *validator {
