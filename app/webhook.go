@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks"
 	"hash"
 	"io"
 	"log/slog"
@@ -290,7 +291,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "stored, nothing to do\n")
 		return
 	}
-	fmt.Fprintf(w, "stored, %d job(s) queued\n", len(p.Jobs))
+	fmt.Fprintf(w, "stored, %s queued\n", checks.Count(len(p.Jobs), "job", "jobs"))
 }
 
 // validHeaderToken bounds the delivery id and event name: printable ASCII

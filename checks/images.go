@@ -191,7 +191,7 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	default:
 		res.Title = "Image problems"
 	}
-	res.Summary = fmt.Sprintf("%d image reference(s) in the bundles this pull request adds or changes; %d distinct reference(s) were looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
-		len(refs), asked)
+	res.Summary = fmt.Sprintf("%s in the bundles this pull request adds or changes; %s looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
+		Count(len(refs), "image reference", "image references"), Count(asked, "distinct reference was", "distinct references were"))
 	return res, nil
 }

@@ -102,10 +102,10 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		res.Summary = "No released bundle or channel entry was modified or removed."
 	case res.Conclusion == Success:
 		res.Title = "Released content changed by a maintainer"
-		res.Summary = fmt.Sprintf("@%s is a maintainer, so changes to released content are warnings. %d change(s) are annotated.", pr.Author, len(fs))
+		res.Summary = fmt.Sprintf("@%s is a maintainer, so changes to released content are warnings. %s annotated.", pr.Author, Count(len(fs), "change is", "changes are"))
 	default:
 		res.Title = "Released content was changed"
-		res.Summary = fmt.Sprintf("%d change(s) to released content are annotated. Bundles on the base branch are released: fix a bundle by publishing a new version with an upgrade edge from it.", len(fs))
+		res.Summary = fmt.Sprintf("%s to released content annotated. Bundles on the base branch are released: fix a bundle by publishing a new version with an upgrade edge from it.", Count(len(fs), "change", "changes"))
 	}
 	return res, nil
 }

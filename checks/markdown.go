@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,4 +26,12 @@ func TruncateRunes(s string, n int, suffix string) string {
 // most 500 runes.
 func MarkdownCode(s string) string {
 	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`).Replace(TruncateRunes(s, 500, "…"))
+}
+
+// Count writes n with its noun: "1 error", "3 errors" (many is the plural form).
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -47,7 +47,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		verdict := "valid"
 		if errs > 0 {
-			verdict = fmt.Sprintf("**invalid**: %d error(s)", errs)
+			verdict = "**invalid**: " + Count(errs, "error", "errors")
 		}
 		fmt.Fprintf(&b, "- `%s`: %s (packages checked: %s)\n", cc.Root, verdict, quoteList(nonEmpty(pkgs)))
 	}

@@ -109,7 +109,7 @@ func runImages(ctx context.Context, dirs []string, policyFile string, o checkOpt
 	found, unverified, asked := checks.CheckImageRefs(ctx, reg, rules, refs)
 	catalog.SortFindings(found)
 	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Conclude(found, unverified),
-		Summary: fmt.Sprintf("%d image reference(s), %d distinct reference(s) looked up.", len(refs), asked)}
+		Summary: fmt.Sprintf("%s, %s looked up.", checks.Count(len(refs), "image reference", "image references"), checks.Count(asked, "distinct reference", "distinct references"))}
 	return render(stdout, stderr, o.output, []checks.Result{res}, true, getenv)
 }
 

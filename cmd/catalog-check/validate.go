@@ -153,6 +153,6 @@ func writeValidateText(w io.Writer, sum catalogSummary, findings []catalog.Findi
 	if !sum.Valid {
 		verdict = "INVALID"
 	}
-	fmt.Fprintf(w, "%s: %s: %d packages, %d bundles; %d errors, %d warnings\n",
-		sum.Dir, verdict, sum.Packages, sum.Bundles, sum.Errors, sum.Warnings)
+	fmt.Fprintf(w, "%s: %s: %s, %s; %s, %s\n", sum.Dir, verdict,
+		plural(sum.Packages, "package"), plural(sum.Bundles, "bundle"), plural(sum.Errors, "error"), plural(sum.Warnings, "warning"))
 }

@@ -27,7 +27,7 @@ func TestRunValidate(t *testing.T) {
 		{"no hints", []string{"--no-hints", stranded}, exitFail,
 			[]string{"channel.stranded"}, []string{"hint:"}},
 		{"quiet", []string{"-q", stranded}, exitFail,
-			[]string{"INVALID: 1 packages, 3 bundles; 1 errors, 0 warnings"}, []string{"channel.stranded:", "hint:"}},
+			[]string{"INVALID: 1 package, 3 bundles; 1 error, 0 warnings"}, []string{"channel.stranded:", "hint:"}},
 		{"warnings pass", []string{warnOnly}, exitPass,
 			[]string{"bundle.csv-mismatch: warning: the embedded"}, nil},
 		{"each dir on its own", []string{sample, stranded}, exitFail,
