@@ -138,6 +138,25 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	return p.docs, p.findings
 }
 
+// ParseDocuments reads a YAML or JSON stream as opm's reader does (same syntax, bounds and line handling)
+// into objects with positions, without the rules of catalog blobs: for Kubernetes manifests and bundle
+// metadata. A document that is not an object is a finding.
+func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	lim = lim.withDefaults()
+	if int64(len(data)) > lim.MaxFileSize {
+		return nil, []Finding{newLoadFinding(ruleLoadFileTooLarge, name,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize))}
+	}
+	p := newFileParser(name, string(data), lim)
+	p.plain = true
+	p.parse()
+	compactStrings(p.docs, p.src, len(p.src), false)
+	return p.docs, p.findings
+}
+
 // fileParser holds the state of parsing one file.
 type fileParser struct {
 	name string
@@ -145,10 +164,13 @@ type fileParser struct {
 	lim  Limits
 	// aliasValues counts the values aliases produced in the whole file.
 	aliasValues int
-	docs        []Doc
-	findings    []Finding
-	cols        columnCache
-	slabs       valueSlabs
+	// plain: the documents are not catalog blobs (Kubernetes manifests, bundle metadata): no schema,
+	// package or name rules.
+	plain    bool
+	docs     []Doc
+	findings []Finding
+	cols     columnCache
+	slabs    valueSlabs
 	// Scratch stacks the parsers reuse from one document to the next (each
 	// document leaves them empty and cleared).
 	fieldStack []Field
@@ -226,6 +248,10 @@ func (p *fileParser) addDoc(v Value) {
 		return
 	}
 	d := Doc{Pos: Position{File: p.name, Line: int(v.Line), Column: int(v.Col)}, Value: v}
+	if p.plain {
+		p.docs = append(p.docs, d)
+		return
+	}
 	p.checkFoldedKeys(&d.Value)
 	fields := d.Value.Fields()
 	for i := range fields {

@@ -40,6 +40,7 @@ func commands(e env) []cli.Command {
 		crdDiffCommand(),
 		imagesCommand(e),
 		checkCommand(e),
+		bundleCommand(e),
 		rulesCommand(),
 	}
 }

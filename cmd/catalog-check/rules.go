@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/crd"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
@@ -40,6 +41,12 @@ func ruleGroups() []ruleGroup {
 				"A repository may change their severity under `crdSafety.overrides` in `.catalogbot.yaml`.",
 			Rules: crd.Rules(),
 			Notes: crd.PreflightNotes(),
+		},
+		{
+			Package: "catalog/bundle", Title: "Bundle directories",
+			About: "Reported by `catalog-check bundle validate` for registry+v1 bundle directories " +
+				"(`manifests/` and `metadata/annotations.yaml`). They follow what opm refuses when it loads a bundle.",
+			Rules: bundle.Rules(),
 		},
 		{
 			Package: "checks", Title: "Pull request checks",

@@ -1,0 +1,203 @@
+package bundle
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+const goodAnnotations = `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: etcd
+  operators.operatorframework.io.bundle.channels.v1: alpha,stable
+  operators.operatorframework.io.bundle.channel.default.v1: stable
+`
+
+const goodCSV = `apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: etcdoperator.v0.9.4
+spec:
+  version: 0.9.4
+  customresourcedefinitions:
+    owned:
+      - name: etcdclusters.etcd.database.coreos.com
+        version: v1beta2
+        kind: EtcdCluster
+`
+
+const goodCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: etcdclusters.etcd.database.coreos.com
+spec:
+  group: etcd.database.coreos.com
+  names: {kind: EtcdCluster, plural: etcdclusters}
+  scope: Namespaced
+  versions:
+    - name: v1beta2
+      served: true
+      storage: true
+`
+
+func goodBundle() fstest.MapFS {
+	return fstest.MapFS{
+		"metadata/annotations.yaml":   {Data: []byte(goodAnnotations)},
+		"manifests/etcd.csv.yaml":     {Data: []byte(goodCSV)},
+		"manifests/etcdclusters.yaml": {Data: []byte(goodCRD)},
+	}
+}
+
+func load(t *testing.T, fsys fstest.MapFS) (*Bundle, []catalog.Finding) {
+	t.Helper()
+	b, fs, err := Load(context.Background(), fsys, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, fs
+}
+
+func TestLoadGoodBundle(t *testing.T) {
+	b, fs := load(t, goodBundle())
+	if len(fs) != 0 {
+		t.Fatalf("findings = %v, want none", fs)
+	}
+	if b.Package != "etcd" || strings.Join(b.Channels, ",") != "alpha,stable" || b.DefaultChannel != "stable" {
+		t.Errorf("package %q channels %q default %q", b.Package, b.Channels, b.DefaultChannel)
+	}
+	if b.CSV == nil || b.CSV.Name != "etcdoperator.v0.9.4" || len(b.CRDs) != 1 {
+		t.Errorf("CSV %+v, %d CRDs", b.CSV, len(b.CRDs))
+	}
+	if p := b.AnnotationPos[AnnotationPackage]; p.File != "metadata/annotations.yaml" || p.Line != 5 {
+		t.Errorf("package annotation at %v, want metadata/annotations.yaml:5", p)
+	}
+}
+
+// Each broken bundle gives its rule at its place.
+func TestLoadFindings(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(fstest.MapFS)
+		rule   string
+		where  string // file:line
+		substr string
+	}{
+		{"helm mediatype", func(m fstest.MapFS) {
+			m["metadata/annotations.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodAnnotations, "registry+v1", "helm", 1))}
+		}, ruleMediaType, "metadata/annotations.yaml:2", "helm"},
+		{"no package annotation", func(m fstest.MapFS) {
+			m["metadata/annotations.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodAnnotations, "  operators.operatorframework.io.bundle.package.v1: etcd\n", "", 1))}
+		}, ruleAnnotationMissing, "metadata/annotations.yaml:1", "package"},
+		{"empty channels", func(m fstest.MapFS) {
+			m["metadata/annotations.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodAnnotations, "alpha,stable", `""`, 1))}
+		}, ruleAnnotationEmpty, "metadata/annotations.yaml:6", "channel"},
+		{"two CSVs", func(m fstest.MapFS) {
+			m["manifests/z.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "v0.9.4", "v0.9.5", 1))}
+		}, ruleCSVCount, "manifests/z.csv.yaml:1", "second"},
+		{"no CSV", func(m fstest.MapFS) { delete(m, "manifests/etcd.csv.yaml") }, ruleCSVCount, "manifests:0", "no ClusterServiceVersion"},
+		{"owned CRD missing", func(m fstest.MapFS) { delete(m, "manifests/etcdclusters.yaml") }, ruleOwnedCRDMissing, "manifests/etcd.csv.yaml:9", "etcdclusters"},
+		{"unsupported kind", func(m fstest.MapFS) {
+			m["manifests/deploy.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")}
+		}, ruleUnsupportedKind, "manifests/deploy.yaml:1", "Deployment"},
+		{"two objects in a file", func(m fstest.MapFS) {
+			m["manifests/etcdclusters.yaml"] = &fstest.MapFile{Data: []byte(goodCRD + "---\n" + goodCRD)}
+		}, ruleManifestMulti, "manifests/etcdclusters.yaml:14", "only the first"},
+		{"yaml syntax", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: [\n")}
+		}, "load.yaml-syntax", "manifests/etcd.csv.yaml:", ""},
+		{"unknown dependency", func(m fstest.MapFS) {
+			m["metadata/dependencies.yaml"] = &fstest.MapFile{Data: []byte("dependencies:\n  - type: olm.gvk\n    value: {group: a, kind: B, version: v1}\n  - type: olm.magic\n    value: 1\n")}
+		}, ruleDependencyType, "metadata/dependencies.yaml:4", "olm.magic"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := goodBundle()
+			tc.edit(m)
+			_, fs := load(t, m)
+			var got []string
+			found := false
+			for _, f := range fs {
+				where := f.File + ":" + itoa(f.Line)
+				got = append(got, f.Rule+" "+where+" "+f.Message)
+				if f.Rule == tc.rule && strings.HasPrefix(where, tc.where) && strings.Contains(f.Message, tc.substr) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s at %s mentioning %q; findings:\n%s", tc.rule, tc.where, tc.substr, strings.Join(got, "\n"))
+			}
+		})
+	}
+	if _, _, err := Load(context.Background(), fstest.MapFS{"README.md": {Data: []byte("x")}}, Limits{}); err != ErrNotABundle {
+		t.Errorf("Load(no bundle) error = %v, want ErrNotABundle", err)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}
+
+// TestLoadRealBundles reads every bundle directory of the shared test data (the community repository's, as
+// published): each loads with no error finding.
+func TestLoadRealBundles(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
+	if len(anns) == 0 {
+		t.Skipf("the shared test data is absent (%s); real bundles not read", root)
+	}
+	sort.Strings(anns)
+	bad := 0
+	for _, a := range anns {
+		dir := filepath.Dir(filepath.Dir(a))
+		b, fs, err := Load(context.Background(), os.DirFS(dir), Limits{})
+		if err != nil {
+			t.Errorf("%s: %v", dir, err)
+			continue
+		}
+		for _, f := range fs {
+			if f.Severity == catalog.SeverityError {
+				bad++
+				t.Errorf("%s: %s", dir, f)
+			}
+		}
+		if b.CSV == nil || b.Package == "" {
+			t.Errorf("%s: no CSV or package", dir)
+		}
+	}
+	t.Logf("%d bundle directories read, %d error findings", len(anns), bad)
+}
+
+// FuzzLoad: any annotations and CSV bytes give findings with a file and a line, never a panic.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte(goodAnnotations), []byte(goodCSV))
+	f.Add([]byte("annotations: [1, 2]\n"), []byte("kind: ClusterServiceVersion\n"))
+	f.Add([]byte("{}"), []byte("---\n---\n"))
+	f.Fuzz(func(t *testing.T, ann, csv []byte) {
+		m := goodBundle()
+		m["metadata/annotations.yaml"] = &fstest.MapFile{Data: ann}
+		m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: csv}
+		_, fs, err := Load(context.Background(), m, Limits{Parse: catalog.Limits{MaxDepth: 50, MaxAliasExpansion: 1000}})
+		if err != nil {
+			t.Fatalf("Load error %v for a bundle that is there", err)
+		}
+		for _, fd := range fs {
+			if fd.Rule == "" || fd.File == "" || fd.Message == "" {
+				t.Fatalf("finding lacks rule, file or message: %#v", fd)
+			}
+		}
+	})
+}

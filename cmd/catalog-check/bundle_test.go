@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeBundle(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const bundleAnnotations = "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: etcd\n  operators.operatorframework.io.bundle.channels.v1: stable\n"
+
+const bundleCSV = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcdoperator.v1.0.0\nspec:\n  version: 1.0.0\n"
+
+func TestBundleValidateCommand(t *testing.T) {
+	good := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": bundleCSV})
+	bad := writeBundle(t, map[string]string{"metadata/annotations.yaml": strings.Replace(bundleAnnotations, "registry+v1", "helm", 1), "manifests/csv.yaml": bundleCSV})
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), append([]string{"bundle", "validate"}, args...), &out, &errb, env{getenv: func(string) string { return "" }})
+		return code, out.String(), errb.String()
+	}
+	if code, out, errs := run(good); code != exitPass || !strings.Contains(out, "valid: package etcd, etcdoperator.v1.0.0") {
+		t.Errorf("valid bundle: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ := run(good, bad)
+	if code != exitFail || !strings.Contains(out, filepath.Join(bad, "metadata", "annotations.yaml")+":2:") || !strings.Contains(out, "bundle.mediatype") {
+		t.Errorf("invalid bundle: exit %d, want 1 and bundle.mediatype at annotations.yaml:2\n%s", code, out)
+	}
+	if code, _, errs := run(t.TempDir()); code != exitCannotRun || !strings.Contains(errs, "not a bundle directory") {
+		t.Errorf("empty directory: exit %d, want 2 saying it is not a bundle\n%s", code, errs)
+	}
+	code, out, _ = run("--output", "json", bad)
+	var reps []bundleReport
+	if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 1 || reps[0].Valid || reps[0].Findings[0].Rule != "bundle.mediatype" {
+		t.Errorf("json = %s (%v), exit %d", out, err, code)
+	}
+}
