@@ -24,6 +24,7 @@ func bundleCommand(e env) cli.Command {
 		Short: "commands on registry+v1 bundle directories (manifests/ and metadata/)",
 		Commands: []cli.Command{
 			bundleValidateCommand(e),
+			bundleRenderCommand(),
 		},
 	}
 }
@@ -156,4 +157,58 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+func bundleRenderCommand() cli.Command {
+	var image string
+	return cli.Command{
+		Use:   "render DIR --image REF",
+		Short: "print the olm.bundle blob opm render makes of a bundle directory",
+		Long: `Prints, as JSON, the olm.bundle blob opm render makes of the bundle directory DIR once it
+is built into the image REF (catalogbot build-bundle builds and pushes it): the package and
+gvk properties, required APIs and packages, the properties of metadata/properties.yaml and
+the CSV's olm.properties, one olm.bundle.object per manifest, and the related images.
+Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could not run.`,
+		Example: `  catalog-check bundle render operators/etcd/0.9.4 --image quay.io/acme/etcd-bundle:v0.9.4`,
+		Args:    cli.ExactArgs(1),
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&image, "image", "", "the bundle image reference written into the blob (required)")
+		},
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			if image == "" {
+				fmt.Fprintln(stderr, "catalog-check bundle render: --image is required (the reference the catalog will pull the bundle by)")
+				return exitCannotRun
+			}
+			dir := args[0]
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				fmt.Fprintf(stderr, "catalog-check bundle render: %s is not a directory\n", dir)
+				return exitCannotRun
+			}
+			b, fs, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
+			if err != nil {
+				fmt.Fprintf(stderr, "catalog-check bundle render: %s: %v\n", dir, err)
+				return exitCannotRun
+			}
+			if catalog.HasErrors(fs) {
+				for _, f := range fs {
+					f.File = filepath.Join(dir, filepath.FromSlash(f.File))
+					fmt.Fprintf(stderr, "%s: %s: %s\n", f.Position, f.Rule, f.Message)
+				}
+				return exitFail
+			}
+			r, err := bundle.Render(b, image)
+			if err != nil {
+				fmt.Fprintf(stderr, "catalog-check bundle render: %s: %v\n", dir, err)
+				return exitFail
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "    ")
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(r); err != nil {
+				fmt.Fprintln(stderr, err)
+				return exitCannotRun
+			}
+			return exitPass
+		},
+	}
 }

@@ -53,3 +53,36 @@ func TestBundleValidateCommand(t *testing.T) {
 		t.Errorf("json = %s (%v), exit %d", out, err, code)
 	}
 }
+
+func TestBundleRenderCommand(t *testing.T) {
+	dir := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": bundleCSV})
+	var out, errb bytes.Buffer
+	code := runEnv(context.Background(), []string{"bundle", "render", dir, "--image", "quay.io/acme/etcd-bundle:v1.0.0"}, &out, &errb, env{getenv: func(string) string { return "" }})
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	var blob struct {
+		Schema, Name, Package, Image string
+		Properties                   []struct {
+			Type  string
+			Value json.RawMessage
+		}
+		RelatedImages []struct{ Name, Image string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &blob); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if blob.Schema != "olm.bundle" || blob.Name != "etcdoperator.v1.0.0" || blob.Package != "etcd" || blob.Image != "quay.io/acme/etcd-bundle:v1.0.0" {
+		t.Errorf("blob = %+v", blob)
+	}
+	if len(blob.Properties) != 2 || blob.Properties[0].Type != "olm.package" || strings.Join(strings.Fields(string(blob.Properties[0].Value)), "") != `{"packageName":"etcd","version":"1.0.0"}` || blob.Properties[1].Type != "olm.bundle.object" {
+		t.Errorf("properties = %+v", blob.Properties)
+	}
+	if len(blob.RelatedImages) != 1 || blob.RelatedImages[0].Image != blob.Image {
+		t.Errorf("related images = %+v, want the bundle image", blob.RelatedImages)
+	}
+	code = runEnv(context.Background(), []string{"bundle", "render", dir}, &out, &errb, env{getenv: func(string) string { return "" }})
+	if code != exitCannotRun {
+		t.Errorf("render without --image: exit %d, want 2", code)
+	}
+}
