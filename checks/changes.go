@@ -208,8 +208,13 @@ func entryNames(ch *catalog.Value) []string {
 // ChangeSet is everything a pull request changes, by content.
 type ChangeSet struct {
 	Catalogs []*CatalogChange
-	// OtherFiles changed outside every catalog root.
+	// OtherFiles changed outside every catalog root and bundle root.
 	OtherFiles []FileChange
+	// Bundles are the bundle directories changed under the policy's bundle roots; PackageFiles the other
+	// changed files of their package folders.
+	Bundles      []*BundleChange
+	PackageFiles []PackageFileChange
+	ciOwners     bundleOwners
 }
 
 // Prepare computes pr.Changes once, before the checks run. The runner calls it;
@@ -227,7 +232,11 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 		roots = append(roots, c.Path)
 	}
 	byRoot := map[string][]FileChange{}
-	for _, f := range pr.Files {
+	files, err := prepareBundles(ctx, pr, cs, pr.Files)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
 		root, ok := rootOf(roots, f.Path)
 		if !ok && f.OldPath != "" {
 			root, ok = rootOf(roots, f.OldPath)

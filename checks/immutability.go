@@ -95,6 +95,28 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 		}
 	}
+	// A bundle directory on the base branch is a released bundle: its files do not change.
+	for _, b := range pr.Changes.Bundles {
+		if b.Base == nil {
+			continue
+		}
+		name := b.Dir
+		if b.Base.CSV != nil {
+			name = b.Base.CSV.Name
+		}
+		if b.Head == nil {
+			add(ruleBundleRemoved, b.Package, catalog.Position{File: b.Files[0].Path},
+				fmt.Sprintf("released bundle %s (directory %s) was removed", name, b.Dir))
+			continue
+		}
+		for _, f := range b.Files {
+			pos := catalog.Position{File: f.Path, Line: 1}
+			if f.Status == FileDeleted {
+				pos.Line = 0
+			}
+			add(ruleBundleModified, b.Package, pos, fmt.Sprintf("%s of released bundle %s was %s; a released bundle directory does not change", f.Path, name, f.Status))
+		}
+	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case len(fs) == 0:

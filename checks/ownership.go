@@ -3,6 +3,8 @@ package checks
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -125,6 +127,56 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 					notMaintainer(site.Pos, ruleNotOwner, pkg, msg+site.Note)
 				}
 			}
+		}
+	}
+	// Bundle directories: the package their annotations declare (not their folder) decides.
+	basePackages := map[string]bool{}
+	for _, cc := range pr.Changes.Catalogs {
+		for _, p := range cc.Head.Packages {
+			if !cc.NewPackages[p.Name] {
+				basePackages[p.Name] = true
+			}
+		}
+	}
+	for _, b := range pr.Changes.Bundles {
+		pos := b.firstFile()
+		pkg := b.Package
+		if pkg == "" {
+			notMaintainer(pos, ruleNoPackage, "", fmt.Sprintf("bundle directory %s declares no package (metadata/annotations.yaml)", b.Dir))
+			continue
+		}
+		touched = append(touched, pkg)
+		_, reserved := pol.Owners(pkg)
+		existed := basePackages[pkg] || b.Base != nil || dirExists(pr.Base.FS, path.Join(b.Root.Path, pkg))
+		if !existed && !reserved && len(pr.Changes.ciOwners[pkg]) == 0 {
+			if pol.NewPackages == policy.NewPackagesAnyone {
+				added = append(added, pkg)
+				continue
+			}
+			notMaintainer(pos, ruleNewPackage, pkg, fmt.Sprintf("bundle directory %s adds the new package %q; the policy lets only maintainers add packages", b.Dir, pkg))
+			continue
+		}
+		d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author)
+		switch d {
+		case policy.Yes:
+			owned = append(owned, pkg)
+		case policy.Unresolved:
+			cannotVerify(pos, pkg, err)
+		default:
+			notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("bundle directory %s belongs to package %q (its annotations say so), which @%s does not own: %s", b.Dir, pkg, pr.Author, bundleOwnersText(pr, pkg)))
+		}
+	}
+	for _, f := range pr.Changes.PackageFiles {
+		pos := catalog.Position{File: f.File.Path}
+		// ci.yaml names the package's reviewers: only its policy owners and maintainers change it.
+		if path.Base(f.File.Path) == "ci.yaml" {
+			if d, _ := pol.IsOwner(ctx, f.Package, pr.Author, pr.Teams); d != policy.Yes {
+				notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s lists who owns package %q; only its owners in %s and maintainers may change it", f.File.Path, f.Package, policy.FileName))
+			}
+			continue
+		}
+		if d, _ := ownsBundlePackage(ctx, pr, f.Package, pr.Author); d != policy.Yes {
+			notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s is a file of package %q, which @%s does not own: %s", f.File.Path, f.Package, pr.Author, bundleOwnersText(pr, f.Package)))
 		}
 	}
 	for _, f := range pr.Files {
@@ -397,4 +449,9 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+func dirExists(fsys fs.FS, name string) bool {
+	info, err := fs.Stat(fsys, name)
+	return err == nil && info.IsDir()
 }

@@ -20,7 +20,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		return Result{}, err
 	}
 	var fs []catalog.Finding
-	var b strings.Builder
+	var b, b2 strings.Builder
 	checked := 0
 	for _, cc := range pr.Changes.Catalogs {
 		if len(cc.Files) == 0 {
@@ -51,11 +51,30 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		fmt.Fprintf(&b, "- `%s`: %s (packages checked: %s)\n", cc.Root, verdict, quoteList(nonEmpty(pkgs)))
 	}
+	for _, b := range pr.Changes.Bundles {
+		if b.Head == nil {
+			continue // removed: immutability judges that
+		}
+		checked++
+		errs := 0
+		for _, f := range b.Findings {
+			fs = append(fs, f)
+			if f.Severity == catalog.SeverityError {
+				errs++
+			}
+		}
+		verdict := "valid"
+		if errs > 0 {
+			verdict = "**invalid**: " + Count(errs, "error", "errors")
+		}
+		fmt.Fprintf(&b2, "- bundle `%s`: %s (package `%s`)\n", b.Dir, verdict, b.Package)
+	}
+	b.WriteString(b2.String())
 	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case checked == 0:
 		res.Title = "No catalog changed"
-		res.Summary = "This pull request changes no file in the catalogs declared by the policy."
+		res.Summary = "This pull request changes no file in the catalogs or bundle directories declared by the policy."
 		return res, nil
 	case res.Conclusion == Success:
 		res.Title = "Catalog is valid"

@@ -355,6 +355,7 @@ func (p *parser) parse(data []byte) *Policy {
 		"crdSafety":      func(_, v *yaml.Node) { pol.CRDSafety = p.crdSafety(v) },
 		"automerge":      func(_, v *yaml.Node) { pol.Automerge = p.automerge(v) },
 		"limits":         func(_, v *yaml.Node) { pol.Limits = p.limits(v) },
+		"bundles":        func(_, v *yaml.Node) { pol.Bundles = p.bundles(v) },
 	})
 	if r := p.deref(root); r == nil || r.Kind != yaml.MappingNode {
 		return nil
@@ -667,6 +668,47 @@ func (p *parser) crdSafety(n *yaml.Node) CRDSafety {
 		},
 	})
 	return c
+}
+
+func (p *parser) bundles(n *yaml.Node) []BundleRoot {
+	var out []BundleRoot
+	p.list(n, "bundles", func(it *yaml.Node) {
+		b := BundleRoot{Pos: Position{it.Line, it.Column}}
+		if v := p.deref(it); v == nil || v.Kind != yaml.MappingNode {
+			p.add(it, "write each entry as '- path: operators'", "each bundles entry must be a mapping with a path")
+			return
+		}
+		var havePath bool
+		p.fields(it, "a bundles entry", map[string]func(k, v *yaml.Node){
+			"path": func(_, v *yaml.Node) {
+				s, ok := p.str(v, "bundles[].path")
+				if !ok {
+					return
+				}
+				clean, err := cleanRepoPath(s)
+				if err != nil {
+					p.add(v, "write the directory of the bundle directories relative to the repository root, e.g. operators", "bundles[].path: %v", err)
+					return
+				}
+				b.Path, havePath = clean, true
+			},
+			"ownersFromCIYaml": func(_, v *yaml.Node) { b.CIYamlOwners, _ = p.boolean(v, "bundles[].ownersFromCIYaml") },
+		})
+		if !havePath {
+			if !hasKey(p.deref(it), "path") {
+				p.add(it, "add path: <directory holding <package>/<version>/ bundle directories>", "a bundles entry has no path")
+			}
+			return
+		}
+		for _, prev := range out {
+			if prev.Path == b.Path || contains(prev.Path, b.Path) || contains(b.Path, prev.Path) {
+				p.add(it, "list separate directories", "bundle root %s overlaps %s (line %d)", b.Path, prev.Path, prev.Pos.Line)
+				return
+			}
+		}
+		out = append(out, b)
+	})
+	return out
 }
 
 // maxFileBytesCeiling is the largest limits.maxFileBytes accepted: the loader's own bound.

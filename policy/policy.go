@@ -33,6 +33,30 @@ type Policy struct {
 	CRDSafety      CRDSafety
 	Automerge      Automerge
 	Limits         Limits
+	// Bundles are the roots of bundle directories (<root>/<package>/<version>/manifests and metadata).
+	Bundles []BundleRoot
+}
+
+// BundleRoot is a directory whose <package>/<version>/ subdirectories are registry+v1 bundle directories,
+// as the community catalog repositories keep them under operators/.
+type BundleRoot struct {
+	// Path is slash-separated, relative to the repository root, cleaned.
+	Path string
+	// CIYamlOwners: the reviewers listed in <root>/<package>/ci.yaml (read from the base revision) own
+	// the package too, as the community pipeline has it.
+	CIYamlOwners bool
+	Pos          Position
+}
+
+// BundleRootOf returns the bundle root that holds the repository path name, if any.
+func (p *Policy) BundleRootOf(name string) (BundleRoot, bool) {
+	name = strings.TrimPrefix(path.Clean("/"+name), "/")
+	for _, b := range p.Bundles {
+		if name == b.Path || strings.HasPrefix(name, b.Path+"/") || b.Path == "." {
+			return b, true
+		}
+	}
+	return BundleRoot{}, false
 }
 
 // DefaultMaxFileBytes is limits.maxFileBytes when the policy does not set it: four times the largest catalog file

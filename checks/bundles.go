@@ -1,0 +1,224 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// BundleChange is one bundle directory (<root>/<package>/<version>/) a pull request adds, changes or
+// removes.
+type BundleChange struct {
+	Root policy.BundleRoot
+	// Dir is the bundle directory's repository path; Folder its <package> folder's name.
+	Dir, Folder string
+	Files       []FileChange
+	// Head and Base are the bundle as read from each revision, nil where the directory is not a bundle.
+	Head, Base *bundle.Bundle
+	// Findings are the head bundle's, with repository paths.
+	Findings []catalog.Finding
+	// Package is the package the bundle's annotations declare (head, else base); "" when neither says.
+	Package string
+}
+
+// PackageFileChange is a changed file of a package folder that is not in a bundle directory
+// (<root>/<package>/ci.yaml, a Makefile, templates): its owner is the folder's package.
+type PackageFileChange struct {
+	Root    policy.BundleRoot
+	Package string
+	File    FileChange
+}
+
+// bundleOwners are, per package, the reviewers of <root>/<package>/ci.yaml in the base revision, for the
+// bundle roots whose policy says so.
+type bundleOwners map[string][]string
+
+const maxCIYamlBytes = 1 << 20
+
+// prepareBundles sorts the changed files under bundle roots into bundle directories and package files,
+// and reads the bundles of both revisions. It returns the files that are under no bundle root.
+func prepareBundles(ctx context.Context, pr *PullRequest, cs *ChangeSet, files []FileChange) ([]FileChange, error) {
+	if len(pr.Policy.Bundles) == 0 {
+		return files, nil
+	}
+	var rest []FileChange
+	byDir := map[string]*BundleChange{}
+	var dirs []string
+	for _, f := range files {
+		p := f.Path
+		root, ok := pr.Policy.BundleRootOf(p)
+		if !ok && f.OldPath != "" {
+			p = f.OldPath
+			root, ok = pr.Policy.BundleRootOf(p)
+		}
+		if !ok {
+			rest = append(rest, f)
+			continue
+		}
+		rel, _ := relTo(root.Path, p)
+		parts := strings.SplitN(rel, "/", 3)
+		switch len(parts) {
+		case 1: // a file of the root itself: no package owns it
+			rest = append(rest, f)
+		case 2:
+			cs.PackageFiles = append(cs.PackageFiles, PackageFileChange{Root: root, Package: parts[0], File: f})
+		default:
+			dir := path.Join(root.Path, parts[0], parts[1])
+			bc, ok := byDir[dir]
+			if !ok {
+				bc = &BundleChange{Root: root, Dir: dir, Folder: parts[0]}
+				byDir[dir] = bc
+				dirs = append(dirs, dir)
+			}
+			bc.Files = append(bc.Files, f)
+		}
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		bc := byDir[dir]
+		var err error
+		if bc.Head, bc.Findings, err = readBundle(ctx, pr.Head.FS, dir); err != nil {
+			return nil, fmt.Errorf("bundle %s in head: %w", dir, err)
+		}
+		if bc.Base, _, err = readBundle(ctx, pr.Base.FS, dir); err != nil {
+			return nil, fmt.Errorf("bundle %s in base: %w", dir, err)
+		}
+		switch {
+		case bc.Head != nil && bc.Head.Package != "":
+			bc.Package = bc.Head.Package
+		case bc.Base != nil:
+			bc.Package = bc.Base.Package
+		}
+		cs.Bundles = append(cs.Bundles, bc)
+	}
+	// Owners from ci.yaml, read from the base revision only.
+	cs.ciOwners = bundleOwners{}
+	for _, root := range pr.Policy.Bundles {
+		if !root.CIYamlOwners {
+			continue
+		}
+		for _, pkg := range cs.bundlePackages() {
+			data, err := readFileCapped(pr.Base.FS, path.Join(root.Path, pkg, "ci.yaml"), maxCIYamlBytes)
+			if err != nil || data == nil {
+				continue
+			}
+			docs, _ := catalog.ParseDocuments("ci.yaml", data, pr.Limits)
+			if len(docs) == 0 {
+				continue
+			}
+			if list := docs[0].Value.Get("reviewers"); list != nil {
+				for _, it := range list.Items() {
+					if it.Kind == catalog.KindString && policy.ValidLogin(it.Str()) {
+						cs.ciOwners[pkg] = append(cs.ciOwners[pkg], it.Str())
+					}
+				}
+			}
+		}
+	}
+	return rest, nil
+}
+
+// bundlePackages lists the packages the bundle changes concern (annotations and folders), sorted.
+func (cs *ChangeSet) bundlePackages() []string {
+	set := map[string]bool{}
+	for _, b := range cs.Bundles {
+		if b.Package != "" {
+			set[b.Package] = true
+		}
+		set[b.Folder] = true
+	}
+	for _, f := range cs.PackageFiles {
+		set[f.Package] = true
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readBundle reads the bundle directory dir of a revision; nil when the revision has none there.
+func readBundle(ctx context.Context, fsys fs.FS, dir string) (*bundle.Bundle, []catalog.Finding, error) {
+	if info, err := fs.Stat(fsys, dir); err != nil || !info.IsDir() {
+		return nil, nil, nil
+	}
+	sub, err := subFS(fsys, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, found, err := bundle.Load(ctx, sub, bundle.Limits{})
+	if errors.Is(err, bundle.ErrNotABundle) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range found {
+		found[i].File = path.Join(dir, found[i].File)
+		if found[i].Package == "" {
+			found[i].Package = b.Package
+		}
+	}
+	return b, found, nil
+}
+
+func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
+	info, err := fs.Stat(fsys, name)
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, nil
+	}
+	if info.Size() > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return fs.ReadFile(fsys, name)
+}
+
+// ownsBundlePackage reports whether login may change package pkg of a bundle root: a policy owner or one of
+// its ci.yaml reviewers.
+func ownsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) (policy.Decision, error) {
+	d, err := pr.Policy.IsOwner(ctx, pkg, login, pr.Teams)
+	if d == policy.Yes {
+		return d, err
+	}
+	for _, r := range pr.Changes.ciOwners[pkg] {
+		if policy.SameLogin(r, login) {
+			return policy.Yes, nil
+		}
+	}
+	return d, err
+}
+
+// bundleOwnersText names who owns pkg, for messages.
+func bundleOwnersText(pr *PullRequest, pkg string) string {
+	owners, _ := pr.Policy.Owners(pkg)
+	var names []string
+	for _, o := range owners {
+		names = append(names, "@"+strings.TrimPrefix(o.String(), "@"))
+	}
+	for _, r := range pr.Changes.ciOwners[pkg] {
+		names = append(names, "@"+r)
+	}
+	if len(names) == 0 {
+		return "it has no owners, so only maintainers may change it"
+	}
+	return "its owners are " + strings.Join(names, ", ")
+}
+
+// firstFile is where a finding about a whole bundle directory goes: its first changed file present in head.
+func (b *BundleChange) firstFile() catalog.Position {
+	for _, f := range b.Files {
+		if f.Status != FileDeleted {
+			return catalog.Position{File: f.Path, Line: 1}
+		}
+	}
+	return catalog.Position{File: b.Files[0].Path}
+}
