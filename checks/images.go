@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
@@ -177,6 +178,9 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 		}
 	}
+	for _, b := range pr.Changes.Bundles {
+		refs = append(refs, bundleDirImageRefs(b)...)
+	}
 	fs, unverified, asked := CheckImageRefs(ctx, c.Registry, pr.Policy.Images, refs)
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
@@ -194,4 +198,64 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	res.Summary = fmt.Sprintf("%s in the bundles this pull request adds or changes; %s looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
 		Count(len(refs), "image reference", "image references"), Count(asked, "distinct reference was", "distinct references were"))
 	return res, nil
+}
+
+// bundleDirImageRefs lists the images a bundle directory's CSV names: spec.relatedImages and the containers
+// (and init containers) of its deployments, each at its line in the CSV file.
+func bundleDirImageRefs(b *BundleChange) []ImageRef {
+	if b.Head == nil || b.Head.CSV == nil {
+		return nil
+	}
+	csv := b.Head.CSV
+	file := path.Join(b.Dir, csv.File)
+	var out []ImageRef
+	seen := map[string]bool{}
+	add := func(v *catalog.Value, field string) {
+		if v == nil || v.Kind != catalog.KindString || v.Str() == "" || seen[v.Str()+field] {
+			return
+		}
+		seen[v.Str()+field] = true
+		out = append(out, ImageRef{Ref: v.Str(), Pos: v.Pos(file), Package: b.Package, Bundle: csv.Name, Field: field})
+	}
+	spec := csv.Value.Get("spec")
+	if spec == nil {
+		return nil
+	}
+	if ris := spec.Get("relatedImages"); ris != nil {
+		for _, ri := range ris.Items() {
+			name := ""
+			if n := ri.Get("name"); n != nil {
+				name = n.Str()
+			}
+			add(ri.Get("image"), fmt.Sprintf("relatedImages[%s]", name))
+		}
+	}
+	install := spec.Get("install")
+	if install == nil || install.Get("spec") == nil || install.Get("spec").Get("deployments") == nil {
+		return out
+	}
+	for _, d := range install.Get("spec").Get("deployments").Items() {
+		podSpec := d.Get("spec")
+		if podSpec != nil {
+			podSpec = podSpec.Get("template")
+		}
+		if podSpec != nil {
+			podSpec = podSpec.Get("spec")
+		}
+		if podSpec == nil {
+			continue
+		}
+		for _, key := range []string{"initContainers", "containers"} {
+			if cs := podSpec.Get(key); cs != nil {
+				for _, c := range cs.Items() {
+					name := ""
+					if n := c.Get("name"); n != nil {
+						name = n.Str()
+					}
+					add(c.Get("image"), fmt.Sprintf("%s[%s]", key, name))
+				}
+			}
+		}
+	}
+	return out
 }

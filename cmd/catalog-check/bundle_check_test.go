@@ -1,6 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -73,5 +79,48 @@ func TestCheckBundlePullRequests(t *testing.T) {
 				t.Errorf("errors = %q\nwant     %q\n%s", got, tc.want, out)
 			}
 		})
+	}
+}
+
+// The images check reads a bundle directory's CSV: relatedImages and the deployment's containers, each
+// reported at its line.
+func TestCheckBundleImages(t *testing.T) {
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true}]\nmaintainers: [alice]\n")
+	write("catalogs/v4.16/.keep", "")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	files := etcdBundleFiles("1.1.0", "etcd", "registry+v1")
+	files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] = strings.ReplaceAll(bundleCSV, "1.0.0", "1.1.0") +
+		"  relatedImages:\n    - name: operand\n      image: " + host + "/acme/etcd:3.5\n" +
+		"  install:\n    strategy: deployment\n    spec:\n      deployments:\n        - name: etcd-operator\n          spec:\n            template:\n              spec:\n                containers:\n                  - name: manager\n                    image: " + host + "/acme/etcd-operator:1.1.0\n"
+	for name, body := range files {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "add")
+	head := git("rev-parse", "HEAD")
+	var out, errb bytes.Buffer
+	runEnv(context.Background(), []string{"check", "--repo", dir, "--base", base, "--head", head, "--author", "bob",
+		"--checks", "images", "--insecure-registry", host, "--output", "json"}, &out, &errb, env{getenv: func(string) string { return "" }})
+	var v verdict
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+	}
+	var got []string
+	for _, r := range v.Results {
+		for _, f := range r.Findings {
+			got = append(got, fmt.Sprintf("%s %s:%d", f.Rule, f.File, f.Line))
+		}
+	}
+	slices.Sort(got)
+	want := []string{"images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:20", "images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings = %q, want %q", got, want)
 	}
 }
