@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
 
+	blang "github.com/blang/semver/v4"
+
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/crd"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -174,6 +178,17 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 		}
 	}
+	// New bundle directories against the bundle directories of their package they upgrade from.
+	for _, bc := range pr.Changes.Bundles {
+		if bc.Head == nil || bc.Base != nil || bc.Head.CSV == nil {
+			continue
+		}
+		n, err := c.compareBundleDir(ctx, pr, bc, overrides, &fs, &b)
+		if err != nil {
+			return Result{}, err
+		}
+		compared += n
+	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
 	case res.Conclusion == Failure:
@@ -336,4 +351,133 @@ type RegistryManifests struct {
 
 func (m RegistryManifests) Manifests(ctx context.Context, image string) (map[string][]byte, error) {
 	return m.Client.Manifests(ctx, image, m.Limits)
+}
+
+// compareBundleDir compares the CRDs of a new bundle directory with those of every bundle directory of its
+// package (in the base revision) it upgrades from: the CSV's replaces, its skips, and the versions its
+// olm.skipRange annotation covers. It returns how many upgrades it compared.
+func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (int, error) {
+	csv := bc.Head.CSV.Value
+	spec := csv.Get("spec")
+	replaces, skips, skipRange := "", map[string]bool{}, ""
+	if spec != nil {
+		if r := spec.Get("replaces"); r != nil && r.Kind == catalog.KindString {
+			replaces = r.Str()
+		}
+		if sk := spec.Get("skips"); sk != nil {
+			for _, it := range sk.Items() {
+				if it.Kind == catalog.KindString {
+					skips[it.Str()] = true
+				}
+			}
+		}
+	}
+	if md := csv.Get("metadata"); md != nil {
+		if ann := md.Get("annotations"); ann != nil {
+			if sr := ann.Get("olm.skipRange"); sr != nil && sr.Kind == catalog.KindString {
+				skipRange = sr.Str()
+			}
+		}
+	}
+	var inRange func(string) bool
+	if skipRange != "" {
+		if r, err := blang.ParseRange(skipRange); err == nil {
+			inRange = func(v string) bool {
+				sv, err := blang.ParseTolerant(v)
+				return err == nil && r(sv)
+			}
+		}
+	}
+	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
+	if err != nil {
+		return 0, err
+	}
+	folder := path.Join(bc.Root.Path, bc.Folder)
+	entries, err := fs.ReadDir(pr.Base.FS, folder)
+	if err != nil {
+		return 0, nil // no earlier versions
+	}
+	compared := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := path.Join(folder, e.Name())
+		prev, _, err := readBundle(ctx, pr.Base.FS, dir)
+		if err != nil || prev == nil || prev.CSV == nil || prev.Package != bc.Package {
+			continue
+		}
+		name := prev.CSV.Name
+		prevVersion := ""
+		if ps := prev.CSV.Value.Get("spec"); ps != nil {
+			if v := ps.Get("version"); v != nil && v.Kind == catalog.KindString {
+				prevVersion = v.Str()
+			}
+		}
+		kind := ""
+		switch {
+		case name == replaces:
+			kind = "replaces"
+		case skips[name]:
+			kind = "skips"
+		case inRange != nil && inRange(prevVersion):
+			kind = "skipRange"
+		default:
+			continue
+		}
+		oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, dir, prev)
+		if err != nil {
+			return compared, err
+		}
+		compared++
+		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
+		if err != nil {
+			return compared, err
+		}
+		for _, ch := range changes {
+			if ch.Rule == crd.RuleInvalidOverride {
+				continue
+			}
+			f := ch.Finding
+			f.Package = bc.Package
+			if pos, ok := newPos[ch.CRD]; ok {
+				f.Position = pos
+			} else {
+				f.Position = bc.firstFile()
+			}
+			f.Message = fmt.Sprintf("upgrade %s → %s (%s): %s", name, bc.Head.CSV.Name, kind, ch.Message)
+			if m := ch.OLMMessage(); m != "" {
+				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
+			}
+			*found = append(*found, f)
+		}
+		verdict := "safe"
+		if crd.Unsafe(changes) {
+			verdict = "**unsafe**"
+		}
+		fmt.Fprintf(b, "- `%s` → `%s` (%s, bundle directories %s → %s): %s\n", name, bc.Head.CSV.Name, kind, dir, bc.Dir, verdict)
+	}
+	return compared, nil
+}
+
+// bundleDirCRDs parses the CRD manifests of a bundle directory, and where each CRD is.
+func bundleDirCRDs(ctx context.Context, fsys fs.FS, dir string, bnd *bundle.Bundle) ([]*crd.CRD, map[string]catalog.Position, error) {
+	var out []*crd.CRD
+	pos := map[string]catalog.Position{}
+	for _, m := range bnd.CRDs {
+		file := path.Join(dir, m.File)
+		data, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", file, err)
+		}
+		crds, _, err := crd.ParseManifestsContext(ctx, file, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range crds {
+			out = append(out, c)
+			pos[c.Name] = catalog.Position{File: file, Line: m.Pos.Line}
+		}
+	}
+	return out, pos, nil
 }

@@ -124,3 +124,51 @@ func TestCheckBundleImages(t *testing.T) {
 		t.Errorf("findings = %q, want %q", got, want)
 	}
 }
+
+func crdWithFields(fields ...string) string {
+	var props strings.Builder
+	for _, f := range fields {
+		props.WriteString("                " + f + ": {type: string}\n")
+	}
+	return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: etcdclusters.etcd.database.coreos.com\nspec:\n  group: etcd.database.coreos.com\n  names: {kind: EtcdCluster, listKind: EtcdClusterList, plural: etcdclusters, singular: etcdcluster}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec:\n              type: object\n              properties:\n" + props.String()
+}
+
+// A new bundle directory's CRDs are compared with those of the bundle directory it replaces: removing a
+// field is refused at the CRD's file, as OLM v1's preflight would refuse the upgrade.
+func TestCheckBundleCRDSafety(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true}]\nmaintainers: [alice]\n")
+	write("catalogs/v4.16/.keep", "")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	for name, body := range etcdBundleFiles("1.0.0", "etcd", "registry+v1") {
+		write(name, body)
+	}
+	write("operators/etcd/1.0.0/manifests/etcdclusters.crd.yaml", crdWithFields("size", "version"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	files := etcdBundleFiles("1.1.0", "etcd", "registry+v1")
+	files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] = strings.ReplaceAll(bundleCSV, "1.0.0", "1.1.0") + "  replaces: etcdoperator.v1.0.0\n"
+	files["operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml"] = crdWithFields("size")
+	for name, body := range files {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "drop a field")
+	head := git("rev-parse", "HEAD")
+	code, v, out := checkJSON(t, dir, base, head, "bob", "crd-safety")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d\n%s", code, exitFail, out)
+	}
+	found := false
+	for _, r := range v.Results {
+		for _, f := range r.Findings {
+			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces)") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no crd.field-removed on the new CRD for the upgrade from 1.0.0:\n%s", out)
+	}
+}
