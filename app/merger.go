@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,11 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 	if in.Changes != nil {
 		for _, cc := range in.Changes.Catalogs {
 			touched = append(touched, cc.TouchedPackages()...)
+		}
+		for _, b := range in.Changes.Bundles {
+			if b.Package != "" && !slices.Contains(touched, b.Package) {
+				touched = append(touched, b.Package)
+			}
 		}
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,

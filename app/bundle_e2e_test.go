@@ -1,0 +1,69 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
+)
+
+const bundlePolicy = `version: 1
+catalogs:
+  - path: catalogs/v4.16
+bundles:
+  - path: operators
+    ownersFromCIYaml: true
+maintainers: [maria]
+`
+
+const e2eAnnotations = `annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: etcd
+  operators.operatorframework.io.bundle.channels.v1: stable
+`
+
+func e2eBundle(version, mediatype string) map[string]string {
+	return map[string]string{
+		"operators/etcd/" + version + "/metadata/annotations.yaml": strings.Replace(e2eAnnotations, "registry+v1", mediatype, 1),
+		"operators/etcd/" + version + "/manifests/etcd.csv.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcdoperator.v" +
+			version + "\nspec:\n  version: " + version + "\n",
+	}
+}
+
+// A bundle pull request through the App: bob, a reviewer in operators/etcd/ci.yaml, adds a version whose
+// annotations are not registry+v1; ownership passes (from ci.yaml, read from the base), validation fails with
+// the annotation on the line of the mediatype.
+func TestBundlePullRequestThroughTheApp(t *testing.T) {
+	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+		files := map[string]string{".catalogbot.yaml": bundlePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase, "operators/etcd/ci.yaml": "reviewers: [bob]\n"}
+		for k, v := range e2eBundle("1.0.0", "registry+v1") {
+			files[k] = v
+		}
+		base := w.commit(files, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head := w.commit(e2eBundle("1.1.0", "helm"), "add etcd 1.1.0")
+		w.push("HEAD", "refs/pull/1/head")
+		return base, head
+	}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	runs := latestByName(e.waitRuns(t, e.headSHA, 2))
+	if own := runs["catalogbot/ownership"]; own.Conclusion != "success" {
+		t.Errorf("ownership = %s (%s), want success: bob is a ci.yaml reviewer of etcd\n%s", own.Conclusion, own.Title, own.Summary)
+	}
+	val := runs["catalogbot/validate"]
+	if val.Conclusion != "failure" {
+		t.Errorf("validate = %s, want failure", val.Conclusion)
+	}
+	found := false
+	for _, a := range val.Annotations {
+		if a.Path == "operators/etcd/1.1.0/metadata/annotations.yaml" && a.StartLine == 2 && strings.Contains(a.Message, "registry+v1") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no annotation on the mediatype line: %+v", val.Annotations)
+	}
+}
