@@ -95,6 +95,10 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	if err != nil {
 		return fmt.Errorf("local registry: %w", err)
 	}
+	operandImage, err := pushRandom(ctx, regHost+"/acme/redis:7.2")
+	if err != nil {
+		return fmt.Errorf("local registry: %w", err)
+	}
 
 	// A git server holding the catalog repository and the pull request's ref.
 	gitSrv, gitRoot, err := startGitServer(dir)
@@ -102,7 +106,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	defer gitSrv.Close()
-	base, head, err := seedDemoRepo(ctx, dir, gitRoot, regHost, oldImage, bundleImage)
+	base, head, bundleHead, err := seedDemoRepo(ctx, dir, gitRoot, regHost, oldImage, bundleImage, operandImage)
 	if err != nil {
 		return err
 	}
@@ -120,6 +124,9 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	if _, err := fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 1, Title: "etcd 1.1.0", Author: "bob", HeadRef: "etcd-1.1.0", HeadSHA: head, BaseRef: "main"}); err != nil {
+		return err
+	}
+	if _, err := fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 2, Title: "redis 1.1.0", Author: "carol", HeadRef: "redis-1.1.0", HeadSHA: bundleHead, BaseRef: "main"}); err != nil {
 		return err
 	}
 
@@ -186,6 +193,23 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	printRuns(stdout, runs, verbose)
+
+	// The second pull request adds a bundle directory, as most pull requests to the community catalogs do.
+	fmt.Fprintf(stdout, "\npull request #2 by @carol (a reviewer in operators/redis/ci.yaml) adds the bundle directory operators/redis/1.1.0 (head %s)\n", bundleHead[:7])
+	pr := payload["pull_request"].(map[string]any)
+	payload["number"] = 2
+	pr["number"], pr["user"] = 2, map[string]any{"login": "carol"}
+	pr["head"] = map[string]any{"sha": bundleHead, "ref": "redis-1.1.0"}
+	payload["sender"] = map[string]any{"login": "carol"}
+	if d, err = fake.Deliver(ctx, "pull_request", payload); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "  webhook pull_request.opened delivered: %d %s\n\n", d.StatusCode, d.Status)
+	runs, err = waitCompleted(ctx, fake, bundleHead, 4)
+	if err != nil {
+		return err
+	}
+	printRuns(stdout, runs, verbose)
 	return nil
 }
 
@@ -238,16 +262,16 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 
 // seedDemoRepo commits the sample catalog to main and the pull request to
 // refs/pull/1/head of acme/catalog.git, and returns both commits.
-func seedDemoRepo(ctx context.Context, dir, gitRoot, regHost, oldImage, newImage string) (base, head string, err error) {
+func seedDemoRepo(ctx context.Context, dir, gitRoot, regHost, oldImage, newImage, operandImage string) (base, head, bundleHead string, err error) {
 	bare := filepath.Join(gitRoot, "acme", "catalog.git")
 	work := filepath.Join(dir, "work")
 	for _, d := range []string{bare, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	if _, err := git(ctx, bare, "init", "-q", "--bare"); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	write := func(rel, body string) error {
 		p := filepath.Join(work, rel)
@@ -263,18 +287,23 @@ func seedDemoRepo(ctx context.Context, dir, gitRoot, regHost, oldImage, newImage
 catalogs:
   - path: catalogs/v4.16
 maintainers: [alice]
+bundles:
+  - path: operators
+    ownersFromCIYaml: true
 packages:
   etcd: { owners: [bob] }
 images: { allowedRegistries: [%q], requireDigest: true }
 `, regHost+"/acme/"))
 		},
+		func() error { return write("operators/redis/ci.yaml", "reviewers: [carol]\n") },
+		func() error { return writeDemoBundle(write, "1.0.0", operandImage) },
 		func() error {
 			return write("catalogs/v4.16/etcd/catalog.yaml", demoPackage("1.0.0")+demoBundle("1.0.0", oldImage, "", "size", "version"))
 		},
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
 	commit := func(msg, ref string) (string, error) {
@@ -289,18 +318,62 @@ images: { allowedRegistries: [%q], requireDigest: true }
 		}
 		return git(ctx, work, "rev-parse", "HEAD")
 	}
-	if base, err = commit("etcd 1.0.0", "refs/heads/main"); err != nil {
-		return "", "", err
+	if base, err = commit("etcd 1.0.0, redis 1.0.0", "refs/heads/main"); err != nil {
+		return "", "", "", err
 	}
 	// The pull request: etcd 1.1.0 drops the "version" field of its CRD and
 	// names a related image that was never pushed.
 	missing := regHost + "/acme/etcd-operator@sha256:" + strings.Repeat("0", 64)
 	if err := write("catalogs/v4.16/etcd/catalog.yaml", demoPackage("1.0.0", "1.1.0")+
 		demoBundle("1.0.0", oldImage, "", "size", "version")+demoBundle("1.1.0", newImage, missing, "size")); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	head, err = commit("etcd 1.1.0", "refs/pull/1/head")
-	return base, head, err
+	if head, err = commit("etcd 1.1.0", "refs/pull/1/head"); err != nil {
+		return "", "", "", err
+	}
+	// The second pull request, on main: carol, a reviewer in operators/redis/ci.yaml, adds the bundle
+	// directory operators/redis/1.1.0.
+	if _, err := git(ctx, work, "checkout", "-q", "-b", "redis-1.1.0", base); err != nil {
+		return "", "", "", err
+	}
+	if err := writeDemoBundle(write, "1.1.0", operandImage); err != nil {
+		return "", "", "", err
+	}
+	bundleHead, err = commit("redis 1.1.0", "refs/pull/2/head")
+	return base, head, bundleHead, err
+}
+
+// writeDemoBundle writes the bundle directory operators/redis/<version>: a CSV (replacing the previous
+// version) whose operand image is operandImage, and a CRD.
+func writeDemoBundle(write func(rel, body string) error, version, operandImage string) error {
+	dir := "operators/redis/" + version + "/"
+	replaces := ""
+	if version != "1.0.0" {
+		replaces = "  replaces: redis-operator.v1.0.0\n"
+	}
+	files := map[string]string{
+		dir + "metadata/annotations.yaml": "annotations:\n" +
+			"  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n" +
+			"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n" +
+			"  operators.operatorframework.io.bundle.metadata.v1: metadata/\n" +
+			"  operators.operatorframework.io.bundle.package.v1: redis\n" +
+			"  operators.operatorframework.io.bundle.channels.v1: stable\n",
+		dir + "manifests/redis-operator.clusterserviceversion.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n" +
+			"metadata:\n  name: redis-operator.v" + version + "\nspec:\n  version: " + version + "\n" + replaces +
+			"  customresourcedefinitions:\n    owned:\n      - name: redises.cache.example.com\n        version: v1\n        kind: Redis\n" +
+			"  relatedImages:\n    - name: redis\n      image: " + operandImage + "\n",
+		dir + "manifests/redises.cache.example.com.crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n" +
+			"metadata:\n  name: redises.cache.example.com\nspec:\n  group: cache.example.com\n" +
+			"  names: {kind: Redis, listKind: RedisList, plural: redises, singular: redis}\n  scope: Namespaced\n" +
+			"  versions:\n    - name: v1\n      served: true\n      storage: true\n" +
+			"      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n            spec: {type: object, properties: {replicas: {type: integer}}}\n",
+	}
+	for name, body := range files {
+		if err := write(name, body); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func demoPackage(versions ...string) string {

@@ -26,9 +26,19 @@ func TestDemo(t *testing.T) {
 		"relatedImages[operator]",
 		"catalogbot/ownership     success",
 		"catalogbot/validate      success",
+		"pull request #2 by @carol",
+		"adds the bundle directory operators/redis/1.1.0",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The bundle pull request passes every check: carol owns redis through ci.yaml, the bundle is valid, its
+	// CRD is compatible with 1.0.0's and its operand image exists.
+	second := out.String()[strings.Index(out.String(), "pull request #2"):]
+	for _, run := range []string{"catalogbot/crd-safety    success", "catalogbot/images        success", "catalogbot/ownership     success", "catalogbot/validate      success"} {
+		if !strings.Contains(second, run) {
+			t.Errorf("the bundle pull request lacks %q:\n%s", run, second)
 		}
 	}
 }
