@@ -283,3 +283,27 @@ func relatedSet(blob map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
+
+// BenchmarkLoadAndRenderRealBundles reads, validates and renders every bundle of the shared test data
+// (scripts/bench-bundles.sh compares with opm render on the same bundles).
+func BenchmarkLoadAndRenderRealBundles(b *testing.B) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
+	if len(anns) == 0 {
+		b.Skip("the shared test data is absent")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, a := range anns {
+			dir := filepath.Dir(filepath.Dir(a))
+			bnd, _, err := Load(context.Background(), os.DirFS(dir), Limits{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := Render(bnd, "x.example.com/b:v1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(len(anns)), "ms/bundle")
+}
