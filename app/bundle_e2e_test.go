@@ -28,7 +28,7 @@ func e2eBundle(version, mediatype string) map[string]string {
 	return map[string]string{
 		"operators/etcd/" + version + "/metadata/annotations.yaml": strings.Replace(e2eAnnotations, "registry+v1", mediatype, 1),
 		"operators/etcd/" + version + "/manifests/etcd.csv.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcdoperator.v" +
-			version + "\nspec:\n  version: " + version + "\n",
+			version + "\nspec:\n  version: " + version + "\n  installModes: [{type: AllNamespaces, supported: true}]\n",
 	}
 }
 

@@ -391,11 +391,13 @@ func (r *reader) readManifests() error {
 	case 1:
 		r.b.CSV = csvs[0]
 		r.checkOwnedCRDs()
+		r.checkCSV()
 	default:
 		for _, c := range csvs[1:] {
 			r.add(ruleCSVCount, c.Pos, "a second ClusterServiceVersion (%s); a bundle has exactly one, the first is %s", c.Name, csvs[0].File)
 		}
 		r.b.CSV = csvs[0]
+		r.checkCSV()
 	}
 	return nil
 }

@@ -30,8 +30,14 @@ const goodCSV = `apiVersion: operators.coreos.com/v1alpha1
 kind: ClusterServiceVersion
 metadata:
   name: etcdoperator.v0.9.4
+  annotations:
+    alm-examples: '[{"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster", "metadata": {"name": "example"}}]'
 spec:
   version: 0.9.4
+  minKubeVersion: 1.25.0
+  installModes:
+    - {type: OwnNamespace, supported: true}
+    - {type: AllNamespaces, supported: true}
   customresourcedefinitions:
     owned:
       - name: etcdclusters.etcd.database.coreos.com
@@ -108,7 +114,7 @@ func TestLoadFindings(t *testing.T) {
 			m["manifests/z.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "v0.9.4", "v0.9.5", 1))}
 		}, ruleCSVCount, "manifests/z.csv.yaml:1", "second"},
 		{"no CSV", func(m fstest.MapFS) { delete(m, "manifests/etcd.csv.yaml") }, ruleCSVCount, "manifests:0", "no ClusterServiceVersion"},
-		{"owned CRD missing", func(m fstest.MapFS) { delete(m, "manifests/etcdclusters.yaml") }, ruleOwnedCRDMissing, "manifests/etcd.csv.yaml:9", "etcdclusters"},
+		{"owned CRD missing", func(m fstest.MapFS) { delete(m, "manifests/etcdclusters.yaml") }, ruleOwnedCRDMissing, "manifests/etcd.csv.yaml:15", "etcdclusters"},
 		{"unsupported kind", func(m fstest.MapFS) {
 			m["manifests/deploy.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n")}
 		}, ruleUnsupportedKind, "manifests/deploy.yaml:1", "Deployment"},
@@ -118,6 +124,24 @@ func TestLoadFindings(t *testing.T) {
 		{"yaml syntax", func(m fstest.MapFS) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: [\n")}
 		}, "load.yaml-syntax", "manifests/etcd.csv.yaml:", ""},
+		{"version not semver", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "version: 0.9.4", "version: v0.9", 1))}
+		}, ruleCSVVersion, "manifests/etcd.csv.yaml:8", "v0.9"},
+		{"name not a DNS subdomain", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "name: etcdoperator.v0.9.4", "name: EtcdOperator_v0.9.4", 1))}
+		}, ruleCSVName, "manifests/etcd.csv.yaml:4", "EtcdOperator"},
+		{"install mode twice", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "{type: AllNamespaces, supported: true}", "{type: OwnNamespace, supported: false}", 1))}
+		}, ruleCSVInstallModes, "manifests/etcd.csv.yaml:12", "twice"},
+		{"alm-examples not JSON", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, `"kind": "EtcdCluster",`, `"kind": EtcdCluster,`, 1))}
+		}, ruleCSVExamples, "manifests/etcd.csv.yaml:6", "not JSON"},
+		{"example of an API not owned", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, `"kind": "EtcdCluster"`, `"kind": "EtcdBackup"`, 1))}
+		}, ruleCSVExamples, "manifests/etcd.csv.yaml:6", "EtcdBackup"},
+		{"minKubeVersion not semver", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "minKubeVersion: 1.25.0", "minKubeVersion: v1.25", 1))}
+		}, ruleCSVMinKube, "manifests/etcd.csv.yaml:9", "v1.25"},
 		{"unknown dependency", func(m fstest.MapFS) {
 			m["metadata/dependencies.yaml"] = &fstest.MapFile{Data: []byte("dependencies:\n  - type: olm.gvk\n    value: {group: a, kind: B, version: v1}\n  - type: olm.magic\n    value: 1\n")}
 		}, ruleDependencyType, "metadata/dependencies.yaml:4", "olm.magic"},

@@ -29,6 +29,10 @@ const (
 
 // Rules lists every rule of this package.
 func Rules() []catalog.Rule {
+	return append(formatRules(), csvRules()...)
+}
+
+func formatRules() []catalog.Rule {
 	const opm = "opm (operator-registry bundle format validation)"
 	return []catalog.Rule{
 		{ID: ruleNoManifests, Severity: catalog.SeverityError, Source: opm, Summary: "the bundle directory has no manifests/ directory", Hint: "put the CSV and CRDs in manifests/"},

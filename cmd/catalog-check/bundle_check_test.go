@@ -119,7 +119,7 @@ func TestCheckBundleImages(t *testing.T) {
 		}
 	}
 	slices.Sort(got)
-	want := []string{"images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:20", "images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:9"}
+	want := []string{"images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:11", "images.missing operators/etcd/1.1.0/manifests/etcd.csv.yaml:22"}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings = %q, want %q", got, want)
 	}

@@ -360,6 +360,7 @@ func writeDemoBundle(write func(rel, body string) error, version, operandImage s
 			"  operators.operatorframework.io.bundle.channels.v1: stable\n",
 		dir + "manifests/redis-operator.clusterserviceversion.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n" +
 			"metadata:\n  name: redis-operator.v" + version + "\nspec:\n  version: " + version + "\n" + replaces +
+			"  minKubeVersion: 1.25.0\n  installModes: [{type: AllNamespaces, supported: true}]\n" +
 			"  customresourcedefinitions:\n    owned:\n      - name: redises.cache.example.com\n        version: v1\n        kind: Redis\n" +
 			"  relatedImages:\n    - name: redis\n      image: " + operandImage + "\n",
 		dir + "manifests/redises.cache.example.com.crd.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n" +

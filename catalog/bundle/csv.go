@@ -1,0 +1,202 @@
+package bundle
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	blang "github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// The ClusterServiceVersion rules of operator-sdk bundle validate's default validators
+// (operator-framework/api's CSV validator), checked on the CSV as written.
+const (
+	ruleCSVName           = "bundle.csv-name"
+	ruleCSVVersion        = "bundle.csv-version"
+	ruleCSVInstallModes   = "bundle.csv-install-modes"
+	ruleCSVExamples       = "bundle.csv-examples"
+	ruleCSVExampleMissing = "bundle.csv-example-missing"
+	ruleCSVMinKube        = "bundle.csv-min-kube-version"
+)
+
+func csvRules() []catalog.Rule {
+	const api = "operator-sdk bundle validate (operator-framework/api CSV validator)"
+	return []catalog.Rule{
+		{ID: ruleCSVName, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's metadata.name or spec.replaces is not a DNS-1123 subdomain that is also a valid label value", Hint: "use lower-case letters, digits, '-' and '.', at most 63 characters, e.g. etcdoperator.v0.9.4"},
+		{ID: ruleCSVVersion, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's spec.version is missing or not a semantic version", Hint: "set spec.version to the bundle's version, e.g. 0.9.4"},
+		{ID: ruleCSVInstallModes, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's install modes are missing, repeated or none is supported (or conversion webhooks without AllNamespaces only)", Hint: "list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces once each, at least one supported"},
+		{ID: ruleCSVExamples, Severity: catalog.SeverityError, Source: api, Summary: "the alm-examples (or olm.examples) annotation is not JSON, or an example is of a kind the CSV does not own", Hint: "make alm-examples a JSON list of objects of the owned CRDs' kinds"},
+		{ID: ruleCSVExampleMissing, Severity: catalog.SeverityWarning, Source: api, Summary: "the CSV has no example annotation, or an owned API has no example", Hint: "add an example of each owned API to the alm-examples annotation"},
+		{ID: ruleCSVMinKube, Severity: catalog.SeverityError, Source: api, Summary: "spec.minKubeVersion is not a semantic version (a warning when it is missing)", Hint: "set spec.minKubeVersion to a version such as 1.25.0"},
+	}
+}
+
+var (
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	labelValue       = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+)
+
+// checkCSV applies the CSV validator's rules to the bundle's CSV.
+func (r *reader) checkCSV() {
+	m := r.b.CSV
+	v := m.Value
+	file := m.File
+	at := func(val *catalog.Value) catalog.Position {
+		if val == nil {
+			return m.Pos
+		}
+		return val.Pos(file)
+	}
+	nameVal := path2(v, "metadata", "name")
+	checkName := func(what string, val *catalog.Value) {
+		name := str(val)
+		if name == "" {
+			return
+		}
+		if len(name) > 253 || !dns1123Subdomain.MatchString(name) || len(name) > 63 || !labelValue.MatchString(name) {
+			r.add(ruleCSVName, at(val), "%s %q is not a DNS-1123 subdomain of at most 63 characters usable as a label value", what, name)
+		}
+	}
+	checkName("metadata.name", nameVal)
+	checkName("spec.replaces", path2(v, "spec", "replaces"))
+
+	version := path2(v, "spec", "version")
+	switch {
+	case version == nil || str(version) == "":
+		r.add(ruleCSVVersion, at(path2(v, "spec")), "the CSV has no spec.version")
+	default:
+		if _, err := blang.Parse(str(version)); err != nil {
+			r.add(ruleCSVVersion, at(version), "spec.version %q is not a semantic version: %v", str(version), err)
+		}
+	}
+
+	modes := path2(v, "spec", "installModes")
+	if modes == nil || len(modes.Items()) == 0 {
+		r.add(ruleCSVInstallModes, at(path2(v, "spec")), "the CSV lists no installModes")
+	} else {
+		seen := map[string]bool{}
+		supported := false
+		for _, it := range modes.Items() {
+			t := str(it.Get("type"))
+			if seen[t] {
+				r.add(ruleCSVInstallModes, at(&it), "install mode %s is listed twice", t)
+				continue
+			}
+			seen[t] = true
+			if s := it.Get("supported"); s != nil && s.Bool() {
+				supported = true
+			}
+		}
+		if !supported {
+			r.add(ruleCSVInstallModes, at(modes), "none of the install modes is supported")
+		}
+		if hasConversionWebhook(v) {
+			only := true
+			for _, it := range modes.Items() {
+				s := it.Get("supported") != nil && it.Get("supported").Bool()
+				t := str(it.Get("type"))
+				if (t == "AllNamespaces" && !s) || (t != "AllNamespaces" && s) {
+					only = false
+				}
+			}
+			if !only {
+				r.add(ruleCSVInstallModes, at(modes), "a conversion webhook is defined, so only the AllNamespaces install mode may be supported")
+			}
+		}
+	}
+
+	if mk := path2(v, "spec", "minKubeVersion"); mk == nil || strings.TrimSpace(str(mk)) == "" {
+		rl := ruleByID(ruleCSVMinKube)
+		r.findings = append(r.findings, catalog.Finding{Rule: ruleCSVMinKube, Severity: catalog.SeverityWarning, Position: at(path2(v, "spec")),
+			Message: "spec.minKubeVersion is not set: the bundle claims to run on every Kubernetes version", Hint: rl.Hint, Package: r.b.Package})
+	} else if _, err := blang.Parse(str(mk)); err != nil {
+		r.add(ruleCSVMinKube, at(mk), "spec.minKubeVersion %q is not a semantic version", str(mk))
+	}
+
+	r.checkExamples()
+}
+
+func hasConversionWebhook(v catalog.Value) bool {
+	whs := path2(v, "spec", "webhookdefinitions")
+	if whs == nil {
+		return false
+	}
+	for _, w := range whs.Items() {
+		if c := w.Get("conversionCRDs"); c != nil && len(c.Items()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *reader) checkExamples() {
+	m := r.b.CSV
+	ann := path2(m.Value, "metadata", "annotations")
+	warn := func(pos catalog.Position, format string, args ...any) {
+		rl := ruleByID(ruleCSVExampleMissing)
+		r.findings = append(r.findings, catalog.Finding{Rule: ruleCSVExampleMissing, Severity: catalog.SeverityWarning, Position: pos,
+			Message: fmt.Sprintf(format, args...), Hint: rl.Hint, Package: r.b.Package})
+	}
+	var examples *catalog.Value
+	if ann != nil {
+		examples = ann.Get("alm-examples")
+		if examples == nil {
+			examples = ann.Get("olm.examples")
+		}
+	}
+	if examples == nil {
+		warn(m.Pos, "the CSV has no alm-examples annotation")
+		return
+	}
+	text := str(examples)
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	var list []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(text), &list); err != nil {
+		var one json.RawMessage
+		if json.Unmarshal([]byte(text), &one) != nil {
+			r.add(ruleCSVExamples, examples.Pos(m.File), "the alm-examples annotation is not JSON: %v", err)
+			return
+		}
+		r.add(ruleCSVExamples, examples.Pos(m.File), "the alm-examples annotation is not a JSON list of objects: %v", err)
+		return
+	}
+	provided := map[string]bool{}
+	if owned := path2(m.Value, "spec", "customresourcedefinitions", "owned"); owned != nil {
+		for _, o := range owned.Items() {
+			_, group, ok := strings.Cut(str(o.Get("name")), ".")
+			if ok {
+				provided[group+"/"+str(o.Get("version"))+"/"+str(o.Get("kind"))] = true
+			}
+		}
+	}
+	if owned := path2(m.Value, "spec", "apiservicedefinitions", "owned"); owned != nil {
+		for _, o := range owned.Items() {
+			provided[str(o.Get("group"))+"/"+str(o.Get("version"))+"/"+str(o.Get("kind"))] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, ex := range list {
+		group, version := "", ex.APIVersion
+		if g, v, ok := strings.Cut(ex.APIVersion, "/"); ok {
+			group, version = g, v
+		}
+		key := group + "/" + version + "/" + ex.Kind
+		seen[key] = true
+		if !provided[key] {
+			r.add(ruleCSVExamples, examples.Pos(m.File), "the example of %s %s is not of an API the CSV owns", ex.APIVersion, ex.Kind)
+		}
+	}
+	for api := range provided {
+		if !seen[api] {
+			warn(examples.Pos(m.File), "owned API %s has no example in alm-examples", api)
+		}
+	}
+}
