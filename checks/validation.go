@@ -2,7 +2,10 @@ package checks
 
 import (
 	"context"
+	"path"
+
 	"fmt"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -57,6 +60,14 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		checked++
 		errs := 0
+		// The OLM v1 installability report: informational unless the bundle root promises OLM v1.
+		for _, f := range bundle.OLMv1(b.Head) {
+			f.File = path.Join(b.Dir, f.File)
+			if b.Root.RequireOLMv1 {
+				f.Severity = catalog.SeverityError
+			}
+			b.Findings = append(b.Findings, f)
+		}
 		for _, f := range b.Findings {
 			fs = append(fs, f)
 			if f.Severity == catalog.SeverityError {

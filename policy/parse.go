@@ -693,6 +693,7 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 				b.Path, havePath = clean, true
 			},
 			"ownersFromCIYaml": func(_, v *yaml.Node) { b.CIYamlOwners, _ = p.boolean(v, "bundles[].ownersFromCIYaml") },
+			"requireOLMv1":     func(_, v *yaml.Node) { b.RequireOLMv1, _ = p.boolean(v, "bundles[].requireOLMv1") },
 		})
 		if !havePath {
 			if !hasKey(p.deref(it), "path") {

@@ -45,6 +45,9 @@ type BundleRoot struct {
 	// CIYamlOwners: the reviewers listed in <root>/<package>/ci.yaml (read from the base revision) own
 	// the package too, as the community pipeline has it.
 	CIYamlOwners bool
+	// RequireOLMv1: bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies);
+	// otherwise that report is informational.
+	RequireOLMv1 bool
 	Pos          Position
 }
 

@@ -29,7 +29,7 @@ const (
 
 // Rules lists every rule of this package.
 func Rules() []catalog.Rule {
-	return append(formatRules(), csvRules()...)
+	return append(append(formatRules(), csvRules()...), olmv1Rules()...)
 }
 
 func formatRules() []catalog.Rule {

@@ -41,6 +41,7 @@ type bundleReport struct {
 
 func bundleValidateCommand(e env) cli.Command {
 	var output string
+	var olmv1 bool
 	return cli.Command{
 		Use:   "validate DIR...",
 		Short: "validate bundle directories as opm reads them",
@@ -53,14 +54,15 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 		Args: cli.MinArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&output, "output", "text", "output format: text, json or github")
+			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runBundleValidate(ctx, args, output, stdout, stderr, e.getenv)
+			return runBundleValidate(ctx, args, output, olmv1, stdout, stderr, e.getenv)
 		},
 	}
 }
 
-func runBundleValidate(ctx context.Context, dirs []string, output string, stdout, stderr io.Writer, getenv func(string) string) int {
+func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1 bool, stdout, stderr io.Writer, getenv func(string) string) int {
 	switch output {
 	case "text", "json", "github":
 	default:
@@ -87,6 +89,13 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, stdout
 			reports = append(reports, rep)
 			continue
 		}
+		for _, f := range bundle.OLMv1(b) {
+			if olmv1 {
+				f.Severity = catalog.SeverityError
+			}
+			fs = append(fs, f)
+		}
+		catalog.SortFindings(fs)
 		for _, f := range fs {
 			f.File = filepath.Join(dir, filepath.FromSlash(f.File))
 			rep.Findings = append(rep.Findings, f)

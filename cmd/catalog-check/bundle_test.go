@@ -94,3 +94,21 @@ func TestBundleRenderCommand(t *testing.T) {
 		t.Errorf("render without --image: exit %d, want 2", code)
 	}
 }
+
+// The OLM v1 installability report: a warning by default, an error with --olm-v1.
+func TestBundleValidateOLMv1(t *testing.T) {
+	csv := strings.Replace(bundleCSV, "installModes: [{type: AllNamespaces, supported: true}]", "installModes: [{type: OwnNamespace, supported: true}]", 1)
+	dir := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": csv})
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), append([]string{"bundle", "validate"}, args...), &out, &errb, env{getenv: func(string) string { return "" }})
+		return code, out.String()
+	}
+	code, out := run(dir)
+	if code != exitPass || !strings.Contains(out, "olmv1.install-mode: warning:") {
+		t.Errorf("default: exit %d, want 0 with an olmv1.install-mode warning\n%s", code, out)
+	}
+	if code, out := run("--olm-v1", dir); code != exitFail || !strings.Contains(out, "olmv1.install-mode: OLM") && !strings.Contains(out, "olmv1.install-mode: ") {
+		t.Errorf("--olm-v1: exit %d, want 1\n%s", code, out)
+	}
+}
