@@ -122,6 +122,11 @@ type Doc struct {
 // non-string schema/package/name, and a missing or empty schema
 // (load.missing-schema), so the model need not report those again.
 func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	return parseData(name, data, lim, false)
+}
+
+// parseData reads one file; plain leaves out the rules of catalog blobs.
+func parseData(name string, data []byte, lim Limits, plain bool) ([]Doc, []Finding) {
 	if len(data) == 0 {
 		return nil, nil
 	}
@@ -133,6 +138,7 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	// One copy of the file: the values' strings are substrings of it (until
 	// compactStrings moves them), and the caller may reuse data.
 	p := newFileParser(name, string(data), lim)
+	p.plain = plain
 	p.parse()
 	compactStrings(p.docs, p.src, len(p.src), false)
 	return p.docs, p.findings
@@ -142,19 +148,7 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 // into objects with positions, without the rules of catalog blobs: for Kubernetes manifests and bundle
 // metadata. A document that is not an object is a finding.
 func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
-	if len(data) == 0 {
-		return nil, nil
-	}
-	lim = lim.withDefaults()
-	if int64(len(data)) > lim.MaxFileSize {
-		return nil, []Finding{newLoadFinding(ruleLoadFileTooLarge, name,
-			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize))}
-	}
-	p := newFileParser(name, string(data), lim)
-	p.plain = true
-	p.parse()
-	compactStrings(p.docs, p.src, len(p.src), false)
-	return p.docs, p.findings
+	return parseData(name, data, lim, true)
 }
 
 // fileParser holds the state of parsing one file.
