@@ -392,6 +392,7 @@ func (r *reader) readManifests() error {
 		r.b.CSV = csvs[0]
 		r.checkOwnedCRDs()
 		r.checkCSV()
+		r.checkBundleObjects()
 	default:
 		for _, c := range csvs[1:] {
 			r.add(ruleCSVCount, c.Pos, "a second ClusterServiceVersion (%s); a bundle has exactly one, the first is %s", c.Name, csvs[0].File)

@@ -200,3 +200,84 @@ func (r *reader) checkExamples() {
 		}
 	}
 }
+
+// The bundle and CRD rules of the same validators.
+const (
+	ruleCRDNotInCSV          = "bundle.crd-not-in-csv"
+	ruleServiceAccountInCSV  = "bundle.service-account-in-csv"
+	ruleCRDPreserveUnknown   = "bundle.crd-preserve-unknown-fields"
+	ruleCRDDuplicateInBundle = "bundle.crd-duplicate"
+)
+
+func bundleValidatorRules() []catalog.Rule {
+	const api = "operator-sdk bundle validate (operator-framework/api bundle and CRD validators)"
+	return []catalog.Rule{
+		{ID: ruleCRDNotInCSV, Severity: catalog.SeverityError, Source: api, Summary: "the bundle ships a CRD whose kind the CSV does not own", Hint: "list the CRD under spec.customresourcedefinitions.owned, or remove it from the bundle"},
+		{ID: ruleServiceAccountInCSV, Severity: catalog.SeverityError, Source: api, Summary: "the bundle ships a ServiceAccount the CSV's deployments already name (OLM creates that one)", Hint: "remove the ServiceAccount manifest, or rename one of the two"},
+		{ID: ruleCRDPreserveUnknown, Severity: catalog.SeverityError, Source: api, Summary: "a CRD sets spec.preserveUnknownFields: true, which apiextensions.k8s.io/v1 forbids", Hint: "remove it and set x-kubernetes-preserve-unknown-fields: true in the version's schema where needed"},
+		{ID: ruleCRDDuplicateInBundle, Severity: catalog.SeverityError, Source: api, Summary: "the bundle ships the same group, version and kind twice (a v1 and a v1beta1 CRD, say)", Hint: "keep one CRD per kind"},
+	}
+}
+
+// checkBundleObjects applies the bundle and CRD validators' rules: CRDs the CSV owns, service accounts, and
+// CRD fields the v1 API refuses.
+func (r *reader) checkBundleObjects() {
+	csv := r.b.CSV
+	owned := map[string]bool{} // group/kind the CSV owns at some version
+	ownedGVK := map[string]bool{}
+	if list := path2(csv.Value, "spec", "customresourcedefinitions", "owned"); list != nil {
+		for _, o := range list.Items() {
+			group := str(o.Get("name"))
+			if _, g, ok := strings.Cut(group, "."); ok {
+				group = g
+			}
+			owned[group+"/"+str(o.Get("kind"))] = true
+			ownedGVK[group+"/"+str(o.Get("version"))+"/"+str(o.Get("kind"))] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range r.b.CRDs {
+		spec := c.Value.Get("spec")
+		if spec == nil {
+			continue
+		}
+		switch p := spec.Get("preserveUnknownFields"); {
+		case p != nil && p.Bool():
+			r.add(ruleCRDPreserveUnknown, p.Pos(c.File), "CRD %s sets spec.preserveUnknownFields: true; apiextensions.k8s.io/v1 only accepts false", c.Name)
+		case p == nil && c.APIVersion == "apiextensions.k8s.io/v1beta1":
+			// v1beta1 defaults it to true, which the validators (and the v1 API) refuse.
+			r.add(ruleCRDPreserveUnknown, spec.Pos(c.File), "CRD %s is apiextensions.k8s.io/v1beta1 without spec.preserveUnknownFields: false, and v1beta1 defaults it to true, which apiextensions.k8s.io/v1 refuses", c.Name)
+		}
+		group, kind := str(spec.Get("group")), str(path2(*spec, "names", "kind"))
+		var versions []string
+		if vs := spec.Get("versions"); vs != nil {
+			for _, v := range vs.Items() {
+				versions = append(versions, str(v.Get("name")))
+			}
+		}
+		if len(versions) == 0 {
+			versions = append(versions, str(spec.Get("version")))
+		}
+		for _, v := range versions {
+			key := group + "/" + v + "/" + kind
+			if seen[key] {
+				r.add(ruleCRDDuplicateInBundle, c.Pos, "%s, Kind=%s at version %s is shipped twice", group, kind, v)
+			}
+			seen[key] = true
+		}
+		if !owned[group+"/"+kind] {
+			r.add(ruleCRDNotInCSV, c.Pos, "CRD %s (%s, Kind=%s) is in the bundle but the CSV does not own it", c.Name, group, kind)
+		}
+	}
+	names := map[string]bool{}
+	if deps := path2(csv.Value, "spec", "install", "spec", "deployments"); deps != nil {
+		for _, d := range deps.Items() {
+			names[str(path2(d, "spec", "template", "spec", "serviceAccountName"))] = true
+		}
+	}
+	for _, o := range r.b.Others {
+		if o.Kind == "ServiceAccount" && (o.APIVersion == "v1" || o.APIVersion == "") && names[o.Name] {
+			r.add(ruleServiceAccountInCSV, o.Pos, "ServiceAccount %s is shipped, and the CSV's deployments already name it: OLM creates it", o.Name)
+		}
+	}
+}

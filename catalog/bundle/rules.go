@@ -29,7 +29,9 @@ const (
 
 // Rules lists every rule of this package.
 func Rules() []catalog.Rule {
-	return append(append(formatRules(), csvRules()...), olmv1Rules()...)
+	rules := append(formatRules(), csvRules()...)
+	rules = append(rules, bundleValidatorRules()...)
+	return append(rules, olmv1Rules()...)
 }
 
 func formatRules() []catalog.Rule {
