@@ -56,6 +56,9 @@ type CheckedPR struct {
 	// BaseSHA is the base branch commit whose policy the check used.
 	BaseSHA string
 	Touched []string
+	// ExtraOwners are owners of touched packages the policy does not list, read from the base revision
+	// with the policy's leave (the reviewers of a bundle root's ci.yaml).
+	ExtraOwners map[string][]string
 	// Policy is the raw .catalogbot.yaml of BaseSHA ("" when it has none).
 	Policy    string
 	CheckedAt time.Time
@@ -145,7 +148,15 @@ func (b *riverBackend[TTx]) inTx(ctx context.Context, f func(tx TTx) error) erro
 }
 
 func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error {
-	touched, err := json.Marshal(c.Touched)
+	// The touched column holds a list of packages, or, with extra owners, an object with both (rows
+	// written before hold the list).
+	var touched []byte
+	var err error
+	if len(c.ExtraOwners) == 0 {
+		touched, err = json.Marshal(c.Touched)
+	} else {
+		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners})
+	}
 	if err != nil {
 		return err
 	}
@@ -173,7 +184,13 @@ func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string,
 			if err := scan(&c.HeadSHA, &c.BaseRef, &c.BaseSHA, &touched, &c.Policy, &at); err != nil {
 				return err
 			}
-			if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
+			if strings.HasPrefix(strings.TrimSpace(touched), "{") {
+				var st storedTouched
+				if err := json.Unmarshal([]byte(touched), &st); err != nil {
+					return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
+				}
+				c.Touched, c.ExtraOwners = st.Packages, st.Owners
+			} else if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
 				return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 			}
 			c.CheckedAt, _ = time.Parse(time.RFC3339Nano, at)
@@ -242,4 +259,10 @@ func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit in
 		return nil
 	})
 	return out, err
+}
+
+// storedTouched is the touched column when it carries extra owners.
+type storedTouched struct {
+	Packages []string            `json:"packages"`
+	Owners   map[string][]string `json:"owners,omitempty"`
 }

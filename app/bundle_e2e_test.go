@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/checks"
 )
@@ -65,5 +66,36 @@ func TestBundlePullRequestThroughTheApp(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no annotation on the mediatype line: %+v", val.Annotations)
+	}
+}
+
+// A ci.yaml reviewer's valid bundle pull request merges by itself: the merge decision counts the owners the
+// base's ci.yaml adds, as the ownership check does. On SQLite and PostgreSQL (the owners travel with the
+// recorded check).
+func TestBundlePullRequestByACIYamlReviewerMerges(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := startE2EWith(t, backend, func(w *workRepo) (string, string) {
+				files := map[string]string{".catalogbot.yaml": bundlePolicy + "automerge: {enabled: true}\n",
+					"catalogs/v4.16/etcd/catalog.yaml": e2eBase, "operators/etcd/ci.yaml": "reviewers: [bob]\n"}
+				for k, v := range e2eBundle("1.0.0", "registry+v1") {
+					files[k] = v
+				}
+				base := w.commit(files, "base")
+				w.push("HEAD", "refs/heads/main")
+				runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+				head := w.commit(e2eBundle("1.1.0", "registry+v1"), "add etcd 1.1.0")
+				w.push("HEAD", "refs/pull/1/head")
+				return base, head
+			}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
+			e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+			if merges := e.waitMerged(t, 30*time.Second); len(merges) != 1 || merges[0].HeadSHA != e.headSHA {
+				var comments []string
+				for _, c := range e.fake.Comments("acme", "catalog", 1) {
+					comments = append(comments, c.Body)
+				}
+				t.Fatalf("merges = %+v, want bob's bundle pull request merged; comments: %q", merges, comments)
+			}
+		})
 	}
 }

@@ -28,6 +28,9 @@ type MergeFacts struct {
 	// Touched are the packages the pull request touches; NewPackages those of
 	// them the base does not have (from our change set).
 	Touched []string
+	// ExtraOwners are owners of packages beyond the policy's (a bundle root's ci.yaml reviewers, read from
+	// the base when the check ran).
+	ExtraOwners map[string][]string
 	// Reviews are the latest review of each reviewer.
 	Reviews []Review
 	// Automerge is the base branch policy's automerge section; Policy the
@@ -123,7 +126,7 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	for _, pkg := range f.Touched {
 		owns := false
 		if !pol.Automerge.RequireOwnerApproval {
-			owns = vouches(ctx, pol, pkg, f.Author, teams)
+			owns = vouches(ctx, pol, pkg, f.Author, teams) || extraOwner(f.ExtraOwners, pkg, f.Author)
 		}
 		if owns {
 			continue
@@ -131,7 +134,7 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 		authorOwnsAll = false
 		var by *Review
 		for i := range approvals {
-			if vouches(ctx, pol, pkg, approvals[i].User, teams) {
+			if vouches(ctx, pol, pkg, approvals[i].User, teams) || extraOwner(f.ExtraOwners, pkg, approvals[i].User) {
 				by = &approvals[i]
 				break
 			}
@@ -197,4 +200,14 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// extraOwner reports whether login is among the owners of pkg beyond the policy's.
+func extraOwner(extra map[string][]string, pkg, login string) bool {
+	for _, o := range extra[pkg] {
+		if policy.SameLogin(o, login) {
+			return true
+		}
+	}
+	return false
 }

@@ -57,6 +57,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 	g.Checked, g.HasChecked = c, ok
 	if ok {
 		f.CheckedSHA = c.HeadSHA
+		f.ExtraOwners = c.ExtraOwners
 		for _, p := range c.Touched {
 			if p != "" { // files of no package: the ownership check judged them
 				f.Touched = append(f.Touched, p)

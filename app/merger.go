@@ -110,7 +110,11 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 		raw = string(data)
 	}
 	var touched []string
+	var extra map[string][]string
 	if in.Changes != nil {
+		if o := in.Changes.BundleOwners(); len(o) > 0 {
+			extra = o
+		}
 		for _, cc := range in.Changes.Catalogs {
 			touched = append(touched, cc.TouchedPackages()...)
 		}
@@ -121,7 +125,7 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 		}
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
-		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, Policy: raw, CheckedAt: m.now()})
+		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Policy: raw, CheckedAt: m.now()})
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.

@@ -222,3 +222,12 @@ func (b *BundleChange) firstFile() catalog.Position {
 	}
 	return catalog.Position{File: b.Files[0].Path}
 }
+
+// BundleOwners are the owners of packages that the base's ci.yaml files add to the policy's, by package.
+func (cs *ChangeSet) BundleOwners() map[string][]string {
+	out := make(map[string][]string, len(cs.ciOwners))
+	for k, v := range cs.ciOwners {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
+}
