@@ -174,10 +174,7 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	var objects []Property
 	manifests := append(append([]*Manifest{b.CSV}, b.CRDs...), b.Others...)
 	for _, m := range manifests {
-		data, err := canonicalJSON(&m.Value)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.File, err)
-		}
+		data := appendCanonical(nil, &m.Value)
 		objects = append(objects, Property{Type: "olm.bundle.object", Value: mustJSON(map[string]string{"data": base64.StdEncoding.EncodeToString(data)})})
 	}
 	if pkgProp == nil {

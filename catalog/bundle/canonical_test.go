@@ -1,0 +1,35 @@
+package bundle
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// FuzzCanonical: the direct encoder writes what the round trip through encoding/json writes, for any
+// document the reader takes.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{
+		goodCSV, goodCRD,
+		"a: <b> & c\nb: 1.0\nc: 1e21\nd: 1e-7\ne: -0.5\nf: 12345678901234567890\ng: \"\\u2028x\\ty\"\nh: [null, true, {}]\n",
+		"{\"z\": 1, \"a\": {\"y\": [1, 2.5, \"s\"], \"b\": false}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, fs := catalog.ParseDocuments("f.yaml", data, catalog.Limits{MaxDepth: 40, MaxAliasExpansion: 1000})
+		if catalog.HasErrors(fs) {
+			return
+		}
+		for i := range docs {
+			want, err := canonicalJSON(&docs[i].Value)
+			if err != nil {
+				return
+			}
+			if got := appendCanonical(nil, &docs[i].Value); !bytes.Equal(got, want) {
+				t.Fatalf("input %q:\ndirect     %s\nround trip %s", data, got, want)
+			}
+		}
+	})
+}
