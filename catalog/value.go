@@ -271,13 +271,16 @@ func (v *Value) String() string {
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString quotes s as encoding/json does with HTML escaping off.
-// Strings in a Value are always valid UTF-8 (the loader replaces bad bytes).
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString(b []byte, s string) []byte { return AppendJSONString(b, s, false) }
+
+// AppendJSONString quotes s as encoding/json does, with or without its HTML escaping (<, > and & as
+// \u003c, \u003e, \u0026). Strings in a Value are always valid UTF-8 (the loader replaces bad bytes).
+func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 && !(escapeHTML && (c == '<' || c == '>' || c == '&')) {
 			i++
 			continue
 		}
