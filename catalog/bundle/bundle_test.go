@@ -340,3 +340,67 @@ func BenchmarkLoadAndRenderRealBundles(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/float64(len(anns)), "ms/bundle")
 }
+
+// TestRenderCSVMetadataMatchesOpm compares Render + Migrate("bundle-object-to-csv-metadata") with what
+// opm v1.60.0 `render --migrate-level bundle-object-to-csv-metadata` made of every bundle of the shared
+// test data (goldens: testdata/bundle-render/opm-v1.60.0-csv-metadata, the olm.csv.metadata value as the
+// sha256 of its compact JSON, so the comparison is byte for byte).
+func TestRenderCSVMetadataMatchesOpm(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	goldens, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "bundle-render", "opm-v1.60.0-csv-metadata", "*", "*.json"))
+	if _, err := os.Stat(root); err != nil || len(goldens) == 0 {
+		t.Skipf("the shared test data (%s) or the goldens are absent", root)
+	}
+	for _, g := range goldens {
+		pkg, ver := filepath.Base(filepath.Dir(g)), strings.TrimSuffix(filepath.Base(g), ".json")
+		b, _, err := Load(context.Background(), os.DirFS(filepath.Join(root, pkg, ver)), Limits{})
+		if err != nil {
+			t.Errorf("%s/%s: %v", pkg, ver, err)
+			continue
+		}
+		r, err := Render(b, "<image>")
+		if err != nil {
+			t.Errorf("%s/%s: Render: %v", pkg, ver, err)
+			continue
+		}
+		if err := Migrate(r, b, "bundle-object-to-csv-metadata"); err != nil {
+			t.Errorf("%s/%s: Migrate: %v", pkg, ver, err)
+			continue
+		}
+		n := 0
+		for i, p := range r.Properties {
+			if p.Type == "olm.csv.metadata" {
+				sum := sha256.Sum256(p.Value)
+				r.Properties[i].Value, _ = json.Marshal("sha256:" + hex.EncodeToString(sum[:]))
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s/%s: %d olm.csv.metadata properties, want 1", pkg, ver, n)
+		}
+		raw, _ := json.Marshal(r)
+		var got, want map[string]any
+		json.Unmarshal(raw, &got)
+		data, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(data, &want)
+		gotRI, wantRI := relatedSet(got), relatedSet(want)
+		delete(got, "relatedImages")
+		delete(want, "relatedImages")
+		if !reflect.DeepEqual(got, want) {
+			gj, _ := json.MarshalIndent(got, "", "  ")
+			t.Errorf("%s/%s differs from opm's render --migrate-level bundle-object-to-csv-metadata:\ngot  %s\nwant %s", pkg, ver, clip(string(gj)), clip(string(data)))
+		}
+		if !reflect.DeepEqual(gotRI, wantRI) {
+			t.Errorf("%s/%s related images = %v, opm's %v", pkg, ver, gotRI, wantRI)
+		}
+	}
+}
+
+func TestMigrateUnknownLevel(t *testing.T) {
+	if err := Migrate(&Rendered{}, &Bundle{}, "everything"); err == nil || !strings.Contains(err.Error(), "bundle-object-to-csv-metadata") {
+		t.Fatalf("Migrate with an unknown level: %v, want an error naming the known levels", err)
+	}
+}

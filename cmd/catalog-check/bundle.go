@@ -169,7 +169,7 @@ func orNone(s string) string {
 }
 
 func bundleRenderCommand() cli.Command {
-	var image string
+	var image, migrateLevel string
 	return cli.Command{
 		Use:   "render DIR --image REF",
 		Short: "print the olm.bundle blob opm render makes of a bundle directory",
@@ -177,15 +177,22 @@ func bundleRenderCommand() cli.Command {
 is built into the image REF (catalogbot build-bundle builds and pushes it): the package and
 gvk properties, required APIs and packages, the properties of metadata/properties.yaml and
 the CSV's olm.properties, one olm.bundle.object per manifest, and the related images.
+--migrate-level bundle-object-to-csv-metadata replaces the olm.bundle.object properties by one
+olm.csv.metadata, as opm render --migrate-level does.
 Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could not run.`,
 		Example: `  catalog-check bundle render operators/etcd/0.9.4 --image quay.io/acme/etcd-bundle:v0.9.4`,
 		Args:    cli.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&image, "image", "", "the bundle image reference written into the blob (required)")
+			fs.StringVar(&migrateLevel, "migrate-level", "none", "opm's migrations to apply: none or bundle-object-to-csv-metadata")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if image == "" {
 				fmt.Fprintln(stderr, "catalog-check bundle render: --image is required (the reference the catalog will pull the bundle by)")
+				return exitCannotRun
+			}
+			if err := bundle.Migrate(nil, nil, migrateLevel); err != nil {
+				fmt.Fprintf(stderr, "catalog-check bundle render: --migrate-level: %v\n", err)
 				return exitCannotRun
 			}
 			dir := args[0]
@@ -206,6 +213,9 @@ Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could
 				return exitFail
 			}
 			r, err := bundle.Render(b, image)
+			if err == nil {
+				err = bundle.Migrate(r, b, migrateLevel)
+			}
 			if err != nil {
 				fmt.Fprintf(stderr, "catalog-check bundle render: %s: %v\n", dir, err)
 				return exitFail

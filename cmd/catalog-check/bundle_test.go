@@ -93,6 +93,25 @@ func TestBundleRenderCommand(t *testing.T) {
 	if code != exitCannotRun {
 		t.Errorf("render without --image: exit %d, want 2", code)
 	}
+
+	// --migrate-level bundle-object-to-csv-metadata: the manifests give way to one olm.csv.metadata.
+	out.Reset()
+	code = runEnv(context.Background(), []string{"bundle", "render", dir, "--image", "quay.io/acme/etcd-bundle:v1.0.0", "--migrate-level", "bundle-object-to-csv-metadata"}, &out, &errb, env{getenv: func(string) string { return "" }})
+	if code != exitPass {
+		t.Fatalf("render --migrate-level: exit %d\n%s", code, errb.String())
+	}
+	blob.Properties = nil
+	if err := json.Unmarshal(out.Bytes(), &blob); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if len(blob.Properties) != 2 || blob.Properties[0].Type != "olm.package" || blob.Properties[1].Type != "olm.csv.metadata" {
+		t.Errorf("properties with --migrate-level = %+v, want olm.package then olm.csv.metadata", blob.Properties)
+	}
+	errb.Reset()
+	code = runEnv(context.Background(), []string{"bundle", "render", dir, "--image", "x", "--migrate-level", "all-the-things"}, &out, &errb, env{getenv: func(string) string { return "" }})
+	if code != exitCannotRun || !strings.Contains(errb.String(), "bundle-object-to-csv-metadata") {
+		t.Errorf("unknown --migrate-level: exit %d, stderr %q; want 2 naming the known levels", code, errb.String())
+	}
 }
 
 // The OLM v1 installability report: a warning by default, an error with --olm-v1.
