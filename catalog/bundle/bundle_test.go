@@ -228,7 +228,7 @@ func FuzzLoad(f *testing.F) {
 		m := goodBundle()
 		m["metadata/annotations.yaml"] = &fstest.MapFile{Data: ann}
 		m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: csv}
-		_, fs, err := Load(context.Background(), m, Limits{Parse: catalog.Limits{MaxDepth: 50, MaxAliasExpansion: 1000}})
+		b, fs, err := Load(context.Background(), m, Limits{Parse: catalog.Limits{MaxDepth: 50, MaxAliasExpansion: 1000}})
 		if err != nil {
 			t.Fatalf("Load error %v for a bundle that is there", err)
 		}
@@ -236,6 +236,38 @@ func FuzzLoad(f *testing.F) {
 			if fd.Rule == "" || fd.File == "" || fd.Message == "" {
 				t.Fatalf("finding lacks rule, file or message: %#v", fd)
 			}
+		}
+		// A bundle that loads clean renders and migrates without a panic; errors are fine, a half-done
+		// migration is not.
+		if catalog.HasErrors(fs) || b == nil {
+			return
+		}
+		r, err := Render(b, "quay.io/acme/etcd-bundle:v1")
+		if err != nil {
+			return
+		}
+		for _, p := range r.Properties {
+			if p.Type == "olm.csv.metadata" {
+				return // declared by the bundle: opm (and Migrate) leave the blob alone
+			}
+		}
+		if err := Migrate(r, b, "bundle-object-to-csv-metadata"); err != nil {
+			return
+		}
+		meta := 0
+		for _, p := range r.Properties {
+			switch p.Type {
+			case "olm.bundle.object":
+				t.Fatalf("olm.bundle.object left after the migration: %+v", r.Properties)
+			case "olm.csv.metadata":
+				meta++
+				if !json.Valid(p.Value) {
+					t.Fatalf("olm.csv.metadata is not JSON: %s", p.Value)
+				}
+			}
+		}
+		if meta != 1 {
+			t.Fatalf("%d olm.csv.metadata after the migration", meta)
 		}
 	})
 }
