@@ -392,12 +392,51 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 	if err != nil {
 		return 0, err
 	}
-	folder := path.Join(bc.Root.Path, bc.Folder)
-	entries, err := fs.ReadDir(pr.Base.FS, folder)
-	if err != nil {
-		return 0, nil // no earlier versions
+	kindOf := func(name, version string) string {
+		switch {
+		case name == replaces:
+			return "replaces"
+		case skips[name]:
+			return "skips"
+		case inRange != nil && inRange(version):
+			return "skipRange"
+		}
+		return ""
 	}
 	compared := 0
+	diff := func(from, kind, where string, oldCRDs []*crd.CRD) error {
+		compared++
+		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if ch.Rule == crd.RuleInvalidOverride {
+				continue
+			}
+			f := ch.Finding
+			f.Package = bc.Package
+			if pos, ok := newPos[ch.CRD]; ok {
+				f.Position = pos
+			} else {
+				f.Position = bc.firstFile()
+			}
+			f.Message = fmt.Sprintf("upgrade %s → %s (%s): %s", from, bc.Head.CSV.Name, kind, ch.Message)
+			if m := ch.OLMMessage(); m != "" {
+				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
+			}
+			*found = append(*found, f)
+		}
+		verdict := "safe"
+		if crd.Unsafe(changes) {
+			verdict = "**unsafe**"
+		}
+		fmt.Fprintf(b, "- `%s` → `%s` (%s, %s): %s\n", from, bc.Head.CSV.Name, kind, where, verdict)
+		return nil
+	}
+	seen := map[string]bool{}
+	folder := path.Join(bc.Root.Path, bc.Folder)
+	entries, _ := fs.ReadDir(pr.Base.FS, folder) // none: no earlier versions in bundle directories
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -414,48 +453,47 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 				prevVersion = v.Str()
 			}
 		}
-		kind := ""
-		switch {
-		case name == replaces:
-			kind = "replaces"
-		case skips[name]:
-			kind = "skips"
-		case inRange != nil && inRange(prevVersion):
-			kind = "skipRange"
-		default:
+		kind := kindOf(name, prevVersion)
+		if kind == "" {
 			continue
 		}
+		seen[name] = true
 		oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, dir, prev)
 		if err != nil {
 			return compared, err
 		}
-		compared++
-		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
-		if err != nil {
+		if err := diff(name, kind, "bundle directories "+dir+" → "+bc.Dir, oldCRDs); err != nil {
 			return compared, err
 		}
-		for _, ch := range changes {
-			if ch.Rule == crd.RuleInvalidOverride {
+	}
+	// Predecessors published only in a catalog of the repository (as olm.bundle blobs).
+	for _, cc := range pr.Changes.Catalogs {
+		p := cc.Head.Package(bc.Package)
+		if p == nil {
+			continue
+		}
+		for _, cb := range p.Bundles {
+			if seen[cb.Name] || cb.Name == bc.Head.CSV.Name {
 				continue
 			}
-			f := ch.Finding
-			f.Package = bc.Package
-			if pos, ok := newPos[ch.CRD]; ok {
-				f.Position = pos
-			} else {
-				f.Position = bc.firstFile()
+			version := ""
+			if v, err := cb.Version(); err == nil {
+				version = v.String()
 			}
-			f.Message = fmt.Sprintf("upgrade %s → %s (%s): %s", name, bc.Head.CSV.Name, kind, ch.Message)
-			if m := ch.OLMMessage(); m != "" {
-				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
+			kind := kindOf(cb.Name, version)
+			if kind == "" {
+				continue
 			}
-			*found = append(*found, f)
+			seen[cb.Name] = true
+			prev := c.readCRDs(ctx, cc, pr.Policy.Images, bc.Package, cb.Name)
+			if prev.err != nil {
+				fmt.Fprintf(b, "- `%s` → `%s` (%s, catalog %s): not compared: %s\n", cb.Name, bc.Head.CSV.Name, kind, cc.Root, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
+				continue
+			}
+			if err := diff(cb.Name, kind, "catalog "+cc.Root+" → bundle directory "+bc.Dir, prev.crds); err != nil {
+				return compared, err
+			}
 		}
-		verdict := "safe"
-		if crd.Unsafe(changes) {
-			verdict = "**unsafe**"
-		}
-		fmt.Fprintf(b, "- `%s` → `%s` (%s, bundle directories %s → %s): %s\n", name, bc.Head.CSV.Name, kind, dir, bc.Dir, verdict)
 	}
 	return compared, nil
 }

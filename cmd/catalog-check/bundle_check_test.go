@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -170,5 +171,46 @@ func TestCheckBundleCRDSafety(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no crd.field-removed on the new CRD for the upgrade from 1.0.0:\n%s", out)
+	}
+}
+
+// A bundle directory whose predecessor is published only in a catalog of the repository (an olm.bundle blob
+// with its CRDs embedded) is compared with that blob's CRDs.
+func TestCheckBundleCRDSafetyAgainstACatalogBundle(t *testing.T) {
+	crdJSON := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"etcdclusters.etcd.database.coreos.com"},` +
+		`"spec":{"group":"etcd.database.coreos.com","names":{"kind":"EtcdCluster","listKind":"EtcdClusterList","plural":"etcdclusters","singular":"etcdcluster"},"scope":"Namespaced",` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"string"},"version":{"type":"string"}}}}}}}]}}`
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true}]\nmaintainers: [alice]\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcdoperator.v1.0.0\n"+
+		"---\nschema: olm.bundle\npackage: etcd\nname: etcdoperator.v1.0.0\nimage: quay.io/acme/etcd-bundle:v1.0.0\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: 1.0.0}\n"+
+		"  - type: olm.bundle.object\n    value: {data: "+base64.StdEncoding.EncodeToString([]byte(crdJSON))+"}\n")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	files := etcdBundleFiles("1.1.0", "etcd", "registry+v1")
+	files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] = strings.ReplaceAll(bundleCSV, "1.0.0", "1.1.0") + "  replaces: etcdoperator.v1.0.0\n"
+	files["operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml"] = crdWithFields("size")
+	for name, body := range files {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "1.1.0")
+	head := git("rev-parse", "HEAD")
+	code, v, out := checkJSON(t, dir, base, head, "bob", "crd-safety")
+	if code != exitFail {
+		t.Errorf("exit %d, want %d\n%s", code, exitFail, out)
+	}
+	found := false
+	for _, r := range v.Results {
+		for _, f := range r.Findings {
+			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces)") {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no crd.field-removed against the catalog's etcdoperator.v1.0.0:\n%s", out)
 	}
 }
