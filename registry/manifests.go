@@ -1,13 +1,10 @@
 package registry
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -17,7 +14,7 @@ import (
 // Limits bound what Manifests reads. Zero fields take the defaults below.
 type Limits struct {
 	MaxBytes  int64         // layer bytes read in all, compressed and uncompressed each (default 64 MiB)
-	MaxFiles  int           // files kept from manifests/ (default 1000)
+	MaxFiles  int           // entries kept from manifests/ (and metadata/ for Bundle) (default 1000)
 	MaxLayers int           // layers in the image (default 128)
 	Timeout   time.Duration // deadline of the whole call (default 2 min)
 }
@@ -62,6 +59,26 @@ func (l Limits) withDefaults() (Limits, error) {
 // provide the image the error is an *Error whose Result says why (as Check would); an image beyond lim gives
 // an error wrapping ErrLimit.
 func (c *Client) Manifests(ctx context.Context, ref string, lim Limits) (map[string][]byte, error) {
+	p, err := c.pull(ctx, ref, lim, false, manifestsDir)
+	if err != nil {
+		return nil, err
+	}
+	return p.tree.filesIn(manifestsDir), nil
+}
+
+// pulled is what pull read of an image.
+type pulled struct {
+	digest string
+	labels map[string]string // the config's labels, when asked for
+	tree   *tree
+}
+
+// maxConfigBytes bounds an image's config blob (a bundle image's is a few hundred bytes).
+const maxConfigBytes = 1 << 20
+
+// pull reads the image ref: its manifest, its config's labels when withLabels, and the files of its layers
+// under roots, within lim.
+func (c *Client) pull(ctx context.Context, ref string, lim Limits, withLabels bool, roots ...string) (*pulled, error) {
 	lim, err := lim.withDefaults()
 	if err != nil {
 		return nil, err
@@ -85,6 +102,10 @@ func (c *Client) Manifests(ctx context.Context, ref string, lim Limits) (map[str
 	if err != nil {
 		return nil, fail(err)
 	}
+	out := &pulled{tree: newTree(lim.MaxFiles, roots...)}
+	if d, err := img.Digest(); err == nil {
+		out.digest = d.String()
+	}
 	if len(m.Layers) > lim.MaxLayers {
 		return nil, fmt.Errorf("%s: %w: %d layers, at most %d are read", ref, ErrLimit, len(m.Layers), lim.MaxLayers)
 	}
@@ -98,11 +119,25 @@ func (c *Client) Manifests(ctx context.Context, ref string, lim Limits) (map[str
 			return nil, fmt.Errorf("%s: %w: layers hold more than %d bytes", ref, ErrLimit, lim.MaxBytes)
 		}
 	}
+	if withLabels {
+		if m.Config.Size < 0 || m.Config.Size > maxConfigBytes {
+			return nil, fmt.Errorf("%s: %w: the image config is %d bytes, at most %d are read", ref, ErrLimit, m.Config.Size, maxConfigBytes)
+		}
+		// go-containerregistry reads the config blob through a reader that stops at the size the
+		// manifest gives and checks its digest.
+		cf, err := img.ConfigFile()
+		if err != nil {
+			if isRegistryError(err) {
+				return nil, fail(err)
+			}
+			return nil, fmt.Errorf("%s: the image config is not readable: %v", ref, err)
+		}
+		out.labels = cf.Config.Labels
+	}
 	layers, err := img.Layers()
 	if err != nil {
 		return nil, fail(err)
 	}
-	files := map[string][]byte{}
 	remaining := lim.MaxBytes
 	for i, layer := range layers {
 		rc, err := layer.Uncompressed()
@@ -110,7 +145,7 @@ func (c *Client) Manifests(ctx context.Context, ref string, lim Limits) (map[str
 			return nil, fail(err)
 		}
 		lr := &boundedReader{r: rc, left: remaining}
-		err = applyLayer(files, lr, lim.MaxFiles)
+		err = out.tree.apply(lr)
 		if err == nil {
 			// Read to the end so the digest of what was served is verified.
 			_, err = io.Copy(io.Discard, lr)
@@ -127,7 +162,7 @@ func (c *Client) Manifests(ctx context.Context, ref string, lim Limits) (map[str
 			return nil, fmt.Errorf("%s: layer %d is not a readable tar stream: %v", ref, i+1, err)
 		}
 	}
-	return files, nil
+	return out, nil
 }
 
 func isRegistryError(err error) bool {
@@ -160,78 +195,4 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
 	return n, err
-}
-
-// applyLayer reads one layer's tar stream and applies it to files (name → content under manifests/).
-// Whiteouts and opaque markers act on the layers below; entries of this layer then replace same-named files,
-// a non-regular entry removing the file it shadows.
-func applyLayer(files map[string][]byte, r *boundedReader, maxFiles int) error {
-	tr := tar.NewReader(r)
-	added := map[string][]byte{} // nil value: shadowed by something that is not a regular file
-	var removed []string
-	clearAll := false
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		p := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
-		dir, base := path.Split(p)
-		dir = strings.TrimSuffix(dir, "/")
-		switch {
-		case p == "" || p == ".":
-			continue
-		case base == ".wh..wh..opq":
-			if dir == "" || dir == manifestsDir {
-				clearAll = true
-			}
-		case strings.HasPrefix(base, ".wh."):
-			target := path.Join(dir, strings.TrimPrefix(base, ".wh."))
-			if target == manifestsDir {
-				clearAll = true
-			} else if path.Dir(target) == manifestsDir {
-				removed = append(removed, path.Base(target))
-			}
-		case p == manifestsDir:
-			if hdr.Typeflag != tar.TypeDir {
-				clearAll = true // manifests itself replaced by a link or a file
-			}
-		case dir == manifestsDir:
-			if hdr.Typeflag != tar.TypeReg {
-				added[base] = nil
-				continue
-			}
-			if hdr.Size > r.left {
-				return fmt.Errorf("%w: file %s is %d bytes, more than remain allowed", ErrLimit, p, hdr.Size)
-			}
-			data, err := io.ReadAll(tr)
-			if err != nil {
-				return err
-			}
-			added[base] = data
-			if len(added) > maxFiles {
-				return fmt.Errorf("%w: more than %d files under %s/", ErrLimit, maxFiles, manifestsDir)
-			}
-		}
-	}
-	if clearAll {
-		clear(files)
-	}
-	for _, name := range removed {
-		delete(files, name)
-	}
-	for name, data := range added {
-		if data == nil {
-			delete(files, name)
-		} else {
-			files[name] = data
-		}
-	}
-	if len(files) > maxFiles {
-		return fmt.Errorf("%w: more than %d files under %s/", ErrLimit, maxFiles, manifestsDir)
-	}
-	return nil
 }
