@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // bundleCommand groups the commands on bundle directories.
@@ -170,64 +174,138 @@ func orNone(s string) string {
 
 func bundleRenderCommand() cli.Command {
 	var image, migrateLevel string
+	var rf registryFlags
+	var maxBytes int64
+	var timeout time.Duration
 	return cli.Command{
-		Use:   "render DIR --image REF",
-		Short: "print the olm.bundle blob opm render makes of a bundle directory",
-		Long: `Prints, as JSON, the olm.bundle blob opm render makes of the bundle directory DIR once it
-is built into the image REF (catalogbot build-bundle builds and pushes it): the package and
-gvk properties, required APIs and packages, the properties of metadata/properties.yaml and
-the CSV's olm.properties, one olm.bundle.object per manifest, and the related images.
+		Use:   "render DIR --image REF | render IMAGE",
+		Short: "print the olm.bundle blob opm render makes of a bundle directory or a bundle image",
+		Long: `Prints, as JSON, the olm.bundle blob opm render makes of a bundle: the package and gvk
+properties, required APIs and packages, the properties of metadata/properties.yaml and the
+CSV's olm.properties, one olm.bundle.object per manifest, and the related images.
+
+The argument is either a bundle directory (manifests/ and metadata/) or a bundle image:
+  - an existing directory is read from disk; --image REF (required) is the reference the
+    catalog will pull it by (catalogbot build-bundle builds and pushes it), written into the blob;
+  - anything else must be an image reference written in full (registry/repository:tag or
+    registry/repository@sha256:…): the image is pulled through the guarded registry client
+    (public addresses only unless --insecure-registry allows a host; bounded sizes and time),
+    its config must carry the bundle labels, and the blob names the image as you wrote it,
+    as opm render does. A name that is both a directory here and an image reference is refused
+    as ambiguous: write ./NAME for the directory.
 --migrate-level bundle-object-to-csv-metadata replaces the olm.bundle.object properties by one
 olm.csv.metadata, as opm render --migrate-level does.
 Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could not run.`,
-		Example: `  catalog-check bundle render operators/etcd/0.9.4 --image quay.io/acme/etcd-bundle:v0.9.4`,
-		Args:    cli.ExactArgs(1),
+		Example: `  catalog-check bundle render operators/etcd/0.9.4 --image quay.io/acme/etcd-bundle:v0.9.4
+  catalog-check bundle render quay.io/acme/etcd-bundle:v0.9.4
+  catalog-check bundle render localhost:5000/acme/etcd-bundle:v0.9.4 --insecure-registry localhost:5000`,
+		Args: cli.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&image, "image", "", "the bundle image reference written into the blob (required)")
+			fs.StringVar(&image, "image", "", "for a directory: the bundle image reference written into the blob (required)")
 			fs.StringVar(&migrateLevel, "migrate-level", "none", "opm's migrations to apply: none or bundle-object-to-csv-metadata")
+			fs.Int64Var(&maxBytes, "image-max-bytes", registry.DefaultManifestsMaxBytes, "for an image: at most this many layer bytes are read, compressed and uncompressed each")
+			fs.DurationVar(&timeout, "image-timeout", registry.DefaultManifestsTimeout, "for an image: the deadline of the whole pull")
+			rf.addFlags(fs)
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			if image == "" {
-				fmt.Fprintln(stderr, "catalog-check bundle render: --image is required (the reference the catalog will pull the bundle by)")
+			if maxBytes <= 0 || timeout <= 0 {
+				fmt.Fprintln(stderr, "catalog-check bundle render: --image-max-bytes and --image-timeout must be positive")
 				return exitCannotRun
 			}
-			if err := bundle.Migrate(nil, nil, migrateLevel); err != nil {
-				fmt.Fprintf(stderr, "catalog-check bundle render: --migrate-level: %v\n", err)
-				return exitCannotRun
-			}
-			dir := args[0]
-			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-				fmt.Fprintf(stderr, "catalog-check bundle render: %s is not a directory\n", dir)
-				return exitCannotRun
-			}
-			b, fs, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
-			if err != nil {
-				fmt.Fprintf(stderr, "catalog-check bundle render: %s: %v\n", dir, err)
-				return exitCannotRun
-			}
-			if catalog.HasErrors(fs) {
-				for _, f := range fs {
-					f.File = filepath.Join(dir, filepath.FromSlash(f.File))
-					fmt.Fprintf(stderr, "%s: %s: %s\n", f.Position, f.Rule, f.Message)
-				}
-				return exitFail
-			}
-			r, err := bundle.Render(b, image)
-			if err == nil {
-				err = bundle.Migrate(r, b, migrateLevel)
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "catalog-check bundle render: %s: %v\n", dir, err)
-				return exitFail
-			}
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "    ")
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(r); err != nil {
-				fmt.Fprintln(stderr, err)
-				return exitCannotRun
-			}
-			return exitPass
+			lim := registry.Limits{MaxBytes: maxBytes, Timeout: timeout}
+			return runBundleRender(ctx, args[0], image, migrateLevel, &rf, lim, stdout, stderr)
 		},
 	}
+}
+
+// bundleSource says whether arg names a bundle directory (true) or a bundle image (false).
+func bundleSource(arg string) (bool, error) {
+	info, statErr := os.Stat(arg)
+	_, refErr := registry.ParseRef(arg)
+	if filepath.IsAbs(arg) || arg == "." || arg == ".." || strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") {
+		refErr = errors.New("it is written as a path")
+	}
+	switch {
+	case statErr == nil && info.IsDir() && refErr == nil:
+		return false, fmt.Errorf("%s is both a directory here and an image reference; write ./%s for the directory, or run from another directory for the image", arg, arg)
+	case statErr == nil && info.IsDir():
+		return true, nil
+	case statErr == nil:
+		return false, fmt.Errorf("%s is a file; give a bundle directory (manifests/ and metadata/) or a bundle image reference", arg)
+	case refErr == nil:
+		return false, nil
+	case errors.Is(statErr, fs.ErrNotExist):
+		return false, fmt.Errorf("%s is neither a directory nor an image reference (%v)", arg, refErr)
+	}
+	return false, fmt.Errorf("%s: %v", arg, statErr)
+}
+
+func runBundleRender(ctx context.Context, arg, image, migrateLevel string, rf *registryFlags, lim registry.Limits, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stderr, "catalog-check bundle render: "+format+"\n", args...)
+		return code
+	}
+	if err := bundle.Migrate(nil, nil, migrateLevel); err != nil {
+		return fail(exitCannotRun, "--migrate-level: %v", err)
+	}
+	isDir, err := bundleSource(arg)
+	if err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	var fsys fs.FS
+	var where func(catalog.Finding) catalog.Finding
+	if isDir {
+		if image == "" {
+			return fail(exitCannotRun, "--image is required with a directory (the reference the catalog will pull the bundle by)")
+		}
+		fsys = os.DirFS(arg)
+		where = func(f catalog.Finding) catalog.Finding {
+			f.File = filepath.Join(arg, filepath.FromSlash(f.File))
+			return f
+		}
+	} else {
+		if image != "" {
+			return fail(exitCannotRun, "--image is for a directory; the image %s is rendered under the reference given, as opm render does", arg)
+		}
+		client, err := rf.client()
+		if err != nil {
+			return fail(exitCannotRun, "%v", err)
+		}
+		defer client.Close()
+		img, err := client.Bundle(ctx, arg, lim)
+		if err != nil {
+			return fail(exitCannotRun, "%v", err)
+		}
+		fsys, image = img.FS, arg
+		fmt.Fprintf(stderr, "catalog-check bundle render: %s is %s\n", arg, img.Digest)
+		where = func(f catalog.Finding) catalog.Finding {
+			f.File = "[" + arg + "] " + f.File
+			return f
+		}
+	}
+	b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
+	if err != nil {
+		return fail(exitCannotRun, "%s: %v", arg, err)
+	}
+	if catalog.HasErrors(findings) {
+		for _, f := range findings {
+			f = where(f)
+			fmt.Fprintf(stderr, "%s: %s: %s\n", f.Position, f.Rule, f.Message)
+		}
+		return exitFail
+	}
+	r, err := bundle.Render(b, image)
+	if err == nil {
+		err = bundle.Migrate(r, b, migrateLevel)
+	}
+	if err != nil {
+		return fail(exitFail, "%s: %v", arg, err)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "    ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	return exitPass
 }
