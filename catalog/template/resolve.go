@@ -1,0 +1,283 @@
+package template
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/image"
+)
+
+// ResolverFunc adapts a function to a Resolver.
+type ResolverFunc func(ctx context.Context, image string) (*Resolved, error)
+
+// Resolve implements Resolver.
+func (f ResolverFunc) Resolve(ctx context.Context, image string) (*Resolved, error) {
+	return f(ctx, image)
+}
+
+// CatalogResolver resolves images whose olm.bundle blob a catalog already holds. Only digest-pinned
+// references are taken from it: a digest names the image's content, so its blob is what rendering the
+// image gives, while a tag may have moved since the catalog was rendered.
+type CatalogResolver struct {
+	level string
+	blobs map[string]catalogBlob
+}
+
+type catalogBlob struct {
+	value *catalog.Value
+	pos   catalog.Position
+}
+
+// NewCatalogResolver makes a resolver answering at migrate level level ("", "none" or
+// "bundle-object-to-csv-metadata").
+func NewCatalogResolver(level string) (*CatalogResolver, error) {
+	switch level {
+	case "", "none", "bundle-object-to-csv-metadata":
+	default:
+		return nil, fmt.Errorf("unknown migrate level %q (known: none, bundle-object-to-csv-metadata)", level)
+	}
+	return &CatalogResolver{level: level, blobs: map[string]catalogBlob{}}, nil
+}
+
+// Add indexes the olm.bundle blobs of parsed catalog documents. Of several blobs of one image, one that
+// needs no migration is preferred (an olm.bundle.object blob serves both levels).
+func (c *CatalogResolver) Add(docs []catalog.Doc) {
+	for i := range docs {
+		d := &docs[i]
+		if d.Schema != "olm.bundle" {
+			continue
+		}
+		img := field(&d.Value, "image", false)
+		if img == nil || img.Kind != catalog.KindString || !strings.Contains(img.Str(), "@sha256:") {
+			continue
+		}
+		prev, ok := c.blobs[img.Str()]
+		if ok && !hasProperty(prev.value, "olm.csv.metadata") {
+			continue
+		}
+		c.blobs[img.Str()] = catalogBlob{value: &d.Value, pos: d.Pos}
+	}
+}
+
+// AddFS indexes every catalog file under the given directories of fsys (all of it for ".").
+func (c *CatalogResolver) AddFS(ctx context.Context, fsys fs.FS, lim catalog.Limits, dirs ...string) error {
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	for _, dir := range dirs {
+		sub, err := fs.Sub(fsys, dir)
+		if err != nil {
+			return err
+		}
+		set, err := catalog.ListFiles(ctx, sub, lim)
+		if err != nil {
+			return err
+		}
+		for _, f := range set.Files {
+			data, err := fs.ReadFile(sub, f.Path)
+			if err != nil {
+				return err
+			}
+			docs, _ := catalog.ParseFile(path.Join(dir, f.Path), data, lim)
+			c.Add(docs)
+		}
+	}
+	return nil
+}
+
+// Len is the number of images indexed.
+func (c *CatalogResolver) Len() int { return len(c.blobs) }
+
+func hasProperty(v *catalog.Value, typ string) bool {
+	props := field(v, "properties", false)
+	if props == nil {
+		return false
+	}
+	for _, p := range props.Items() {
+		if t := field(&p, "type", false); t != nil && t.Str() == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// Resolve implements Resolver.
+func (c *CatalogResolver) Resolve(_ context.Context, img string) (*Resolved, error) {
+	cb, ok := c.blobs[img]
+	if !ok {
+		return nil, fmt.Errorf("%s is in no catalog of the repository: %w", img, ErrNotFound)
+	}
+	v := cb.value
+	r := &bundle.Rendered{Schema: "olm.bundle", Image: img}
+	if s := field(v, "name", false); s != nil {
+		r.Name = s.Str()
+	}
+	if s := field(v, "package", false); s != nil {
+		r.Package = s.Str()
+	}
+	var csv *catalog.Value
+	migrated := false
+	if props := field(v, "properties", false); props != nil {
+		for _, p := range props.Items() {
+			typ := field(&p, "type", false)
+			val := field(&p, "value", false)
+			if typ == nil || val == nil {
+				continue
+			}
+			switch typ.Str() {
+			case "olm.csv.metadata":
+				migrated = true
+			case "olm.bundle.object":
+				if csv == nil {
+					csv = decodeCSV(val)
+				}
+			}
+			r.Properties = append(r.Properties, bundle.Property{Type: typ.Str(), Value: json.RawMessage(val.AppendJSON(nil))})
+		}
+	}
+	if ris := field(v, "relatedImages", false); ris != nil {
+		for _, ri := range ris.Items() {
+			ri := ri
+			var name, ref string
+			if s := field(&ri, "name", false); s != nil {
+				name = s.Str()
+			}
+			if s := field(&ri, "image", false); s != nil {
+				ref = s.Str()
+			}
+			r.RelatedImages = append(r.RelatedImages, bundle.RelatedImage{Name: name, Image: ref})
+		}
+	}
+	from := cb.pos.String()
+	switch c.level {
+	case "", "none":
+		if migrated {
+			return nil, fmt.Errorf("%s: the blob at %s holds olm.csv.metadata, which cannot be turned back into olm.bundle.object: %w", img, from, ErrNotFound)
+		}
+	default:
+		if !migrated {
+			if csv == nil {
+				return nil, fmt.Errorf("%s: the blob at %s has neither olm.csv.metadata nor the CSV to make it: %w", img, from, ErrNotFound)
+			}
+			b := &bundle.Bundle{CSV: &bundle.Manifest{File: from, Kind: "ClusterServiceVersion", Value: *csv}}
+			if err := bundle.Migrate(r, b, c.level); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &Resolved{Bundle: r, CSV: csv, From: from}, nil
+}
+
+// decodeCSV reads the manifest of an olm.bundle.object value, if it is the CSV.
+func decodeCSV(val *catalog.Value) *catalog.Value {
+	data := field(val, "data", false)
+	if data == nil || data.Kind != catalog.KindString {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(data.Str())
+	if err != nil {
+		return nil
+	}
+	docs, findings := catalog.ParseDocuments("olm.bundle.object", raw, catalog.Limits{})
+	if len(findings) > 0 || len(docs) != 1 {
+		return nil
+	}
+	if k := field(&docs[0].Value, "kind", false); k == nil || k.Str() != "ClusterServiceVersion" {
+		return nil
+	}
+	return &docs[0].Value
+}
+
+// DirResolver resolves images built from bundle directories of the repository: a reference by digest
+// when a directory's deterministic bundle image (catalog/image.BundleImage) has that digest, a reference
+// by tag when it is what the pattern gives for a directory's package and version (for example
+// "quay.io/acme/{package}-bundle:v{version}", the target the App pushes merged bundles to).
+type DirResolver struct {
+	fsys    fs.FS
+	dirs    []string
+	pattern string
+	level   string
+	lim     bundle.Limits
+	imgLim  image.Limits
+
+	mu      sync.Mutex
+	indexed bool
+	byRef   map[string]string // digest or pattern reference -> directory
+	loaded  map[string]*bundle.Bundle
+	errs    []error
+}
+
+// NewDirResolver makes a resolver over the bundle directories dirs of fsys.
+func NewDirResolver(fsys fs.FS, dirs []string, pattern, level string) *DirResolver {
+	return &DirResolver{fsys: fsys, dirs: dirs, pattern: pattern, level: level, byRef: map[string]string{}, loaded: map[string]*bundle.Bundle{}}
+}
+
+func (d *DirResolver) index(ctx context.Context) {
+	if d.indexed {
+		return
+	}
+	d.indexed = true
+	for _, dir := range d.dirs {
+		sub, err := fs.Sub(d.fsys, dir)
+		if err != nil {
+			continue
+		}
+		b, findings, err := bundle.Load(ctx, sub, d.lim)
+		if err != nil || b == nil || hasErrors(findings) || b.CSV == nil {
+			continue
+		}
+		d.loaded[dir] = b
+		if img, err := image.BundleImage(ctx, sub, b.Annotations, d.imgLim); err == nil {
+			if dg, err := img.Digest(); err == nil {
+				d.byRef["@"+dg.String()] = dir
+			}
+		}
+		if d.pattern != "" {
+			version := str(field(&b.CSV.Value, "spec", false), "version")
+			if version != "" && b.Package != "" {
+				ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
+				d.byRef[ref] = dir
+			}
+		}
+	}
+}
+
+func str(v *catalog.Value, key string) string {
+	if f := field(v, key, false); f != nil {
+		return f.Str()
+	}
+	return ""
+}
+
+// Resolve implements Resolver.
+func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.index(ctx)
+	dir, ok := d.byRef[img]
+	if !ok {
+		if at := strings.LastIndex(img, "@"); at >= 0 {
+			dir, ok = d.byRef[img[at:]]
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: no bundle directory of the repository builds it: %w", img, ErrNotFound)
+	}
+	b := d.loaded[dir]
+	r, err := bundle.Render(b, img)
+	if err != nil {
+		return nil, fmt.Errorf("%s (bundle directory %s): %w", img, dir, err)
+	}
+	if err := bundle.Migrate(r, b, d.level); err != nil {
+		return nil, err
+	}
+	return &Resolved{Bundle: r, CSV: &b.CSV.Value, From: dir}, nil
+}
