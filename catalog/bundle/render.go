@@ -269,6 +269,8 @@ func relatedImages(b *Bundle, image string) []RelatedImage {
 	for _, img := range ops {
 		out = append(out, RelatedImage{Image: img})
 	}
+	// opm's render sorts the list by image (after adding the bundle image, whatever its name).
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out
 }
 

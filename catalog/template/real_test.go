@@ -68,11 +68,22 @@ func TestRenderCommunityTemplatesFromTheirCatalogs(t *testing.T) {
 					if err := out.WriteYAML(&got); err != nil {
 						t.Fatal(err)
 					}
+					drift := Drift(out, c, want, catalog.Limits{}, "fix it")
 					if bytes.Equal(got.Bytes(), want) {
 						same++
+						if len(drift) != 0 {
+							t.Errorf("%s -> %s (%s): identical, yet drift reported: %v", m.Template, c, beh, drift)
+						}
 					} else {
 						differ++
-						t.Logf("%s -> %s (%s): differs (%d vs %d bytes) at line %d", m.Template, c, beh, got.Len(), len(want), firstDiffLine(got.Bytes(), want))
+						if !hasErrors(drift) {
+							t.Errorf("%s -> %s (%s): differs at line %d, yet no drift reported", m.Template, c, beh, firstDiffLine(got.Bytes(), want))
+						}
+						if beh == "v1.46.0" {
+							for _, f := range drift {
+								t.Logf("drift: %s", f)
+							}
+						}
 					}
 				}
 			}

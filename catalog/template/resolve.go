@@ -201,26 +201,37 @@ func decodeCSV(val *catalog.Value) *catalog.Value {
 // by tag when it is what the pattern gives for a directory's package and version (for example
 // "quay.io/acme/{package}-bundle:v{version}", the target the App pushes merged bundles to).
 type DirResolver struct {
+	level string
+	idx   *dirIndex
+}
+
+// dirIndex is what DirResolvers of several migrate levels share: the directories read and the
+// references that name them.
+type dirIndex struct {
 	fsys    fs.FS
 	dirs    []string
 	pattern string
-	level   string
 	lim     bundle.Limits
 	imgLim  image.Limits
 
 	mu      sync.Mutex
 	indexed bool
-	byRef   map[string]string // digest or pattern reference -> directory
+	byRef   map[string]string // "@sha256:..." or a pattern reference -> directory
 	loaded  map[string]*bundle.Bundle
-	errs    []error
 }
 
-// NewDirResolver makes a resolver over the bundle directories dirs of fsys.
+// NewDirResolver makes a resolver over the bundle directories dirs of fsys. The directories are read,
+// and their images built to learn the digests, on the first Resolve.
 func NewDirResolver(fsys fs.FS, dirs []string, pattern, level string) *DirResolver {
-	return &DirResolver{fsys: fsys, dirs: dirs, pattern: pattern, level: level, byRef: map[string]string{}, loaded: map[string]*bundle.Bundle{}}
+	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern, byRef: map[string]string{}, loaded: map[string]*bundle.Bundle{}}}
 }
 
-func (d *DirResolver) index(ctx context.Context) {
+// AtLevel is a resolver over the same directories (and the same index) at another migrate level.
+func (d *DirResolver) AtLevel(level string) *DirResolver {
+	return &DirResolver{level: level, idx: d.idx}
+}
+
+func (d *dirIndex) index(ctx context.Context) {
 	if d.indexed {
 		return
 	}
@@ -230,8 +241,8 @@ func (d *DirResolver) index(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		b, findings, err := bundle.Load(ctx, sub, d.lim)
-		if err != nil || b == nil || hasErrors(findings) || b.CSV == nil {
+		b, _, err := bundle.Load(ctx, sub, d.lim)
+		if err != nil || b == nil || b.CSV == nil {
 			continue
 		}
 		d.loaded[dir] = b
@@ -259,19 +270,20 @@ func str(v *catalog.Value, key string) string {
 
 // Resolve implements Resolver.
 func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.index(ctx)
-	dir, ok := d.byRef[img]
+	x := d.idx
+	x.mu.Lock()
+	x.index(ctx)
+	dir, ok := x.byRef[img]
 	if !ok {
 		if at := strings.LastIndex(img, "@"); at >= 0 {
-			dir, ok = d.byRef[img[at:]]
+			dir, ok = x.byRef[img[at:]]
 		}
 	}
+	b := x.loaded[dir]
+	x.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%s: no bundle directory of the repository builds it: %w", img, ErrNotFound)
 	}
-	b := d.loaded[dir]
 	r, err := bundle.Render(b, img)
 	if err != nil {
 		return nil, fmt.Errorf("%s (bundle directory %s): %w", img, dir, err)

@@ -49,6 +49,7 @@ func Rules() []catalog.Rule {
 		{ID: RuleDriftMissing, Severity: catalog.SeverityError, Source: ours, Summary: "the committed catalog lacks a blob its template renders (a bundle, a channel, the package)", Hint: "run the command in the message and commit its output"},
 		{ID: RuleDriftExtra, Severity: catalog.SeverityError, Source: ours, Summary: "the committed catalog holds a blob its template does not render (a hand edit the next render would drop)", Hint: "add it to the template, or run the command in the message and commit its output"},
 		{ID: RuleDriftChanged, Severity: catalog.SeverityError, Source: ours, Summary: "a blob of the committed catalog differs from what its template renders (a channel entry, a property, a package field)", Hint: "change the template rather than the catalog, then run the command in the message and commit its output"},
+		{ID: RuleDriftFormat, Severity: catalog.SeverityWarning, Source: ours, Summary: "the committed catalog holds the blobs its template renders, but not byte for byte as opm writes them (order, formatting)", Hint: "commit the rendered output as is"},
 		{ID: RuleDriftMapping, Severity: catalog.SeverityError, Source: ours, Summary: "a template mapping names a template or catalog that does not exist, or a catalog file that cannot be read", Hint: "fix the mapping (ci.yaml fbc.catalog_mapping or the policy's templates:) or add the file"},
 	}
 }
