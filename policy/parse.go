@@ -356,6 +356,7 @@ func (p *parser) parse(data []byte) *Policy {
 		"automerge":      func(_, v *yaml.Node) { pol.Automerge = p.automerge(v) },
 		"limits":         func(_, v *yaml.Node) { pol.Limits = p.limits(v) },
 		"bundles":        func(_, v *yaml.Node) { pol.Bundles = p.bundles(v) },
+		"templates":      func(_, v *yaml.Node) { pol.Templates = p.templates(v) },
 	})
 	if r := p.deref(root); r == nil || r.Kind != yaml.MappingNode {
 		return nil
@@ -694,6 +695,20 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 			},
 			"ownersFromCIYaml": func(_, v *yaml.Node) { b.CIYamlOwners, _ = p.boolean(v, "bundles[].ownersFromCIYaml") },
 			"requireOLMv1":     func(_, v *yaml.Node) { b.RequireOLMv1, _ = p.boolean(v, "bundles[].requireOLMv1") },
+			"templatesFromCIYaml": func(_, v *yaml.Node) {
+				b.TemplatesFromCIYaml, _ = p.boolean(v, "bundles[].templatesFromCIYaml")
+			},
+			"image": func(_, v *yaml.Node) {
+				s, ok := p.str(v, "bundles[].image")
+				if !ok {
+					return
+				}
+				if !strings.Contains(s, "{package}") || !strings.Contains(s, "{version}") || strings.ContainsAny(s, " \t\n") {
+					p.add(v, "write the image reference with {package} and {version}, e.g. quay.io/acme/{package}-bundle:v{version}", "bundles[].image %q does not name {package} and {version}", s)
+					return
+				}
+				b.Image = s
+			},
 		})
 		if !havePath {
 			if !hasKey(p.deref(it), "path") {
@@ -710,6 +725,128 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 		out = append(out, b)
 	})
 	return out
+}
+
+func (p *parser) templates(n *yaml.Node) []Template {
+	var out []Template
+	seen := map[string]int{}
+	p.list(n, "templates", func(it *yaml.Node) {
+		t := Template{Pos: Position{it.Line, it.Column}}
+		if v := p.deref(it); v == nil || v.Kind != yaml.MappingNode {
+			p.add(it, "write each entry as '- path: <template file>' with catalogs: [<catalog file>, ...]", "each templates entry must be a mapping with a path and catalogs")
+			return
+		}
+		level := "none"
+		var levelSet bool
+		var catalogs []*yaml.Node
+		p.fields(it, "a templates entry", map[string]func(k, v *yaml.Node){
+			"path": func(_, v *yaml.Node) {
+				s, ok := p.str(v, "templates[].path")
+				if !ok {
+					return
+				}
+				clean, err := cleanRepoPath(s)
+				if err != nil || clean == "." {
+					p.add(v, "write the template file relative to the repository root", "templates[].path %q is not a file path", s)
+					return
+				}
+				t.Path = clean
+			},
+			"catalogs": func(_, v *yaml.Node) {
+				p.list(v, "templates[].catalogs", func(c *yaml.Node) { catalogs = append(catalogs, c) })
+			},
+			"migrateLevel": func(_, v *yaml.Node) {
+				if s, ok := p.migrateLevel(v, "templates[].migrateLevel"); ok {
+					level, levelSet = s, true
+				}
+			},
+			"opm": func(_, v *yaml.Node) {
+				s, ok := p.str(v, "templates[].opm")
+				if !ok {
+					return
+				}
+				if !validOpmVersion(s) {
+					p.add(v, "name an opm release, e.g. v1.46.0", "templates[].opm %q is not an opm release (v1.N.M)", s)
+					return
+				}
+				t.Opm = s
+			},
+		})
+		_ = levelSet
+		for _, c := range catalogs {
+			tc := TemplateCatalog{MigrateLevel: level}
+			c = p.deref(c)
+			var raw string
+			switch {
+			case c != nil && c.Kind == yaml.ScalarNode:
+				raw = c.Value
+			case c != nil && c.Kind == yaml.MappingNode:
+				p.fields(c, "a templates[].catalogs entry", map[string]func(k, v *yaml.Node){
+					"path": func(_, v *yaml.Node) { raw, _ = p.str(v, "templates[].catalogs[].path") },
+					"migrateLevel": func(_, v *yaml.Node) {
+						if s, ok := p.migrateLevel(v, "templates[].catalogs[].migrateLevel"); ok {
+							tc.MigrateLevel = s
+						}
+					},
+				})
+			default:
+				p.add(c, "write a catalog file path, or {path: ..., migrateLevel: ...}", "a templates[].catalogs entry must be a path or a mapping")
+				continue
+			}
+			clean, err := cleanRepoPath(raw)
+			if err != nil || clean == "." {
+				p.add(c, "write the catalog file relative to the repository root", "templates[].catalogs: %q is not a file path", raw)
+				continue
+			}
+			tc.Path = clean
+			t.Catalogs = append(t.Catalogs, tc)
+		}
+		if t.Path == "" {
+			if !hasKey(p.deref(it), "path") {
+				p.add(it, "add path: <template file>", "a templates entry has no path")
+			}
+			return
+		}
+		if len(t.Catalogs) == 0 {
+			p.add(it, "add catalogs: [<catalog file the template renders into>]", "templates entry %s names no catalog", t.Path)
+			return
+		}
+		if line, dup := seen[t.Path]; dup {
+			p.add(it, "list each template once, with all its catalogs", "template %s is listed twice (line %d)", t.Path, line)
+			return
+		}
+		seen[t.Path] = it.Line
+		out = append(out, t)
+	})
+	return out
+}
+
+func (p *parser) migrateLevel(v *yaml.Node, what string) (string, bool) {
+	s, ok := p.str(v, what)
+	if !ok {
+		return "", false
+	}
+	for _, l := range MigrateLevels {
+		if s == l {
+			return s, true
+		}
+	}
+	p.add(v, "use none or bundle-object-to-csv-metadata", "%s %q is not a migrate level opm knows", what, s)
+	return "", false
+}
+
+func validOpmVersion(s string) bool {
+	s = strings.TrimPrefix(s, "v")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] != "1" {
+		return false
+	}
+	for _, part := range parts {
+		if part == "" || strings.Trim(part, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // maxFileBytesCeiling is the largest limits.maxFileBytes accepted: the loader's own bound.

@@ -35,7 +35,31 @@ type Policy struct {
 	Limits         Limits
 	// Bundles are the roots of bundle directories (<root>/<package>/<version>/manifests and metadata).
 	Bundles []BundleRoot
+	// Templates are catalog templates and the catalog files each renders into.
+	Templates []Template
 }
+
+// Template is one catalog template (olm.template.basic or olm.semver) and the committed catalog files it
+// renders into: a pull request touching either is checked for drift between them.
+type Template struct {
+	// Path is the template file, slash-separated, relative to the repository root, cleaned.
+	Path string
+	// Catalogs are the catalog files it renders into, each with opm's --migrate-level for it.
+	Catalogs []TemplateCatalog
+	// Opm is the opm release whose rendering the catalogs follow ("" for the newest known).
+	Opm string
+	Pos Position
+}
+
+// TemplateCatalog is one catalog file a template renders into.
+type TemplateCatalog struct {
+	Path string
+	// MigrateLevel is "none" or "bundle-object-to-csv-metadata".
+	MigrateLevel string
+}
+
+// MigrateLevels are the --migrate-level values a template's catalogs may name.
+var MigrateLevels = []string{"none", "bundle-object-to-csv-metadata"}
 
 // BundleRoot is a directory whose <package>/<version>/ subdirectories are registry+v1 bundle directories,
 // as the community catalog repositories keep them under operators/.
@@ -48,7 +72,14 @@ type BundleRoot struct {
 	// RequireOLMv1: bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies);
 	// otherwise that report is informational.
 	RequireOLMv1 bool
-	Pos          Position
+	// TemplatesFromCIYaml: <root>/<package>/ci.yaml's fbc.catalog_mapping names the package's templates
+	// (<root>/<package>/catalog-templates/) and the catalogs/<version>/<package>/catalog.yaml each renders
+	// into, as the community repository keeps them.
+	TemplatesFromCIYaml bool
+	// Image is where a merged bundle's image goes and how templates name it, with {package} and {version}
+	// replaced (e.g. quay.io/acme/{package}-bundle:v{version}); "" when the repository does not say.
+	Image string
+	Pos   Position
 }
 
 // BundleRootOf returns the bundle root that holds the repository path name, if any.
