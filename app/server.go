@@ -121,7 +121,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		s.registry = reg
 		o.checks = []checks.Check{
 			checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-			checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}}, checks.Images{Registry: reg},
+			checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}},
+			checks.Templates{Images: checks.RegistryBundles{Client: reg}}, checks.Images{Registry: reg},
 		}
 	}
 	merger := newMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log)

@@ -55,9 +55,13 @@ func (c Chain) Resolve(ctx context.Context, image string) (*Resolved, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
-		return nil, fmt.Errorf("%s: %w (no resolver configured)", image, ErrNotFound)
+		return nil, fmt.Errorf("no resolver configured: %w", ErrNotFound)
 	}
-	return nil, errors.Join(errs...)
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = strings.TrimSuffix(e.Error(), ": "+ErrNotFound.Error())
+	}
+	return nil, fmt.Errorf("%s: %w", strings.Join(msgs, "; "), ErrNotFound)
 }
 
 // Behaviour is the opm release whose rendering is reproduced. Releases differ in olm.semver templates:

@@ -113,7 +113,7 @@ func hasProperty(v *catalog.Value, typ string) bool {
 func (c *CatalogResolver) Resolve(_ context.Context, img string) (*Resolved, error) {
 	cb, ok := c.blobs[img]
 	if !ok {
-		return nil, fmt.Errorf("%s is in no catalog of the repository: %w", img, ErrNotFound)
+		return nil, fmt.Errorf("in no catalog of the repository: %w", ErrNotFound)
 	}
 	v := cb.value
 	r := &bundle.Rendered{Schema: "olm.bundle", Image: img}
@@ -282,7 +282,7 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	b := x.loaded[dir]
 	x.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%s: no bundle directory of the repository builds it: %w", img, ErrNotFound)
+		return nil, fmt.Errorf("built by no bundle directory of the repository: %w", ErrNotFound)
 	}
 	r, err := bundle.Render(b, img)
 	if err != nil {

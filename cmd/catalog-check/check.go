@@ -60,7 +60,7 @@ Inside GitHub Actions, base, head and author default to the pull_request event's
 			o.addFlags(fs)
 			fs.StringVar(&o.output, "output", "text", "output format: text, json or github (workflow commands and a step summary)")
 			fs.BoolVar(&o.noHints, "no-hints", false, "text output: leave out the hint under each finding")
-			fs.StringVar(&o.only, "checks", "ownership,validation,immutability,crd-safety,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object)")
+			fs.StringVar(&o.only, "checks", "ownership,validation,immutability,crd-safety,templates,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object, templates render only bundle images already in a catalog of the base or built from a bundle directory)")
 			o.registry.addFlags(fs)
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
@@ -137,11 +137,13 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	// olm.bundle.object is "CRDs not embedded, not compared") and no check
 	// makes a request.
 	crdSafety := checks.CRDSafety{}
+	templates := checks.Templates{}
 	if slices.Contains(names, checks.Images{}.Name()) {
 		crdSafety.Manifests = checks.RegistryManifests{Client: reg}
+		templates.Images = checks.RegistryBundles{Client: reg}
 	}
 	all := []checks.Check{
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, checks.Images{Registry: reg},
+		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, templates, checks.Images{Registry: reg},
 	}
 	var selected []checks.Check
 	for _, name := range names {
@@ -152,7 +154,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 			}
 		}
 		if !found {
-			return fail("unknown check %q (known: ownership, validation, immutability, crd-safety, images)", name)
+			return fail("unknown check %q (known: ownership, validation, immutability, crd-safety, templates, images)", name)
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

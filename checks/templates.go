@@ -1,0 +1,470 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// BundleImages pulls bundle images for rendering templates.
+type BundleImages interface {
+	BundleFS(ctx context.Context, ref string) (fs.FS, error)
+}
+
+// RegistryBundles pulls bundle images through the registry client, with its host guard, budget and limits.
+type RegistryBundles struct {
+	Client *registry.Client
+	Limits registry.Limits
+}
+
+// BundleFS implements BundleImages.
+func (r RegistryBundles) BundleFS(ctx context.Context, ref string) (fs.FS, error) {
+	img, err := r.Client.Bundle(ctx, ref, r.Limits)
+	if err != nil {
+		return nil, err
+	}
+	return img.FS, nil
+}
+
+// Templates checks that every committed catalog a template renders into is what the template renders:
+// for each package the pull request touches (its templates, its bundle directories, its rendered
+// catalogs), the head's templates are rendered as opm alpha render-template does and compared with the
+// head's catalogs, blob by blob.
+type Templates struct {
+	// Images pulls the bundle images that neither a catalog of the base revision (by digest) nor a bundle
+	// directory of the head resolves. Nil: such templates are not verified (neutral), nothing is pulled.
+	Images BundleImages
+}
+
+func (Templates) Name() string { return "templates" }
+
+// Costly: rendering may pull bundle images.
+func (t Templates) Costly() bool { return t.Images != nil }
+
+const (
+	ruleTemplateMappingSource = "templates.mapping"
+	maxTemplateBytes          = 4 << 20
+)
+
+func templatesRules() []catalog.Rule {
+	return append(template.Rules(), catalog.Rule{ID: ruleTemplateMappingSource, Severity: catalog.SeverityError, Source: "catalogbot",
+		Summary: "a ci.yaml's fbc.catalog_mapping cannot be read (not YAML, a template_name or catalog name that is not a plain name)",
+		Hint:    "fix operators/<package>/ci.yaml: template_name is a file of catalog-templates/, catalog_names are directories of catalogs/"})
+}
+
+// mapping is one template with the catalogs it renders into, wherever it was declared.
+type mapping struct {
+	template string
+	catalogs []policy.TemplateCatalog
+	opm      string
+	root     *policy.BundleRoot // the bundle root whose ci.yaml declared it, if any
+	pkg      string             // the package folder, for ci.yaml mappings
+	declared catalog.Position   // where the mapping is declared
+}
+
+func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	ctx = registry.WithTokenHosts(ctx, pr.Policy.Images.RegistryHosts()...)
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	var findings []catalog.Finding
+	maps, mf := t.mappings(pr)
+	findings = append(findings, mf...)
+	var b strings.Builder
+	unverified := false
+	checked := 0
+	for _, m := range maps {
+		fs, summary, unv := t.checkMapping(ctx, pr, m)
+		findings = append(findings, fs...)
+		unverified = unverified || unv
+		checked++
+		b.WriteString(summary)
+	}
+	catalog.SortFindings(findings)
+	res := Result{Conclusion: Conclude(findings, unverified), Findings: findings}
+	errs := 0
+	for _, f := range findings {
+		if f.Severity == catalog.SeverityError {
+			errs++
+		}
+	}
+	switch {
+	case checked == 0:
+		res.Title = "No catalog template touched"
+		res.Summary = "The pull request touches no template, and no package whose catalogs are rendered from templates.\n"
+	case errs > 0:
+		res.Title = fmt.Sprintf("%s between templates and their catalogs", Count(errs, "difference", "differences"))
+	case unverified:
+		res.Title = "Some templates could not be rendered offline"
+	default:
+		res.Title = fmt.Sprintf("%s match %s", Count(checked, "template's catalogs", "templates' catalogs"), map[bool]string{true: "its template", false: "their templates"}[checked == 1])
+	}
+	if checked > 0 {
+		res.Summary = b.String()
+	}
+	return res, nil
+}
+
+// mappings lists the templates to check: those of the policy whose template or catalogs changed, or whose
+// catalogs are a touched package's; and, for bundle roots that read ci.yaml, every mapping of the touched
+// packages' ci.yaml in base and head (a pull request may add mappings, never drop the base's).
+func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
+	cs := pr.Changes
+	changed := map[string]bool{}
+	for _, f := range pr.Files {
+		changed[f.Path] = true
+		if f.OldPath != "" {
+			changed[f.OldPath] = true
+		}
+	}
+	touched := map[string]bool{}
+	for _, cc := range cs.Catalogs {
+		for pkg := range cc.Touched {
+			if pkg != "" {
+				touched[pkg] = true
+			}
+		}
+	}
+	folders := map[string]map[string]bool{} // bundle root -> package folders touched
+	addFolder := func(root, pkg string) {
+		if folders[root] == nil {
+			folders[root] = map[string]bool{}
+		}
+		folders[root][pkg] = true
+	}
+	for _, bc := range cs.Bundles {
+		addFolder(bc.Root.Path, bc.Folder)
+		if bc.Package != "" {
+			touched[bc.Package] = true
+		}
+	}
+	for _, pf := range cs.PackageFiles {
+		addFolder(pf.Root.Path, pf.Package)
+		touched[pf.Package] = true
+	}
+	var out []mapping
+	for _, tm := range pr.Policy.Templates {
+		hit := changed[tm.Path]
+		for _, c := range tm.Catalogs {
+			if changed[c.Path] {
+				hit = true
+			}
+			for pkg := range touched {
+				if strings.Contains("/"+c.Path+"/", "/"+pkg+"/") {
+					hit = true
+				}
+			}
+		}
+		if hit {
+			out = append(out, mapping{template: tm.Path, catalogs: tm.Catalogs, opm: tm.Opm, declared: catalog.Position{File: policy.FileName, Line: tm.Pos.Line}})
+		}
+	}
+	var findings []catalog.Finding
+	for i := range pr.Policy.Bundles {
+		root := &pr.Policy.Bundles[i]
+		if !root.TemplatesFromCIYaml {
+			continue
+		}
+		pkgs := map[string]bool{}
+		for pkg := range folders[root.Path] {
+			pkgs[pkg] = true
+		}
+		// A changed rendered catalog catalogs/<version>/<package>/... names its package folder.
+		for pkg := range touched {
+			pkgs[pkg] = true
+		}
+		names := make([]string, 0, len(pkgs))
+		for p := range pkgs {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		for _, pkg := range names {
+			if !validFolder(pkg) {
+				continue
+			}
+			dir := path.Join(root.Path, pkg)
+			ci := path.Join(dir, "ci.yaml")
+			seen := map[string]int{}
+			for _, rev := range []Revision{pr.Base, pr.Head} {
+				data, err := readFileCapped(rev.FS, ci, maxCIYamlBytes)
+				if err != nil || data == nil {
+					continue
+				}
+				ms, err := template.CIMappings(dir, pkg, data)
+				if err != nil {
+					if rev.SHA == pr.Head.SHA {
+						findings = append(findings, catalog.Finding{Rule: ruleTemplateMappingSource, Severity: catalog.SeverityError, Package: pkg,
+							Position: catalog.Position{File: ci, Line: 1}, Message: err.Error(), Hint: "fix fbc.catalog_mapping"})
+					}
+					continue
+				}
+				opm := makefileOpm(rev.FS, path.Join(dir, "Makefile"))
+				for _, m := range ms {
+					var cats []policy.TemplateCatalog
+					for _, c := range m.Catalogs {
+						cats = append(cats, policy.TemplateCatalog{Path: c, MigrateLevel: m.MigrateLevel[c]})
+					}
+					if i, ok := seen[m.Template]; ok {
+						// The head's mapping of a template the base maps too: keep the base's catalogs, add new ones.
+						have := map[string]bool{}
+						for _, c := range out[i].catalogs {
+							have[c.Path] = true
+						}
+						for _, c := range cats {
+							if !have[c.Path] {
+								out[i].catalogs = append(out[i].catalogs, c)
+							}
+						}
+						continue
+					}
+					seen[m.Template] = len(out)
+					out = append(out, mapping{template: m.Template, catalogs: cats, opm: opm, root: root, pkg: pkg, declared: catalog.Position{File: ci, Line: 1}})
+				}
+			}
+		}
+	}
+	return out, findings
+}
+
+func validFolder(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\")
+}
+
+var opmVersionLine = regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
+
+// makefileOpm reads the opm release a community package renders with (OPM_VERSION ?= v1.46.0 in its
+// Makefile; the file is only read, never run). "" when it does not say.
+func makefileOpm(fsys fs.FS, name string) string {
+	data, err := readFileCapped(fsys, name, 1<<20)
+	if err != nil || data == nil {
+		return ""
+	}
+	if m := opmVersionLine.FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// fixCommand is the command that writes what should be committed.
+func fixCommand(m mapping, c policy.TemplateCatalog) string {
+	cmd := "catalog-check template render " + m.template + " --output " + outputFormat(c.Path)
+	if c.MigrateLevel != "" && c.MigrateLevel != "none" {
+		cmd += " --migrate-level " + c.MigrateLevel
+	}
+	if m.opm != "" {
+		cmd += " --opm " + m.opm
+	}
+	return "`" + cmd + " > " + c.Path + "` writes what should be committed"
+}
+
+func outputFormat(file string) string {
+	if strings.HasSuffix(file, ".json") {
+		return "json"
+	}
+	return "yaml"
+}
+
+// checkMapping renders one template for each of its catalogs and compares.
+func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping) ([]catalog.Finding, string, bool) {
+	var findings []catalog.Finding
+	maxFile := pr.Limits.MaxFileSize
+	if maxFile <= 0 {
+		maxFile = catalog.DefaultLimits().MaxFileSize
+	}
+	var b strings.Builder
+	pkgOf := func(fs []catalog.Finding) []catalog.Finding {
+		for i := range fs {
+			if fs[i].Package == "" {
+				fs[i].Package = m.pkg
+			}
+		}
+		return fs
+	}
+	src, err := readFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+	if err != nil || src == nil {
+		msg := fmt.Sprintf("template %s (declared at %s) does not exist in the head revision", m.template, m.declared)
+		if err != nil {
+			msg = fmt.Sprintf("template %s cannot be read: %v", m.template, err)
+		}
+		findings = append(findings, catalog.Finding{Rule: template.RuleDriftMapping, Severity: catalog.SeverityError, Position: m.declared, Package: m.pkg,
+			Message: msg, Hint: "add the template, or fix the mapping"})
+		fmt.Fprintf(&b, "- `%s`: missing\n", m.template)
+		return findings, b.String(), false
+	}
+	tmpl, pf := template.Parse(m.template, src, pr.Limits)
+	findings = append(findings, pkgOf(pf)...)
+	if tmpl == nil {
+		fmt.Fprintf(&b, "- `%s`: does not parse\n", m.template)
+		return findings, b.String(), false
+	}
+	beh, err := template.BehaviourOf(m.opm)
+	if err != nil {
+		beh, _ = template.BehaviourOf("")
+	}
+	unverified := false
+	resolvers := map[string]template.Resolver{}
+	var dirs *template.DirResolver
+	for _, c := range m.catalogs {
+		level := c.MigrateLevel
+		res, ok := resolvers[level]
+		if !ok {
+			var chain template.Chain
+			cr, _ := template.NewCatalogResolver(level)
+			// The blobs the base revision already renders from these images (digests name content).
+			for _, other := range m.catalogs {
+				if data, err := readFileCapped(pr.Base.FS, other.Path, maxFile); err == nil && data != nil {
+					docs, _ := catalog.ParseFile(other.Path, data, pr.Limits)
+					cr.Add(docs)
+				}
+			}
+			chain = append(chain, cr)
+			if m.root != nil {
+				if dirs == nil {
+					dirs = template.NewDirResolver(pr.Head.FS, bundleDirsOf(pr.Head.FS, path.Join(m.root.Path, m.pkg)), m.root.Image, level)
+				}
+				chain = append(chain, dirs.AtLevel(level))
+			}
+			if t.Images != nil {
+				chain = append(chain, t.pullResolver(level))
+			}
+			res = chain
+			resolvers[level] = res
+		}
+		out, rf := template.Render(ctx, tmpl, template.Options{Resolver: res, Behaviour: beh})
+		if out == nil {
+			// Images that are nowhere offline are not a fault of the pull request when pulling is off.
+			if t.Images == nil && onlyUnresolved(rf) {
+				for i := range rf {
+					if rf[i].Rule == "template.bundle-unresolved" {
+						rf[i].Severity = catalog.SeverityWarning
+						rf[i].Message += " (registry access is off, so images not already in a catalog of the base revision or built from a bundle directory are not pulled)"
+					}
+				}
+				unverified = true
+				fmt.Fprintf(&b, "- `%s` → `%s`: not verified (bundle images not resolvable offline)\n", m.template, c.Path)
+			} else {
+				fmt.Fprintf(&b, "- `%s` → `%s`: the template does not render\n", m.template, c.Path)
+			}
+			findings = append(findings, pkgOf(rf)...)
+			// Every catalog of the template fails the same way; report it once.
+			return dedupe(findings), b.String(), unverified
+		}
+		findings = append(findings, pkgOf(rf)...)
+		data, err := readFileCapped(pr.Head.FS, c.Path, maxFile)
+		if err != nil || data == nil {
+			findings = append(findings, catalog.Finding{Rule: template.RuleDriftMissing, Severity: catalog.SeverityError, Position: catalog.Position{File: m.template, Line: 1}, Package: m.pkg,
+				Message: fmt.Sprintf("%s, which the template renders into, does not exist; %s", c.Path, fixCommand(m, c)),
+				Hint:    "commit the rendered catalog"})
+			fmt.Fprintf(&b, "- `%s` → `%s`: catalog missing\n", m.template, c.Path)
+			continue
+		}
+		drift := pkgOf(template.Drift(out, c.Path, data, pr.Limits, fixCommand(m, c)))
+		findings = append(findings, drift...)
+		n := 0
+		for _, f := range drift {
+			if f.Severity == catalog.SeverityError {
+				n++
+			}
+		}
+		if n == 0 {
+			fmt.Fprintf(&b, "- `%s` → `%s`: matches\n", m.template, c.Path)
+		} else {
+			fmt.Fprintf(&b, "- `%s` → `%s`: **%s**\n", m.template, c.Path, Count(n, "difference", "differences"))
+		}
+	}
+	return findings, b.String(), unverified
+}
+
+func onlyUnresolved(fs []catalog.Finding) bool {
+	any := false
+	for _, f := range fs {
+		if f.Severity != catalog.SeverityError {
+			continue
+		}
+		if f.Rule != "template.bundle-unresolved" || !strings.Contains(f.Message, template.ErrNotFound.Error()) {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
+func dedupe(fs []catalog.Finding) []catalog.Finding {
+	seen := map[string]bool{}
+	out := fs[:0]
+	for _, f := range fs {
+		k := f.String()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// bundleDirsOf lists the <version>/ directories of a package folder that hold metadata/annotations.yaml.
+func bundleDirsOf(fsys fs.FS, pkgDir string) []string {
+	entries, err := fs.ReadDir(fsys, pkgDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := path.Join(pkgDir, e.Name())
+		if info, err := fs.Stat(fsys, path.Join(dir, "metadata", "annotations.yaml")); err == nil && info.Mode().IsRegular() {
+			out = append(out, dir)
+		}
+	}
+	return out
+}
+
+// pullResolver renders images pulled through t.Images.
+func (t Templates) pullResolver(level string) template.Resolver {
+	return template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
+		fsys, err := t.Images.BundleFS(ctx, ref)
+		if err != nil {
+			var re *registry.Error
+			if errors.As(err, &re) {
+				return nil, fmt.Errorf("%s: %v", ref, err)
+			}
+			return nil, err
+		}
+		b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if b == nil || b.CSV == nil {
+			return nil, fmt.Errorf("%s is not a bundle image opm can render (%d problems, e.g. %v)", ref, len(findings), firstOr(findings))
+		}
+		r, err := bundle.Render(b, ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if err := bundle.Migrate(r, b, level); err != nil {
+			return nil, err
+		}
+		return &template.Resolved{Bundle: r, CSV: &b.CSV.Value, From: ref}, nil
+	})
+}
+
+func firstOr(fs []catalog.Finding) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	return fs[0].Message
+}
