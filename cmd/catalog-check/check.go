@@ -27,6 +27,7 @@ type checkOptions struct {
 	output, teamsFile, only      string
 	timeout                      time.Duration
 	noHints, direct              bool
+	pullTemplates                bool // template check: pull bundle images even without the images check
 	catalogs                     []string
 	registry                     registryFlags
 }
@@ -140,6 +141,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	templates := checks.Templates{}
 	if slices.Contains(names, checks.Images{}.Name()) {
 		crdSafety.Manifests = checks.RegistryManifests{Client: reg}
+		templates.Images = checks.RegistryBundles{Client: reg}
+	}
+	if o.pullTemplates {
 		templates.Images = checks.RegistryBundles{Client: reg}
 	}
 	all := []checks.Check{

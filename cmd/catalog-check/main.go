@@ -41,6 +41,7 @@ func commands(e env) []cli.Command {
 		imagesCommand(e),
 		checkCommand(e),
 		bundleCommand(e),
+		templateCommand(e),
 		rulesCommand(),
 	}
 }

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/pflag"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// maxTemplateFile bounds a template read by the CLI.
+const maxTemplateFile = 16 << 20
+
+// templateCommand groups the commands on catalog templates.
+func templateCommand(e env) cli.Command {
+	return cli.Command{
+		Use:   "template",
+		Short: "commands on catalog templates (olm.template.basic, olm.semver)",
+		Commands: []cli.Command{
+			templateRenderCommand(),
+			templateCheckCommand(e),
+		},
+	}
+}
+
+func templateRenderCommand() cli.Command {
+	var (
+		output, migrateLevel, opm string
+		catalogs, bundles         []string
+		offline                   bool
+		rf                        registryFlags
+	)
+	return cli.Command{
+		Use:   "render FILE",
+		Short: "render a template into a file-based catalog, as opm alpha render-template prints it",
+		Long: `Renders a basic (olm.template.basic) or semver (olm.semver) template into the catalog opm alpha
+render-template prints, byte for byte, on stdout. FILE "-" reads standard input.
+
+Each bundle image the template names is resolved without pulling when possible: from the olm.bundle
+blobs of the catalogs given with --catalog (digest-pinned references only: a digest names the image's
+content), then from the bundle directories under --bundles (an image built from a directory, by its
+digest), and last pulled through the registry client (--offline: never).
+Findings (a template that does not render) go to stderr as file:line:col: rule: message.
+Exit 0: rendered; 1: the template does not render; 2: could not run.`,
+		Example: `  catalog-check template render operators/foo/catalog-templates/basic.yaml --output yaml > catalogs/v4.16/foo/catalog.yaml
+  catalog-check template render semver.yaml --migrate-level bundle-object-to-csv-metadata --catalog catalogs/v4.18
+  catalog-check template render basic.yaml --offline --catalog catalogs --bundles operators/foo`,
+		Args: cli.ExactArgs(1),
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml (opm's default is json)")
+			fs.StringVar(&migrateLevel, "migrate-level", "", "opm's --migrate-level: none or bundle-object-to-csv-metadata")
+			fs.StringVar(&opm, "opm", "", "render as this opm release does (olm.semver differs: v1.60 and older link each channel alone; v1.61+ link per archetype and stream; v1.65+ add the package's icon and description); default the newest known")
+			fs.StringArrayVar(&catalogs, "catalog", nil, "a catalog directory or file whose olm.bundle blobs resolve digest-pinned images (repeatable)")
+			fs.StringArrayVar(&bundles, "bundles", nil, "a bundle directory, a package folder of <version>/ directories, or a tree of <package>/<version>/ (repeatable)")
+			fs.BoolVar(&offline, "offline", false, "never pull: images not resolved from --catalog or --bundles make the template not render")
+			rf.addFlags(fs)
+		},
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return runTemplateRender(ctx, args[0], output, migrateLevel, opm, catalogs, bundles, offline, &rf, os.Stdin, stdout, stderr)
+		},
+	}
+}
+
+func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm string, catalogs, bundleDirs []string, offline bool, rf *registryFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(stderr, "catalog-check template render: "+format+"\n", args...)
+		return code
+	}
+	if output != "json" && output != "yaml" {
+		return fail(exitCannotRun, "unknown --output %q (want json or yaml)", output)
+	}
+	if migrateLevel == "" {
+		migrateLevel = "none"
+	}
+	if err := bundle.Migrate(nil, nil, migrateLevel); err != nil {
+		return fail(exitCannotRun, "--migrate-level: %v", err)
+	}
+	beh, err := template.BehaviourOf(opm)
+	if err != nil {
+		return fail(exitCannotRun, "--opm: %v", err)
+	}
+	var src []byte
+	name := file
+	if file == "-" {
+		name = "stdin"
+		src, err = io.ReadAll(io.LimitReader(stdin, maxTemplateFile+1))
+	} else {
+		src, err = readCapped(file, maxTemplateFile)
+	}
+	if err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	if len(src) > maxTemplateFile {
+		return fail(exitCannotRun, "%s is larger than %d bytes", name, maxTemplateFile)
+	}
+	tmpl, findings := template.Parse(name, src, catalog.Limits{})
+	printFindings(stderr, findings)
+	if tmpl == nil {
+		return exitFail
+	}
+	var chain template.Chain
+	if len(catalogs) > 0 {
+		cr, _ := template.NewCatalogResolver(migrateLevel)
+		for _, c := range catalogs {
+			info, err := os.Stat(c)
+			if err != nil {
+				return fail(exitCannotRun, "--catalog: %v", err)
+			}
+			if info.IsDir() {
+				err = cr.AddFS(ctx, os.DirFS(c), catalog.Limits{})
+			} else {
+				var data []byte
+				data, err = readCapped(c, catalog.DefaultLimits().MaxFileSize)
+				if err == nil {
+					docs, _ := catalog.ParseFile(c, data, catalog.Limits{})
+					cr.Add(docs)
+				}
+			}
+			if err != nil {
+				return fail(exitCannotRun, "--catalog %s: %v", c, err)
+			}
+		}
+		chain = append(chain, cr)
+	}
+	for _, b := range bundleDirs {
+		dirs, err := findBundleDirs(b)
+		if err != nil {
+			return fail(exitCannotRun, "--bundles %s: %v", b, err)
+		}
+		chain = append(chain, template.NewDirResolver(os.DirFS(b), dirs, "", migrateLevel))
+	}
+	if !offline {
+		client, err := rf.client()
+		if err != nil {
+			return fail(exitCannotRun, "%v", err)
+		}
+		defer client.Close()
+		chain = append(chain, pullResolver(client, migrateLevel))
+	}
+	out, rfs := template.Render(ctx, tmpl, template.Options{Resolver: chain, Behaviour: beh})
+	printFindings(stderr, rfs)
+	if out == nil {
+		return exitFail
+	}
+	if output == "yaml" {
+		err = out.WriteYAML(stdout)
+	} else {
+		err = out.WriteJSON(stdout)
+	}
+	if err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	return exitPass
+}
+
+func printFindings(w io.Writer, fs []catalog.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "%s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
+	}
+}
+
+func readCapped(name string, max int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return data, nil
+}
+
+// findBundleDirs lists the bundle directories (holding metadata/annotations.yaml) at dir, one level and two
+// levels below it, relative to dir.
+func findBundleDirs(dir string) ([]string, error) {
+	fsys := os.DirFS(dir)
+	var out []string
+	for _, pattern := range []string{"metadata/annotations.yaml", "*/metadata/annotations.yaml", "*/*/metadata/annotations.yaml"} {
+		matches, err := fs.Glob(fsys, pattern)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range matches {
+			out = append(out, path.Dir(path.Dir(m)))
+		}
+	}
+	if len(out) == 0 {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("no bundle directory (metadata/annotations.yaml) at %s or below", filepath.Clean(dir))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// pullResolver renders images pulled through the guarded registry client.
+func pullResolver(client *registry.Client, level string) template.Resolver {
+	return template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
+		img, err := client.Bundle(ctx, ref, registry.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		b, findings, err := bundle.Load(ctx, img.FS, bundle.Limits{})
+		if err != nil {
+			return nil, err
+		}
+		if b == nil || b.CSV == nil || catalog.HasErrors(findings) {
+			return nil, fmt.Errorf("%s is not a bundle opm can render (%d findings)", ref, len(findings))
+		}
+		r, err := bundle.Render(b, ref)
+		if err != nil {
+			return nil, err
+		}
+		if err := bundle.Migrate(r, b, level); err != nil {
+			return nil, err
+		}
+		return &template.Resolved{Bundle: r, CSV: &b.CSV.Value, From: ref}, nil
+	})
+}
+
+func templateCheckCommand(e env) cli.Command {
+	var o checkOptions
+	return cli.Command{
+		Use:   "check",
+		Short: "check a pull request's templates against their committed catalogs (the templates check of `check`)",
+		Long: `Runs the templates check of a pull request alone: for every package the change touches (its templates,
+bundle directories or rendered catalogs), the head's templates are rendered as opm does and compared
+with the head's committed catalogs; every difference is reported on its line with the command that
+fixes it. Which templates render into which catalogs comes from the base branch's .catalogbot.yaml
+(templates:, and bundles: roots with templatesFromCIYaml reading ci.yaml's fbc.catalog_mapping).
+Bundle images are resolved from the base's catalogs and the bundle directories; with --pull, missing
+ones are pulled through the registry client.`,
+		Example: `  catalog-check template check --repo . --base origin/main --head HEAD --author alice
+  catalog-check template check --base main --author alice --output json --pull`,
+		Args: cli.NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			o.addFlags(fs)
+			fs.StringVar(&o.output, "output", "text", "output format: text, json or github (workflow commands and a step summary)")
+			fs.BoolVar(&o.noHints, "no-hints", false, "text output: leave out the hint under each finding")
+			fs.BoolVar(&o.pullTemplates, "pull", false, "pull bundle images that neither a catalog of the base nor a bundle directory resolves")
+			o.registry.addFlags(fs)
+		},
+		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			o.only = checks.Templates{}.Name()
+			return runCheck(ctx, o, stdout, stderr, e.getenv)
+		},
+	}
+}
