@@ -37,7 +37,7 @@ type checkRunReporting interface {
 // CheckRunName maps a check to the check run that shows it. Immutability's
 // findings (released bundles modified, released channel entries removed)
 // go into catalogbot/validate: they are rules about what a valid change to
-// the catalog is, and keeping four runs keeps branch protection's list of
+// the catalog is, and keeping few runs keeps branch protection's list of
 // required checks short and stable. "" means the check is not reported.
 func CheckRunName(check string) string {
 	switch check {
@@ -49,6 +49,8 @@ func CheckRunName(check string) string {
 		return "catalogbot/crd-safety"
 	case "images":
 		return "catalogbot/images"
+	case "templates":
+		return "catalogbot/templates"
 	}
 	return ""
 }

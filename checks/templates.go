@@ -370,6 +370,16 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 			continue
 		}
 		drift := pkgOf(template.Drift(out, c.Path, data, pr.Limits, fixCommand(m, c)))
+		if line := templateChangeLine(pr, m.template, c.Path, src); line > 0 {
+			// The template changed and the catalog did not: the difference is the template's doing, and GitHub shows
+			// annotations inline only on changed lines, so it goes on the template's first changed line.
+			for i := range drift {
+				if drift[i].File == c.Path {
+					drift[i].Message = fmt.Sprintf("%s (the template changed, the catalog did not): %s", drift[i].Position, drift[i].Message)
+					drift[i].Position = catalog.Position{File: m.template, Line: line}
+				}
+			}
+		}
 		findings = append(findings, drift...)
 		n := 0
 		for _, f := range drift {
@@ -467,4 +477,32 @@ func firstOr(fs []catalog.Finding) string {
 		return "none"
 	}
 	return fs[0].Message
+}
+
+// templateChangeLine is the first line of the head template the pull request changed, when it changed the
+// template but not the catalog; 0 otherwise.
+func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) int {
+	changedTemplate, changedCatalog := false, false
+	for _, f := range pr.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			switch p {
+			case tmpl:
+				changedTemplate = true
+			case catalogFile:
+				changedCatalog = true
+			}
+		}
+	}
+	if !changedTemplate || changedCatalog {
+		return 0
+	}
+	base, _ := readCapped(pr.Base.FS, tmpl, maxDiffBytes)
+	fl := changedLinesOf(base, string(head))
+	switch {
+	case len(fl.changed) > 0:
+		return fl.changed[0]
+	case len(fl.deletedAt) > 0:
+		return max(fl.deletedAt[0], 1)
+	}
+	return 1
 }

@@ -111,6 +111,12 @@ func TestCheckTemplateDrift(t *testing.T) {
 				if len(got) != len(versions) {
 					t.Errorf("findings %q, want one per catalog\n%s", got, out)
 				}
+				// The catalogs did not change: the findings sit on the template's changed line (3).
+				for _, g := range got {
+					if !strings.HasPrefix(g, "template.drift-changed "+tmpl+":") {
+						t.Errorf("finding %q is not on the template's changed line", g)
+					}
+				}
 				return
 			}
 			for _, w := range tc.want {
