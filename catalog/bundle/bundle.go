@@ -172,11 +172,13 @@ func (r *reader) read(name string) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("reading %s: %w", name, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, info.Size()+1))
-	if err != nil {
+	// One buffer of the size Stat gave (and a byte more, so a file that grew meanwhile is seen to).
+	data := make([]byte, info.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, false, fmt.Errorf("reading %s: %w", name, err)
 	}
-	return data, true, nil
+	return data[:n:n], true, nil
 }
 
 // parse reads a file as YAML or JSON documents; its syntax findings are kept.

@@ -2,8 +2,9 @@ package bundle
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -33,12 +34,25 @@ func appendCanonical(b []byte, v *catalog.Value) []byte {
 		return append(b, ']')
 	case catalog.KindObject:
 		fields := v.Fields()
-		order := make([]int, len(fields))
-		for i := range order {
-			order[i] = i
+		var buf [32]int
+		order := buf[:0]
+		if len(fields) > len(buf) {
+			order = make([]int, 0, len(fields))
+		}
+		for i := range fields {
+			order = append(order, i)
 		}
 		// Stable: of keys written twice, the last in the document stays last, and it is the one a map keeps.
-		sort.SliceStable(order, func(i, j int) bool { return fields[order[i]].Key < fields[order[j]].Key })
+		if len(order) <= len(buf) {
+			// Insertion sort: objects are small, and their keys often already in order.
+			for i := 1; i < len(order); i++ {
+				for j := i; j > 0 && fields[order[j-1]].Key > fields[order[j]].Key; j-- {
+					order[j-1], order[j] = order[j], order[j-1]
+				}
+			}
+		} else {
+			slices.SortStableFunc(order, func(i, j int) int { return strings.Compare(fields[i].Key, fields[j].Key) })
+		}
 		b = append(b, '{')
 		wrote := false
 		for n, i := range order {
@@ -85,5 +99,24 @@ func appendNumber(b []byte, lit string) []byte {
 	return b
 }
 
-// appendString writes s as encoding/json does with HTML escaping on.
-func appendString(b []byte, s string) []byte { return catalog.AppendJSONString(b, s, true) }
+// appendString writes s as encoding/json does with HTML escaping on. Most strings of a manifest are plain
+// ASCII that needs no escape: those are copied as they are; any other goes through catalog.AppendJSONString.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			return catalog.AppendJSONString(b, s, true)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plainJSON[c]: encoding/json writes the byte c of a string as it is, whatever surrounds it (ASCII but for
+// control characters, the quote, the backslash and the HTML-escaped <, > and &).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -2,6 +2,8 @@ package bundle
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -14,6 +16,7 @@ func FuzzCanonical(f *testing.F) {
 		goodCSV, goodCRD,
 		"a: <b> & c\nb: 1.0\nc: 1e21\nd: 1e-7\ne: -0.5\nf: 12345678901234567890\ng: \"\\u2028x\\ty\"\nh: [null, true, {}]\n",
 		"{\"z\": 1, \"a\": {\"y\": [1, 2.5, \"s\"], \"b\": false}}",
+		manyKeys(),
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,4 +35,13 @@ func FuzzCanonical(f *testing.F) {
 			}
 		}
 	})
+}
+
+// manyKeys is an object of more keys than the insertion sort takes, out of order.
+func manyKeys() string {
+	var b strings.Builder
+	for i := 40; i > 0; i-- {
+		fmt.Fprintf(&b, "k%02d: %d\n", i, i)
+	}
+	return b.String()
 }

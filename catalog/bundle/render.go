@@ -171,11 +171,12 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	}
 
 	// One olm.bundle.object per manifest, as the JSON Kubernetes would store.
-	var objects []Property
 	manifests := append(append([]*Manifest{b.CSV}, b.CRDs...), b.Others...)
+	objects := make([]Property, 0, len(manifests))
+	var scratch []byte // one buffer for every manifest's JSON
 	for _, m := range manifests {
-		data := appendCanonical(nil, &m.Value)
-		objects = append(objects, Property{Type: "olm.bundle.object", Value: mustJSON(map[string]string{"data": base64.StdEncoding.EncodeToString(data)})})
+		scratch = appendCanonical(scratch[:0], &m.Value)
+		objects = append(objects, Property{Type: "olm.bundle.object", Value: bundleObjectValue(scratch)})
 	}
 	if pkgProp == nil {
 		pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{b.Package, version})}
@@ -197,6 +198,18 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 		Schema: "olm.bundle", Name: b.CSV.Name, Package: b.Package, Image: image,
 		Properties: props, RelatedImages: relatedImages(b, image),
 	}, nil
+}
+
+// bundleObjectValue is {"data":"<base64 of data>"}, written as encoding/json writes that map (base64's
+// alphabet needs no escape), in one allocation of the exact size.
+func bundleObjectValue(data []byte) json.RawMessage {
+	const head, tail = `{"data":"`, `"}`
+	n := base64.StdEncoding.EncodedLen(len(data))
+	out := make([]byte, len(head)+n+len(tail))
+	copy(out, head)
+	base64.StdEncoding.Encode(out[len(head):], data)
+	copy(out[len(head)+n:], tail)
+	return out
 }
 
 type packageValue struct {
