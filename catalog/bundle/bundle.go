@@ -10,8 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -336,17 +339,25 @@ func (r *reader) readManifests() error {
 		return fmt.Errorf("manifests/ holds %d entries, more than %d", len(entries), r.lim.MaxFiles)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	var csvs []*Manifest
+	// Read every file first, in order (bounds and findings as one by one), then parse them side by side.
+	files := make([]manifestFile, 0, len(entries))
 	for _, e := range entries {
 		name := path.Join("manifests", e.Name())
 		if e.IsDir() {
 			r.add(ruleManifestsSubdir, catalog.Position{File: name}, "manifests/ holds a directory %s; opm reads only the files of manifests/ itself", e.Name())
 			continue
 		}
-		docs, ok, err := r.parse(name)
+		data, ok, err := r.read(name)
 		if err != nil {
 			return err
 		}
+		files = append(files, manifestFile{name: name, data: data, ok: ok})
+	}
+	r.parseAll(files)
+	var csvs []*Manifest
+	for _, f := range files {
+		name, docs, ok := f.name, f.docs, f.ok
+		r.findings = append(r.findings, f.findings...)
 		if !ok || len(docs) == 0 {
 			if ok {
 				r.add(ruleManifestEmpty, catalog.Position{File: name, Line: 1}, "%s holds no object", name)
@@ -403,6 +414,64 @@ func (r *reader) readManifests() error {
 		r.checkCSV()
 	}
 	return nil
+}
+
+// manifestFile is one file of manifests/: its bytes as read, then its documents and syntax findings.
+type manifestFile struct {
+	name     string
+	data     []byte
+	ok       bool // read (a regular file)
+	docs     []catalog.Doc
+	findings []catalog.Finding
+}
+
+// parallelBytes: below this many bytes in all, the files of a bundle are parsed one after the other: starting
+// goroutines would cost more than it saves.
+const parallelBytes = 256 << 10
+
+// parseAll parses the files that were read. Parsing keeps no state between files, so the outcome is the same
+// as one after the other.
+func (r *reader) parseAll(files []manifestFile) {
+	total := 0
+	for i := range files {
+		total += len(files[i].data)
+	}
+	eachInParallel(len(files), total, func(i int) int { return len(files[i].data) }, func(_, i int) {
+		if f := &files[i]; f.ok {
+			f.docs, f.findings = catalog.ParseDocuments(f.name, f.data, r.lim.Parse)
+		}
+	})
+}
+
+// eachInParallel calls do(worker, i) for every i below n, largest size(i) first, on as many goroutines as the
+// process may run at once (worker numbers them from 0), or on this one when total is small.
+func eachInParallel(n, total int, size func(int) int, do func(worker, i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers < 2 || total < parallelBytes {
+		for i := range n {
+			do(0, i)
+		}
+		return
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return size(order[a]) > size(order[b]) })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				do(w, order[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // checkOwnedCRDs: every CRD the CSV owns ships in the bundle (with the version it names).
