@@ -64,6 +64,8 @@ type Manifest struct {
 	Kind       string
 	Name       string
 	Value      catalog.Value
+
+	size int // bytes of its file
 }
 
 // Entry is one {type, value} item of dependencies.yaml or properties.yaml.
@@ -367,7 +369,7 @@ func (r *reader) readManifests() error {
 		if len(docs) > 1 {
 			r.add(ruleManifestMulti, docs[1].Pos, "%s holds %d objects; opm reads only the first of each manifest file", name, len(docs))
 		}
-		m := &Manifest{File: name, Pos: docs[0].Pos, Value: docs[0].Value}
+		m := &Manifest{File: name, Pos: docs[0].Pos, Value: docs[0].Value, size: len(f.data)}
 		m.APIVersion = str(m.Value.Get("apiVersion"))
 		m.Kind = str(m.Value.Get("kind"))
 		if md := m.Value.Get("metadata"); md != nil {

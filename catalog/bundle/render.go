@@ -173,7 +173,13 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	// One olm.bundle.object per manifest, as the JSON Kubernetes would store.
 	manifests := append(append([]*Manifest{b.CSV}, b.CRDs...), b.Others...)
 	objects := make([]Property, 0, len(manifests))
-	var scratch []byte // one buffer for every manifest's JSON
+	// One buffer for every manifest's JSON, as large as the largest file and half more (the JSON of a YAML
+	// manifest is rarely longer), so that it rarely grows.
+	largest := 0
+	for _, m := range manifests {
+		largest = max(largest, m.size)
+	}
+	scratch := make([]byte, 0, largest+largest/2)
 	for _, m := range manifests {
 		scratch = appendCanonical(scratch[:0], &m.Value)
 		objects = append(objects, Property{Type: "olm.bundle.object", Value: bundleObjectValue(scratch)})
