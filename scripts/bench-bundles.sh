@@ -1,28 +1,87 @@
 #!/usr/bin/env bash
 # bench-bundles.sh measures reading, validating and rendering every bundle directory of a tree with
-# catalogbot against opm (issue 19's benchmark), in one run:
+# catalogbot against the reference tools (issue 19's benchmark), in one run:
 #
+#   reference:  `opm render --use-http` of each bundle's image (built with catalogbot build-bundle and pushed
+#               to a loopback registry first; the push is not timed), the reference for reading and rendering
+#               a bundle; and `apivalidate` over all directories (one process): a small program over
+#               operator-framework/api's default bundle validators (what operator-sdk bundle validate runs),
+#               written and built by this script under $WORK, outside the repository, with the module
+#               versions of test/opmdiff;
 #   catalogbot: `catalog-check bundle validate` over all directories (one process), then
-#               `catalog-check bundle render` of each (one process per bundle, as a user runs it);
-#   opm:        `opm render --use-http` of each bundle's image (built with catalogbot build-bundle and pushed
-#               to a loopback registry first; the push is not timed), the reference for reading a bundle.
+#               `catalog-check bundle render` of each (one process per bundle, as a user runs it); and the same
+#               work in process (BenchmarkLoadAndRenderRealBundles of catalog/bundle).
 #
-# It prints wall time and the largest peak RSS of each side, the ratio, and the load average.
+# It prints wall time and peak RSS of each, the ratios, whether both validators give the same verdict on every
+# directory, and the load average before and after.
 #   scripts/bench-bundles.sh [BUNDLES_DIR]   (default ../shared/testdata/bundles)
-# Environment: OPM=/work/tools/bin/opm, WORK=/tmp/catalogbot-bench-bundles.
+# Environment: OPM=/work/tools/bin/opm, WORK=/tmp/catalogbot-bench-bundles, BENCHTIME=10x (in process).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-root=${1:-$repo/../shared/testdata/bundles}
+root=$(cd "${1:-$repo/../shared/testdata/bundles}" && pwd)
 OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
 WORK=${WORK:-/tmp/catalogbot-bench-bundles}
-mkdir -p "$WORK/bin" "$WORK/home/.config/containers"
+BENCHTIME=${BENCHTIME:-10x}
+mkdir -p "$WORK/bin" "$WORK/home/.config/containers" "$WORK/apivalidate"
 echo '{"default":[{"type":"insecureAcceptAnything"}]}' >"$WORK/home/.config/containers/policy.json"
 (cd "$repo" && go build -o "$WORK/bin/" ./cmd/catalog-check ./cmd/catalogbot ./scripts/bench-image)
+(cd "$repo" && go test -c -o "$WORK/bin/bundle.test" ./catalog/bundle)
+
+# The api validators' program: module versions of test/opmdiff (operator-framework/api), nothing of ours.
+sed -e 's|^module .*|module apivalidate|' -e '/catalogbot\/catalogbot/d' "$repo/test/opmdiff/go.mod" >"$WORK/apivalidate/go.mod.new"
+cp "$repo/test/opmdiff/go.sum" "$WORK/apivalidate/go.sum.new"
+cat >"$WORK/apivalidate/main.go.new" <<'EOF'
+// Command apivalidate reads each bundle directory as operator-sdk bundle validate does (operator-framework/api's
+// manifests package) and runs that library's default bundle validators on it: one verdict line a directory.
+// Exit 0: all valid; 1: one is invalid; 2: a directory could not be read.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/validation"
+)
+
+func main() {
+	code := 0
+	for _, dir := range os.Args[1:] {
+		b, err := manifests.GetBundleFromDir(dir)
+		if err != nil {
+			fmt.Printf("%s: invalid (unreadable: %v)\n", dir, err)
+			code = 2
+			continue
+		}
+		errs := 0
+		for _, r := range validation.DefaultBundleValidators.Validate(b.ObjectsToValidate()...) {
+			errs += len(r.Errors)
+		}
+		verdict := "valid"
+		if errs > 0 {
+			verdict = "invalid"
+			code = max(code, 1)
+		}
+		fmt.Printf("%s: %s (%d errors)\n", dir, verdict, errs)
+	}
+	os.Exit(code)
+}
+EOF
+for f in go.mod go.sum main.go; do
+	cmp -s "$WORK/apivalidate/$f.new" "$WORK/apivalidate/$f" || mv "$WORK/apivalidate/$f.new" "$WORK/apivalidate/$f"
+	rm -f "$WORK/apivalidate/$f.new"
+done
+if [[ ! -x $WORK/bin/apivalidate || $WORK/apivalidate/main.go -nt $WORK/bin/apivalidate || $WORK/apivalidate/go.mod -nt $WORK/bin/apivalidate ]]; then
+	echo "building apivalidate (operator-framework/api; takes a minute the first time)"
+	(cd "$WORK/apivalidate" && GOFLAGS=-mod=mod GOWORK=off go build -o "$WORK/bin/apivalidate" .)
+fi
+
 mapfile -t dirs < <(find "$root" -mindepth 3 -maxdepth 3 -name metadata -type d -printf '%h\n' | sort)
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; ${#dirs[@]} bundle directories"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; ${#dirs[@]} bundle directories"
 
 # A loopback registry (go-containerregistry's, the one bench-image uses).
 mkdir -p "$WORK/blobs"
+rm -f "$WORK/registry.addr"
 "$WORK/bin/bench-image" registry -dir "$WORK/blobs" >"$WORK/registry.addr" 2>/dev/null &
 regpid=$!
 trap 'kill $regpid 2>/dev/null || true' EXIT
@@ -35,20 +94,48 @@ for d in "${dirs[@]}"; do
 	refs+=("$ref")
 done
 
-measure() { # runs the command list from stdin with bash, prints "seconds maxRSS_MiB"
-	/usr/bin/time -f "%e %M" -o "$WORK/time" bash "$1" >/dev/null 2>&1 || true
+measure() { # runs a command list with bash, prints "seconds maxRSS_MiB"
+	/usr/bin/time -f "%e %M" -o "$WORK/time" bash "$1" >"$WORK/out.$(basename "$1" .sh)" 2>&1 || true
 	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
 }
 {
 	printf '%q bundle validate' "$WORK/bin/catalog-check"
 	printf ' %q' "${dirs[@]}"
-	echo
+	printf ' >%q\n' "$WORK/ours-validate.txt"
 	for d in "${dirs[@]}"; do printf '%q bundle render %q --image x.example.com/b:v1\n' "$WORK/bin/catalog-check" "$d"; done
 } >"$WORK/ours.sh"
 for r in "${refs[@]}"; do printf 'HOME=%q %q render --use-http %q -o json\n' "$WORK/home" "$OPM" "$r"; done >"$WORK/opm.sh"
+{
+	printf '%q' "$WORK/bin/apivalidate"
+	printf ' %q' "${dirs[@]}"
+	echo
+} >"$WORK/api.sh"
+printf 'cd %q && CATALOGBOT_BUNDLES=%q %q -test.run %q -test.bench %q -test.benchtime %s\n' \
+	"$repo/catalog/bundle" "$root" "$WORK/bin/bundle.test" '^$' '^BenchmarkLoadAndRenderRealBundles$' "$BENCHTIME" >"$WORK/inproc.sh"
+
 read -r ot or < <(measure "$WORK/opm.sh")
+read -r at ar < <(measure "$WORK/api.sh")
 read -r ct cr < <(measure "$WORK/ours.sh")
-echo "catalogbot (validate all + render each): ${ct}s, ${cr} MiB peak RSS"
-echo "opm render of each image:                ${ot}s, ${or} MiB peak RSS"
-awk -v c="$ct" -v o="$ot" 'BEGIN { if (c > 0) printf "opm / catalogbot: %.1f× the time\n", o / c }'
+read -r _ ir < <(measure "$WORK/inproc.sh")
+ims=$(grep -o '[0-9.]* ms/bundle' "$WORK/out.inproc" | cut -d' ' -f1)
+it=$(awk -v m="$ims" -v n="${#dirs[@]}" 'BEGIN { printf "%.3f", m * n / 1000 }')
+
+# Verdicts: catalog-check's "valid" against apivalidate's, directory by directory.
+sed -nE 's/^(.*): (valid|INVALID): package .*/\1 \2/p' "$WORK/ours-validate.txt" | tr 'A-Z' 'a-z' | sort >"$WORK/ours.verdicts"
+sed -nE 's/^(.*): (valid|invalid) \(.*/\1 \2/p' "$WORK/out.api" | sort >"$WORK/api.verdicts"
+same=$(join "$WORK/ours.verdicts" "$WORK/api.verdicts" | awk '$2 == $3' | wc -l)
+invalid=$(grep -c ' invalid$' "$WORK/ours.verdicts" || true)
+
+rt=$(awk -v a="$ot" -v b="$at" 'BEGIN { printf "%.2f", a + b }')
+rr=$((or > ar ? or : ar))
+echo "opm render of each image:                        ${ot}s, ${or} MiB peak RSS"
+echo "apivalidate of all directories:                  ${at}s, ${ar} MiB peak RSS"
+echo "reference tools together:                        ${rt}s, ${rr} MiB peak RSS"
+echo "catalog-check (validate all + render each):      ${ct}s, ${cr} MiB peak RSS"
+echo "in process (load + validate + render, ${BENCHTIME}):    ${it}s a pass (${ims} ms a bundle), ${ir} MiB peak RSS (test binary)"
+echo "verdicts: ${same} of ${#dirs[@]} directories the same (${invalid} invalid for catalogbot)"
+awk -v r="$rt" -v o="$ot" -v c="$ct" -v i="$it" -v rr="$rr" -v cr="$cr" 'BEGIN {
+	if (c > 0) printf "reference / catalog-check CLI: %.1f× the time, %.1f× the peak RSS\n", r / c, rr / cr
+	if (i > 0) printf "reference / in process:        %.1f× the time (opm alone: %.1f×)\n", r / i, o / i
+}'
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

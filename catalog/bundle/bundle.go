@@ -429,7 +429,7 @@ type manifestFile struct {
 
 // parallelBytes: below this many bytes in all, the files of a bundle are parsed one after the other: starting
 // goroutines would cost more than it saves.
-const parallelBytes = 256 << 10
+const parallelBytes = 64 << 10
 
 // parseAll parses the files that were read. Parsing keeps no state between files, so the outcome is the same
 // as one after the other.

@@ -349,10 +349,14 @@ func relatedSet(blob map[string]any) []string {
 	return out
 }
 
-// BenchmarkLoadAndRenderRealBundles reads, validates and renders every bundle of the shared test data
-// (scripts/bench-bundles.sh compares with opm render on the same bundles).
+// BenchmarkLoadAndRenderRealBundles reads, validates and renders every bundle of the shared test data, or of
+// the tree $CATALOGBOT_BUNDLES names (scripts/bench-bundles.sh compares with the reference tools on the same
+// bundles).
 func BenchmarkLoadAndRenderRealBundles(b *testing.B) {
 	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	if r := os.Getenv("CATALOGBOT_BUNDLES"); r != "" {
+		root = r
+	}
 	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
 	if len(anns) == 0 {
 		b.Skip("the shared test data is absent")
