@@ -96,7 +96,8 @@ done
 
 measure() { # runs a command list with bash, prints "seconds maxRSS_MiB"
 	/usr/bin/time -f "%e %M" -o "$WORK/time" bash "$1" >"$WORK/out.$(basename "$1" .sh)" 2>&1 || true
-	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
+	# time writes "Command exited with non-zero status N" first when the command fails (an invalid bundle).
+	tail -n 1 "$WORK/time" | awk '{printf "%s %.0f\n", $1, $2/1024}'
 }
 {
 	printf '%q bundle validate' "$WORK/bin/catalog-check"
