@@ -255,6 +255,8 @@ func diffLists(out *[]diffItem, path string, got, want *catalog.Value, file stri
 				*out = append(*out, diffItem{fmt.Sprintf("%s[name=%s]", path, n), gi[i].Pos(file), "is not what the template renders"})
 			}
 		}
+	case len(gi) == len(wi) && allEqual(gi, wi):
+		// The common case, settled without encoding anything.
 	case len(gi)+len(wi) > 0 && objects(gi) && objects(wi):
 		canon := func(v *catalog.Value) string { return string(appendCanonical(nil, v)) }
 		left := map[string][]int{}
@@ -318,4 +320,44 @@ func diffLists(out *[]diffItem, path string, got, want *catalog.Value, file stri
 			*out = append(*out, diffItem{fmt.Sprintf("%s[%d]", path, i), gi[i].Pos(file), "is not what the template renders"})
 		}
 	}
+}
+
+func allEqual(a, b []catalog.Value) bool {
+	for i := range a {
+		if !valuesEqual(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// valuesEqual compares two values as JSON: objects regardless of key order.
+func valuesEqual(a, b *catalog.Value) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case catalog.KindObject:
+		af, bf := a.Fields(), b.Fields()
+		if len(af) != len(bf) {
+			return false
+		}
+		for i := range af {
+			if i < len(bf) && af[i].Key == bf[i].Key {
+				if !valuesEqual(&af[i].Value, &bf[i].Value) {
+					return false
+				}
+				continue
+			}
+			o := b.Get(af[i].Key)
+			if o == nil || !valuesEqual(&af[i].Value, o) {
+				return false
+			}
+		}
+		return true
+	case catalog.KindArray:
+		ai, bi := a.Items(), b.Items()
+		return len(ai) == len(bi) && allEqual(ai, bi)
+	}
+	return a.Str() == b.Str()
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	mmsemver "github.com/Masterminds/semver/v3"
@@ -19,6 +20,8 @@ import (
 
 // Resolved is the olm.bundle blob of one bundle image, at the migrate level the resolver was made for.
 type Resolved struct {
+	// Bundle is the blob; its property values are compact JSON (as catalog/bundle renders them and
+	// catalog.Value writes them), copied into the output as they are.
 	Bundle *bundle.Rendered
 	// CSV is the bundle's ClusterServiceVersion when the resolver has it (a bundle directory, an image, an
 	// olm.bundle.object blob): newer opm releases take the package's icon and description from it.
@@ -128,7 +131,7 @@ func (o *Output) WriteJSON(w io.Writer) error {
 // WriteYAML writes the catalog as `opm alpha render-template -o yaml` prints it.
 func (o *Output) WriteYAML(w io.Writer) error {
 	for _, b := range o.Blobs {
-		y, err := yaml.JSONToYAML(b.JSON)
+		y, err := jsonToYAML(b.JSON)
 		if err != nil {
 			return err
 		}
@@ -215,15 +218,63 @@ func encode(v any) []byte {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
+// bundleJSON encodes a rendered bundle as encoding/json encodes opm's declcfg.Bundle (fields in its order,
+// empty ones left out, no HTML escaping), written directly: property values come from catalog/bundle's
+// encoders or a parsed catalog, valid and compact already, and going through encoding/json would validate
+// and copy every manifest once more.
 func bundleJSON(r *bundle.Rendered) []byte {
-	b := bundleBlob{Schema: "olm.bundle", Name: r.Name, Package: r.Package, Image: r.Image}
+	size := 128 + len(r.Name) + len(r.Package) + len(r.Image)
 	for _, p := range r.Properties {
-		b.Properties = append(b.Properties, property{Type: p.Type, Value: p.Value})
+		size += len(p.Type) + len(p.Value) + 24
 	}
-	for _, ri := range r.RelatedImages {
-		b.RelatedImages = append(b.RelatedImages, relatedImage{Name: ri.Name, Image: ri.Image})
+	b := make([]byte, 0, size)
+	b = append(b, `{"schema":"olm.bundle"`...)
+	str := func(key, v string) {
+		if v == "" {
+			return
+		}
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		b = catalog.AppendJSONString(b, v, false)
 	}
-	return encode(b)
+	str("name", r.Name)
+	str("package", r.Package)
+	b = append(b, `,"image":`...)
+	b = catalog.AppendJSONString(b, r.Image, false)
+	if len(r.Properties) > 0 {
+		b = append(b, `,"properties":[`...)
+		for i, p := range r.Properties {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":`...)
+			b = catalog.AppendJSONString(b, p.Type, false)
+			b = append(b, `,"value":`...)
+			if len(p.Value) == 0 {
+				b = append(b, "null"...)
+			} else {
+				b = append(b, p.Value...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(r.RelatedImages) > 0 {
+		b = append(b, `,"relatedImages":[`...)
+		for i, ri := range r.RelatedImages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"name":`...)
+			b = catalog.AppendJSONString(b, ri.Name, false)
+			b = append(b, `,"image":`...)
+			b = catalog.AppendJSONString(b, ri.Image, false)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // Render renders a template as `opm alpha render-template` does. Findings say why it does not render (a
@@ -500,4 +551,100 @@ func packageMetadata(pb *packageBlob, channels []channelBlob, defaultChannel str
 		return nil
 	}
 	return nil
+}
+
+var base64Char = func() (t [256]bool) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") {
+		t[c] = true
+	}
+	return t
+}()
+
+// longPlain is the length from which a base64 string is set aside while converting JSON to YAML.
+const longPlain = 256
+
+// jsonToYAML converts one compact JSON blob to YAML as opm does (sigs.k8s.io/yaml), byte for byte. Long
+// strings made only of base64 characters (manifests in olm.bundle.object, icons) are the bulk of a rendered
+// catalog and the YAML emitter's slowest work; they are emitted as plain scalars whatever their content, so
+// each is replaced by a short plain token before the conversion and put back after it.
+func jsonToYAML(js []byte) ([]byte, error) {
+	var long [][]byte
+	var rewritten []byte
+	// A token is "cbtok<len>q<index>"; the length makes it unlikely to be in the blob, checked below.
+	token := func(i int) []byte { return fmt.Appendf(nil, "cbtok%dq%d", len(js), i) }
+	last := 0
+	for i := 0; i < len(js); i++ {
+		if js[i] != '"' {
+			continue
+		}
+		end := i + 1
+		plain := true
+		for end < len(js) && js[end] != '"' {
+			c := js[end]
+			if c == '\\' {
+				plain = false
+				end += 2
+				continue
+			}
+			if plain && !base64Char[c] {
+				plain = false
+			}
+			if !plain {
+				// Find the end of the string without looking at each character again.
+				next := bytes.IndexAny(js[end:], "\\\"")
+				if next < 0 {
+					end = len(js)
+					break
+				}
+				end += next
+				continue
+			}
+			end++
+		}
+		if end >= len(js) {
+			break
+		}
+		if plain && end-i-1 >= longPlain && js[i+1] != '=' {
+			rewritten = append(rewritten, js[last:i+1]...)
+			rewritten = append(rewritten, token(len(long))...)
+			long = append(long, js[i+1:end])
+			last = end
+		}
+		i = end
+	}
+	if len(long) == 0 || bytes.Contains(js, []byte("cbtok")) {
+		return yaml.JSONToYAML(js)
+	}
+	rewritten = append(rewritten, js[last:]...)
+	y, err := yaml.JSONToYAML(rewritten)
+	if err != nil {
+		return nil, err
+	}
+	// YAML sorts keys, so the tokens come back in another order: each says which string it stands for.
+	prefix := fmt.Appendf(nil, "cbtok%dq", len(js))
+	out := make([]byte, 0, len(y)+len(js))
+	pos, found := 0, 0
+	for {
+		at := bytes.Index(y[pos:], prefix)
+		if at < 0 {
+			break
+		}
+		start := pos + at + len(prefix)
+		end := start
+		for end < len(y) && y[end] >= '0' && y[end] <= '9' {
+			end++
+		}
+		idx, err := strconv.Atoi(string(y[start:end]))
+		if err != nil || idx >= len(long) {
+			return yaml.JSONToYAML(js)
+		}
+		out = append(out, y[pos:pos+at]...)
+		out = append(out, long[idx]...)
+		pos = end
+		found++
+	}
+	if found != len(long) {
+		return yaml.JSONToYAML(js) // not emitted as expected: convert the slow way
+	}
+	return append(out, y[pos:]...), nil
 }

@@ -218,6 +218,8 @@ type dirIndex struct {
 	indexed bool
 	byRef   map[string]string // "@sha256:..." or a pattern reference -> directory
 	loaded  map[string]*bundle.Bundle
+	// rendered keeps each (reference, level) rendered once: rendering is deterministic.
+	rendered map[[2]string]*Resolved
 }
 
 // NewDirResolver makes a resolver over the bundle directories dirs of fsys. The directories are read,
@@ -280,9 +282,13 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 		}
 	}
 	b := x.loaded[dir]
+	cached := x.rendered[[2]string{img, d.level}]
 	x.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("built by no bundle directory of the repository: %w", ErrNotFound)
+	}
+	if cached != nil {
+		return cached, nil
 	}
 	r, err := bundle.Render(b, img)
 	if err != nil {
@@ -291,5 +297,12 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	if err := bundle.Migrate(r, b, d.level); err != nil {
 		return nil, err
 	}
-	return &Resolved{Bundle: r, CSV: &b.CSV.Value, From: dir}, nil
+	res := &Resolved{Bundle: r, CSV: &b.CSV.Value, From: dir}
+	x.mu.Lock()
+	if x.rendered == nil {
+		x.rendered = map[[2]string]*Resolved{}
+	}
+	x.rendered[[2]string{img, d.level}] = res
+	x.mu.Unlock()
+	return res, nil
 }
