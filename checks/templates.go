@@ -314,6 +314,11 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 	}
 	unverified := false
 	resolvers := map[string]template.Resolver{}
+	type rendered struct {
+		out      *template.Output
+		findings []catalog.Finding
+	}
+	renders := map[string]rendered{}
 	var dirs *template.DirResolver
 	for _, c := range m.catalogs {
 		level := c.MigrateLevel
@@ -341,7 +346,15 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 			res = chain
 			resolvers[level] = res
 		}
-		out, rf := template.Render(ctx, tmpl, template.Options{Resolver: res, Behaviour: beh})
+		// Catalogs of one migrate level get the same render: made once.
+		r, ok := renders[level]
+		if !ok {
+			r.out, r.findings = template.Render(ctx, tmpl, template.Options{Resolver: res, Behaviour: beh})
+			renders[level] = r
+		} else {
+			r.findings = nil // reported with the first catalog
+		}
+		out, rf := r.out, r.findings
 		if out == nil {
 			// Images that are nowhere offline are not a fault of the pull request when pulling is off.
 			if t.Images == nil && onlyUnresolved(rf) {

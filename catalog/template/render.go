@@ -110,6 +110,8 @@ type Blob struct {
 // Output is a rendered catalog, its blobs in the order opm writes them.
 type Output struct {
 	Blobs []Blob
+
+	yaml []byte // WriteYAML's bytes, kept: a drift check compares them with several catalogs
 }
 
 // WriteJSON writes the catalog as `opm alpha render-template -o json` prints it.
@@ -130,19 +132,20 @@ func (o *Output) WriteJSON(w io.Writer) error {
 
 // WriteYAML writes the catalog as `opm alpha render-template -o yaml` prints it.
 func (o *Output) WriteYAML(w io.Writer) error {
-	for _, b := range o.Blobs {
-		y, err := jsonToYAML(b.JSON)
-		if err != nil {
-			return err
+	if o.yaml == nil {
+		var buf bytes.Buffer
+		for _, b := range o.Blobs {
+			y, err := jsonToYAML(b.JSON)
+			if err != nil {
+				return err
+			}
+			buf.WriteString("---\n")
+			buf.Write(y)
 		}
-		if _, err := io.WriteString(w, "---\n"); err != nil {
-			return err
-		}
-		if _, err := w.Write(y); err != nil {
-			return err
-		}
+		o.yaml = buf.Bytes()
 	}
-	return nil
+	_, err := w.Write(o.yaml)
+	return err
 }
 
 // The blobs opm decodes into typed structs, with its field names and order.

@@ -222,8 +222,13 @@ func pullResolver(client *registry.Client, level string) template.Resolver {
 		if err != nil {
 			return nil, err
 		}
-		if b == nil || b.CSV == nil || catalog.HasErrors(findings) {
-			return nil, fmt.Errorf("%s is not a bundle opm can render (%d findings)", ref, len(findings))
+		// As opm: a bundle that loads with its CSV renders, whatever the validators would say of it.
+		if b == nil || b.CSV == nil {
+			first := "no ClusterServiceVersion"
+			if len(findings) > 0 {
+				first = findings[0].Message
+			}
+			return nil, fmt.Errorf("%s is not a bundle opm can render: %s", ref, first)
 		}
 		r, err := bundle.Render(b, ref)
 		if err != nil {
