@@ -339,6 +339,7 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 		return err
 	}
 	rep := RenderCheckRun(res, extraMarkdown)
+	rep.Summary = withCommandsFooter(rep.Summary)
 	if err := completeRun(ctx, gh, owner, repo, runID, name, rep, []*github.CheckRunAction{rerunAction()}); err != nil {
 		return err
 	}
@@ -497,6 +498,19 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 		Text:        truncateOutput(text.String()),
 		Annotations: anns,
 	}
+}
+
+// commandsFooter closes the summary of every pull request check run: the comment commands and who may use them.
+var commandsFooter = "\n\n---\n<details><summary>Comment commands: <code>/approve</code>, <code>/hold</code>, <code>/retest</code>, <code>/help</code></summary>\n\n" +
+	commandsHelp(DefaultRetestPerHour) + "\n</details>\n"
+
+// withCommandsFooter appends the footer, cutting the summary further if both would pass GitHub's limit.
+func withCommandsFooter(summary string) string {
+	room := MaxCheckRunOutput - utf8.RuneCountInString(commandsFooter)
+	if utf8.RuneCountInString(summary) > room {
+		summary = truncateRunes(summary, room-1, "…")
+	}
+	return summary + commandsFooter
 }
 
 func annotation(path string, f catalog.Finding) *github.CheckRunAnnotation {

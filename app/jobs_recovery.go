@@ -27,6 +27,8 @@ type recoveryGitHub struct {
 	openPRs      func(ctx context.Context, gh *github.Client, owner, repo string) ([]openPR, error)
 	hasCompleted func(ctx context.Context, gh *github.Client, owner, repo, sha string, names []string) (bool, error)
 	redeliver    func(ctx context.Context, app *github.Client, since time.Time) (int, error)
+	// comments lists the comments of a pull request updated since a time (nil: commands are not recovered).
+	comments func(ctx context.Context, gh *github.Client, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
 }
 
 // Recovery re-derives work from GitHub's state on a timer, so that a lost
@@ -39,6 +41,8 @@ type Recovery struct {
 	window time.Duration
 	log    *slog.Logger
 	now    func() time.Time
+	// cmds, when set, is where the resync records the heads it sees and finds the commands handled.
+	cmds commandStore
 }
 
 // Resync enqueues a check for every open, non-draft PR head of every known
@@ -65,6 +69,13 @@ func (r *Recovery) Resync(ctx context.Context) error {
 		}
 		var jobs []river.InsertManyParams
 		for _, pr := range prs {
+			if r.cmds != nil {
+				cjobs, err := r.recoverCommands(ctx, gh, repo, pr)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s/%s#%d: recovering comment commands: %w", repo.Owner, repo.Name, pr.Number, err))
+				}
+				jobs = append(jobs, cjobs...)
+			}
 			if pr.Draft {
 				continue
 			}
@@ -96,6 +107,71 @@ func (r *Recovery) Resync(ctx context.Context) error {
 		r.log.Warn("resync incomplete", "err", errors.Join(errs...))
 	}
 	return nil
+}
+
+// recoverCommands records the head of an open pull request and finds the comments of the recovery window
+// whose commands were not handled (their deliveries lost): every one newer than the last comment handled,
+// and older ones too. A comment edited since it was written is left alone: what it said first is unknown.
+func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo InstalledRepo, pr openPR) ([]river.InsertManyParams, error) {
+	if err := r.cmds.sawHead(ctx, HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
+		return nil, err
+	}
+	if r.gh.comments == nil {
+		return nil, nil
+	}
+	since := r.now().Add(-r.window)
+	cs, err := r.gh.comments(ctx, gh, repo.Owner, repo.Name, pr.Number, since)
+	if err != nil {
+		return nil, err
+	}
+	ec := eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}
+	var jobs []river.InsertManyParams
+	for _, c := range cs {
+		if c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
+			continue
+		}
+		a, ok := commandJob(ec, pr.Number, c)
+		if !ok {
+			continue
+		}
+		var todo []string
+		for _, cmd := range a.Commands {
+			done, err := r.cmds.commandHandled(ctx, repo.Owner, repo.Name, pr.Number, c.GetID(), cmd)
+			if err != nil {
+				return jobs, err
+			}
+			if !done {
+				todo = append(todo, cmd)
+			}
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		a.Recovered = true
+		jobs = append(jobs, river.InsertManyParams{Args: a})
+	}
+	return jobs, nil
+}
+
+// maxCommentPages bounds the comments the resync reads of one pull request.
+const maxCommentPages = 10
+
+// PullRequestComments lists the comments of a pull request updated since since (all pages, bounded).
+func PullRequestComments(ctx context.Context, gh *github.Client, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
+	var out []*github.IssueComment
+	opt := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxCommentPages; page++ {
+		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, number, opt)
+		if err != nil {
+			return out, fmt.Errorf("listing the comments of #%d: %w", number, err)
+		}
+		out = append(out, cs...)
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
 }
 
 // Redeliver asks GitHub to redeliver the App's failed deliveries of the

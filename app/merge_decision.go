@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -45,12 +46,15 @@ type RequiredCheck struct {
 	State string
 }
 
-// Review is a reviewer's latest review.
+// Review is a reviewer's latest stand: a review, or an /approve (or /approve cancel) comment.
 type Review struct {
-	ID       int64
+	ID       int64 // the review's id; 0 for a comment command
 	User     string
 	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED
 	CommitID string // the head the review was made on
+	// At is when it was given; CommentID the comment of an /approve (0 for a review).
+	At        time.Time
+	CommentID int64
 }
 
 // MergeDecision says whether to merge, and if not, every reason why not.
@@ -61,8 +65,9 @@ type MergeDecision struct {
 	// AuthorizedBy says who vouched for the change: "author <login>" when the
 	// author owns every touched package, else the approving reviewers.
 	AuthorizedBy string
-	// ApprovalIDs are the reviews that authorized the merge.
-	ApprovalIDs []int64
+	// ApprovalIDs are the reviews that authorized the merge; ApprovalComments the /approve comments.
+	ApprovalIDs      []int64
+	ApprovalComments []int64
 }
 
 // DecideMerge applies the merge rules: the pull request is open and not a
@@ -121,7 +126,7 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	// Who vouches for the change.
 	approvals := currentApprovals(f.Reviews, f.HeadSHA, f.Author)
 	var approvers []string
-	used := map[int64]bool{}
+	used := map[string]bool{}
 	authorOwnsAll := true
 	for _, pkg := range f.Touched {
 		owns := false
@@ -147,10 +152,14 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 			}
 			continue
 		}
-		if !used[by.ID] {
-			used[by.ID] = true
+		if key := strings.ToLower(by.User); !used[key] {
+			used[key] = true
 			approvers = append(approvers, by.User)
-			d.ApprovalIDs = append(d.ApprovalIDs, by.ID)
+			if by.ID != 0 {
+				d.ApprovalIDs = append(d.ApprovalIDs, by.ID)
+			} else {
+				d.ApprovalComments = append(d.ApprovalComments, by.CommentID)
+			}
 		}
 	}
 	if len(f.Touched) == 0 && !vouchesAsMaintainer(ctx, pol, f.Author, teams) {
@@ -177,7 +186,12 @@ func currentApprovals(reviews []Review, head, author string) []Review {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].ID < out[j].ID
+	})
 	return out
 }
 

@@ -116,7 +116,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 		f.Required = append(f.Required, RequiredCheck{Name: name, State: state})
 	}
 
-	f.Reviews, err = latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+	f.Reviews, err = m.approvals(ctx, gh, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func latestReviews(ctx context.Context, gh *github.Client, owner, repo string, n
 			}
 			key := strings.ToLower(r.GetUser().GetLogin())
 			if old, ok := latest[key]; !ok || r.GetID() > old.ID {
-				latest[key] = Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: state, CommitID: r.GetCommitID()}
+				latest[key] = Review{ID: r.GetID(), User: r.GetUser().GetLogin(), State: state, CommitID: r.GetCommitID(), At: r.GetSubmittedAt().Time}
 			}
 		}
 		if resp.NextPage == 0 {
@@ -275,6 +275,43 @@ func latestReviews(ctx context.Context, gh *github.Client, owner, repo string, n
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// withCommandApprovals folds the /approve and /approve cancel comments into each person's latest stand:
+// whichever of their latest review and their latest command came last holds. An /approve counts as an
+// approving review of the head it was bound to; /approve cancel withdraws the person's approval however it
+// was given (GitHub keeps a dismissed review's time, so a later /approve still counts).
+func withCommandApprovals(reviews []Review, cmds []CommandApproval) []Review {
+	if len(cmds) == 0 {
+		return reviews
+	}
+	latest := map[string]Review{}
+	var order []string
+	put := func(r Review) {
+		key := strings.ToLower(r.User)
+		old, ok := latest[key]
+		if !ok {
+			order = append(order, key)
+		}
+		if !ok || !r.At.Before(old.At) {
+			latest[key] = r
+		}
+	}
+	for _, r := range reviews {
+		put(r)
+	}
+	for _, c := range cmds {
+		state := "APPROVED"
+		if c.Action == approvalCancel {
+			state = "DISMISSED"
+		}
+		put(Review{User: c.Login, State: state, CommitID: c.HeadSHA, At: c.At, CommentID: c.CommentID})
+	}
+	out := make([]Review, 0, len(order))
+	for _, k := range order {
+		out = append(out, latest[k])
+	}
+	return out
 }
 
 // isStatus reports whether err is a GitHub error response with that status.

@@ -59,6 +59,7 @@ type Merger struct {
 	names func() []string
 	q     *Queue
 	store mergeStore
+	cmds  commandStore
 	log   *slog.Logger
 	now   func() time.Time
 	// ownAppID, when set, counts only this App's check runs as ours.
@@ -80,8 +81,26 @@ func (m *Merger) setQueue(ctx context.Context, q *Queue) error {
 	if err != nil {
 		return err
 	}
-	m.q, m.store = q, s
+	c, err := q.commandStore(ctx)
+	if err != nil {
+		return err
+	}
+	m.q, m.store, m.cmds = q, s, c
 	return nil
+}
+
+// approvals are each person's latest stand on the pull request: reviews and /approve comments together.
+// Both the ownership check and the merge decision read approvals from here.
+func (m *Merger) approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
+	reviews, err := latestReviews(ctx, gh, owner, repo, number)
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := m.cmds.commandApprovals(ctx, owner, repo, number)
+	if err != nil {
+		return nil, fmt.Errorf("reading the /approve comments of #%d: %w", number, err)
+	}
+	return withCommandApprovals(reviews, cmds), nil
 }
 
 // HandleReview re-evaluates the reviewed pull request.
@@ -124,6 +143,10 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 			}
 		}
 	}
+	// The check job verified this head was the pull request's as it started.
+	if err := m.cmds.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
+		return fmt.Errorf("recording the head: %w", err)
+	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
 		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Policy: raw, CheckedAt: m.now()})
 }
@@ -155,7 +178,14 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
 	}
 	delay := m.retryDelay
+	fenced := 0
 	for attempt := 0; ; attempt++ {
+		// The hold generation is read before the labels: a /hold whose label the facts miss has moved it
+		// on by the time the merge would start, and the claim below fails.
+		gen, err := m.cmds.holdGen(ctx, a.Owner, a.Repo, a.Number)
+		if err != nil {
+			return fmt.Errorf("reading the hold fence: %w", err)
+		}
 		g, err := m.gatherFacts(ctx, gh, a)
 		if err != nil {
 			return err
@@ -191,9 +221,21 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		for _, n := range g.Notes {
 			log.Warn("merging without an optional read", "note", n, "sha", g.CheckedSHA)
 		}
+		claimed, err := m.cmds.claimMerge(ctx, a.Owner, a.Repo, a.Number, gen, m.now())
+		if err != nil {
+			return fmt.Errorf("claiming the merge: %w", err)
+		}
+		if !claimed {
+			// A /hold came since the facts were read: read them again (its label is on by now).
+			if fenced++; fenced > 3 {
+				return fmt.Errorf("holds keep coming on %s#%d; the merge evaluation will run again", full, a.Number)
+			}
+			log.Info("a hold came while evaluating; evaluating again")
+			attempt--
+			continue
+		}
 		method := string(g.Policy.Automerge.Method)
-		res, _, err := gh.PullRequests.Merge(ctx, a.Owner, a.Repo, a.Number, "",
-			&github.PullRequestOptions{SHA: g.CheckedSHA, MergeMethod: method})
+		res, err := m.mergeClaimed(ctx, gh, a, g.CheckedSHA, method)
 		switch {
 		case err == nil && res.GetMerged():
 			log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res.GetSHA(), "authorized_by", d.AuthorizedBy)
@@ -245,6 +287,22 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 			return fmt.Errorf("merging %s#%d: GitHub answered without merging: %s", full, a.Number, res.GetMessage())
 		}
 	}
+}
+
+// mergeClaimed sends the merge of sha, bounded so that it ends well within mergeLease, and releases the
+// claim the evaluation took on the pull request.
+func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a MergeArgs, sha, method string) (*github.PullRequestMergeResult, error) {
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := m.cmds.releaseMerge(rctx, a.Owner, a.Repo, a.Number); err != nil {
+			m.log.Warn("releasing the merge claim (a /hold waits for its lease to end)", "repo", a.Owner+"/"+a.Repo, "pr", a.Number, "err", err)
+		}
+	}()
+	mctx, cancel := context.WithTimeout(ctx, mergeLease/2)
+	defer cancel()
+	res, _, err := gh.PullRequests.Merge(mctx, a.Owner, a.Repo, a.Number, "", &github.PullRequestOptions{SHA: sha, MergeMethod: method})
+	return res, err
 }
 
 // recheck enqueues a check of the pull request's current head.
@@ -375,6 +433,7 @@ func (m *Merger) evaluateHead(ctx context.Context, a MergeArgs) error {
 type checkRecorder interface {
 	recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
 	checksCompleted(ctx context.Context, a CheckPRArgs) error
+	approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error)
 }
 
 // mergePlan enqueues a merge evaluation of an open pull request.

@@ -329,7 +329,12 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	}
 	// Approving reviews of this head lift ownership findings an owner (or a maintainer) may vouch for; the
 	// reviews are read for every check, so ownership follows approvals given, dismissed and outdated by a push.
-	reviews, err := latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+	var reviews []Review
+	if p.checked != nil {
+		reviews, err = p.checked.approvals(ctx, gh, a.Owner, a.Repo, a.Number) // reviews and /approve comments
+	} else {
+		reviews, err = latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -58,6 +58,8 @@ type plan struct {
 	UpsertRepos  []InstalledRepo
 	RemoveRepos  []InstalledRepo // by Owner/Name
 	RemoveInstID int64           // forget every repository of this installation (uninstalled)
+	// Heads are pull request heads the delivery shows, recorded in the head log at its receipt.
+	Heads []HeadSeen
 }
 
 // QueueStats describe the backlog, for /metrics.
@@ -252,6 +254,11 @@ func (b *riverBackend[TTx]) record(ctx context.Context, d Delivery, p plan) (boo
 				updated_at = excluded.updated_at`,
 			r.Owner, r.Name, r.InstallationID, r.CloneURL, d.ReceivedAt.UTC().Format(time.RFC3339Nano)); err != nil {
 			return false, fmt.Errorf("recording repository %s/%s: %w", r.Owner, r.Name, err)
+		}
+	}
+	for _, h := range p.Heads {
+		if err := b.sawHeadTx(ctx, tx, h, d.ReceivedAt); err != nil {
+			return false, fmt.Errorf("recording the head of %s/%s#%d: %w", h.Owner, h.Repo, h.Number, err)
 		}
 	}
 	if len(p.Jobs) > 0 {
@@ -487,10 +494,17 @@ func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.L
 		db.Close()
 		return nil, fmt.Errorf("configuring the job queue: %w", err)
 	}
-	return &riverBackend[*sql.Tx]{client: client, db: sdb, statsSQL: `SELECT
+	b := &riverBackend[*sql.Tx]{client: client, db: sdb}
+	// Deliveries write the head log: its table exists before the first one.
+	if err := b.migrateCommands(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("creating the command tables: %w", err)
+	}
+	b.statsSQL = `SELECT
 		count(*),
 		COALESCE((julianday('now') - julianday(min(CASE WHEN state = 'available' THEN scheduled_at END))) * 86400.0, 0)
-		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}, nil
+		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`
+	return b, nil
 }
 
 // --- PostgreSQL -----------------------------------------------------------
@@ -581,6 +595,9 @@ func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, 
 	}
 	if err := b.migrateRebuild(ctx); err != nil {
 		return nil, fmt.Errorf("creating the rebuild table: %w", err)
+	}
+	if err := b.migrateCommands(ctx); err != nil {
+		return nil, fmt.Errorf("creating the command tables: %w", err)
 	}
 	return b, nil
 }

@@ -37,6 +37,7 @@ type Server struct {
 	queue    *Queue
 	pipeline *Pipeline
 	recovery *Recovery
+	commands *Commands
 	handler  http.Handler
 	registry *registry.Client
 	ready    atomic.Bool
@@ -158,6 +159,10 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if err := river.AddWorkerSafely(rc.Workers, &mergeWorker{m: merger}); err != nil {
 		return nil, err
 	}
+	s.commands = newCommands(o.github.clients, o.github.teams, log)
+	if err := river.AddWorkerSafely(rc.Workers, &commandWorker{c: s.commands}); err != nil {
+		return nil, err
+	}
 	q, err := OpenQueue(ctx, QueueOptions{
 		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema,
 		SQLitePath: cfg.SQLitePath(), River: rc, Log: log,
@@ -170,6 +175,11 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		q.Close()
 		return nil, err
 	}
+	if err := s.commands.setQueue(ctx, q); err != nil {
+		q.Close()
+		return nil, err
+	}
+	recovery.cmds = s.commands.store
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
 			q.Close()

@@ -348,6 +348,7 @@ func eventHandlers() map[string]eventHandler {
 		"check_run":                 onCheckRun,
 		"status":                    onStatus,
 		"pull_request_review":       onPullRequestReview,
+		"issue_comment":             onIssueComment,
 		"push":                      onPush,
 		"installation":              onInstallation,
 		"installation_repositories": onInstallationRepositories,

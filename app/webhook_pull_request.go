@@ -21,16 +21,25 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 		return plan{}, fmt.Errorf("pull_request event: %w", err)
 	}
 	pr := ev.GetPullRequest()
+	var heads []HeadSeen
+	if pr.GetState() == "open" && ec.Owner != "" && isSHA(pr.GetHead().GetSHA()) {
+		// What the pull request's head is as this delivery arrives: /approve binds to it.
+		heads = []HeadSeen{{Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(), HeadSHA: pr.GetHead().GetSHA()}}
+	}
 	if ec.Action == "labeled" || ec.Action == "unlabeled" {
-		return mergePlan(ec, pr, "pull_request."+ec.Action), nil // a hold label changes the merge decision only
+		p := mergePlan(ec, pr, "pull_request."+ec.Action) // a hold label changes the merge decision only
+		p.Heads = heads
+		return p, nil
 	}
 	if ec.Action == "edited" && ev.GetChanges().GetBase() == nil {
 		return plan{}, nil // a title or body edit changes nothing we check
 	}
 	if pr == nil || pr.GetState() != "open" || pr.GetDraft() || ec.InstallationID == 0 || ec.Owner == "" {
-		return plan{}, nil
+		return plan{Heads: heads}, nil
 	}
-	return checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false), nil
+	p := checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false)
+	p.Heads = heads
+	return p, nil
 }
 
 // checkPlan enqueues the check of one head. A rerun (someone pressed

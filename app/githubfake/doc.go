@@ -36,16 +36,20 @@
 // statuses or check runs, strict up-to-date, approvals); 200 with the merge
 // SHA otherwise, which closes the PR and moves the base branch.
 //
-// Also: issue comments (create, edit, delete, list; bodies up to 65,536
-// characters; the App may edit only its own), labels on issues, team members
+// Also: issue comments (create, edit, delete, list with since; bodies up to
+// 65,536 characters; the App may edit only its own; user.type Bot for the
+// App's), reactions on issue comments (201 new, 200 when the App already
+// reacted so, 422 for an unknown content), a user's permission on a
+// repository (collaborators as set; anyone else read on a public repository,
+// none on a private one), labels on issues, team members
 // by slug (404 unknown or another organization's), required status checks
 // of branch protection (404 "Branch not protected"), branch rules, commit
 // statuses (combined and list), installation repositories, and App webhook
 // deliveries: list with cursor pagination (newest first), get, and redeliver
 // (202, sent in the background with the same GUID, within 3 days).
 // Deliver sends signed webhooks (X-Hub-Signature-256) and records them;
-// PullRequestEvent, PullRequestReviewEvent, CheckRunEvent, CheckSuiteEvent
-// and PushEvent build their payloads from the current state. The fake does
+// PullRequestEvent, PullRequestReviewEvent, IssueCommentEvent, CheckRunEvent,
+// CheckSuiteEvent and PushEvent build their payloads from the current state. The fake does
 // not send events on its own: a test delivers the ones GitHub would send.
 //
 // InjectFault makes chosen requests fail (500, 502, 403 rate limited, 429

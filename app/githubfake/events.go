@@ -127,3 +127,43 @@ func (f *Fake) PushEvent(owner, name, branchName, before, after, pusher string) 
 	m["head_commit"] = map[string]any{"id": after}
 	return json.Marshal(m)
 }
+
+// IssueCommentEvent is an issue_comment event (created, edited, deleted) for a comment on a pull request
+// added with AddComment (or written by the App). As GitHub's, the issue carries a pull_request object, and
+// an edit carries the body before it in changes; deleted works on a comment the fake still holds.
+func (f *Fake) IssueCommentEvent(owner, name string, commentID int64, action, previousBody string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return nil, err
+	}
+	cm := r.comments[commentID]
+	if cm == nil {
+		return nil, fmt.Errorf("githubfake: comment %d of %s does not exist", commentID, r.fullName())
+	}
+	p := r.pulls[cm.Number]
+	if p == nil {
+		return nil, fmt.Errorf("githubfake: comment %d is not on a pull request", commentID)
+	}
+	c := f.eventCall()
+	m := f.envelope(c, r, action, cm.User)
+	if cm.User == f.BotLogin() {
+		m["sender"] = map[string]any{"login": cm.User, "type": "Bot"}
+	}
+	labels := []any{}
+	for _, l := range p.labels {
+		labels = append(labels, map[string]any{"name": l})
+	}
+	base := c.apiBase() + "/repos/" + r.fullName()
+	m["issue"] = map[string]any{
+		"number": p.Number, "title": p.Title, "state": p.State, "user": map[string]any{"login": p.Author, "type": "User"},
+		"labels": labels, "url": fmt.Sprintf("%s/issues/%d", base, p.Number),
+		"pull_request": map[string]any{"url": fmt.Sprintf("%s/pulls/%d", base, p.Number), "merged_at": jsonTime(p.mergedAt)},
+	}
+	m["comment"] = c.commentJSON(r, cm)
+	if action == "edited" {
+		m["changes"] = map[string]any{"body": map[string]any{"from": previousBody}}
+	}
+	return json.Marshal(m)
+}

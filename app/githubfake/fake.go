@@ -248,6 +248,7 @@ func (f *Fake) AddRepo(r Repo) error {
 		checkRuns:     map[int64]*checkRun{},
 		comments:      map[int64]*comment{},
 		statuses:      map[string][]Status{},
+		collaborators: map[string]string{},
 	}
 	return nil
 }

@@ -31,6 +31,8 @@ func routePermissions() map[string][2]string {
 		"POST /repos/{owner}/{repo}/issues/{number}/labels":                             {"pull_requests", "write"},
 		"PUT /repos/{owner}/{repo}/issues/{number}/labels":                              {"pull_requests", "write"},
 		"DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}":                    {"pull_requests", "write"},
+		"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions":                     {"pull_requests", "write"},
+		"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                 {"metadata", "read"},
 		"GET /orgs/{org}/teams/{slug}/members":                                          {"members", "read"},
 	}
 }

@@ -20,6 +20,19 @@ type repo struct {
 	checkRuns     map[int64]*checkRun
 	comments      map[int64]*comment
 	statuses      map[string][]Status // by sha, in creation order
+	collaborators map[string]string   // lower login → role (admin, maintain, write, triage, read)
+}
+
+// association is a user's author_association on the repository, as GitHub derives it for the payloads.
+func (r *repo) association(login string) string {
+	switch r.collaborators[strings.ToLower(login)] {
+	case "admin", "maintain", "write", "triage", "read":
+		return "COLLABORATOR"
+	}
+	if strings.EqualFold(login, r.owner) {
+		return "OWNER"
+	}
+	return "NONE"
 }
 
 func (r *repo) fullName() string { return r.owner + "/" + r.name }
@@ -351,7 +364,73 @@ type Comment struct {
 	Updated time.Time
 }
 
-type comment struct{ Comment }
+type comment struct {
+	Comment
+	reactions []Reaction
+}
+
+// Reaction is a reaction on a comment.
+type Reaction struct {
+	ID      int64
+	User    string
+	Content string // +1, -1, laugh, confused, heart, hooray, rocket, eyes
+	Created time.Time
+}
+
+// Reactions returns the reactions on an issue comment, oldest first.
+func (f *Fake) Reactions(owner, name string, commentID int64) []Reaction {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.repos[repoKey(owner, name)]
+	if r == nil || r.comments[commentID] == nil {
+		return nil
+	}
+	return append([]Reaction(nil), r.comments[commentID].reactions...)
+}
+
+// SetCollaborator gives login a role on a repository (admin, maintain, write, triage or read; "" removes it).
+func (f *Fake) SetCollaborator(owner, name, login, role string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		delete(r.collaborators, strings.ToLower(login))
+		return nil
+	}
+	r.collaborators[strings.ToLower(login)] = role
+	return nil
+}
+
+// EditComment changes a comment's body as its author does in the UI (updated_at moves).
+func (f *Fake) EditComment(owner, name string, commentID int64, body string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return err
+	}
+	cm := r.comments[commentID]
+	if cm == nil {
+		return fmt.Errorf("githubfake: comment %d of %s does not exist", commentID, r.fullName())
+	}
+	cm.Body, cm.Updated = body, f.now()
+	return nil
+}
+
+// RemoveComment deletes a comment as its author does in the UI.
+func (f *Fake) RemoveComment(owner, name string, commentID int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return err
+	}
+	delete(r.comments, commentID)
+	return nil
+}
 
 // Comments returns the comments of a pull request or issue, oldest first.
 func (f *Fake) Comments(owner, name string, number int) []Comment {
@@ -383,7 +462,8 @@ func (f *Fake) AddComment(owner, name string, number int, user, body string) (in
 	if err != nil {
 		return 0, err
 	}
-	c := &comment{Comment{ID: f.id(), Number: number, User: user, Body: body, Created: f.now(), Updated: f.now()}}
+	now := f.now()
+	c := &comment{Comment: Comment{ID: f.id(), Number: number, User: user, Body: body, Created: now, Updated: now}}
 	r.comments[c.ID] = c
 	return c.ID, nil
 }

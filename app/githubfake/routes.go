@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -61,6 +62,8 @@ func (f *Fake) routes() {
 	f.handle("POST /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.addLabels)
 	f.handle("PUT /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.replaceLabels)
 	f.handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", authInstallation, f.removeLabel)
+	f.handle("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", authInstallation, f.createReaction)
+	f.handle("GET /repos/{owner}/{repo}/collaborators/{username}/permission", authInstallation, f.getPermission)
 
 	f.handle("GET /orgs/{org}/teams/{slug}/members", authInstallation, f.listTeamMembers)
 }
@@ -607,9 +610,14 @@ func (f *Fake) listReviews(c *call) reply {
 }
 
 func (c *call) commentJSON(r *repo, cm *comment) map[string]any {
+	userType := "User"
+	if cm.User == c.f.BotLogin() {
+		userType = "Bot"
+	}
 	return map[string]any{
-		"id": cm.ID, "body": cm.Body, "user": map[string]any{"login": cm.User},
-		"created_at": jsonTime(cm.Created), "updated_at": jsonTime(cm.Updated),
+		"id": cm.ID, "body": cm.Body, "user": map[string]any{"login": cm.User, "type": userType},
+		"author_association": r.association(cm.User),
+		"created_at":         jsonTime(cm.Created), "updated_at": jsonTime(cm.Updated),
 		"url":       fmt.Sprintf("%s/repos/%s/issues/comments/%d", c.apiBase(), r.fullName(), cm.ID),
 		"issue_url": fmt.Sprintf("%s/repos/%s/issues/%d", c.apiBase(), r.fullName(), cm.Number),
 	}
@@ -621,10 +629,24 @@ func (f *Fake) listComments(c *call) reply {
 		return rep
 	}
 	cs := commentsOf(r, p.Number)
+	if v := c.r.URL.Query().Get("since"); v != "" {
+		// since: only comments updated at or after this time (ISO 8601).
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return validationFailed("IssueComment", "since", "invalid", "since must be an ISO 8601 time")
+		}
+		var kept []Comment
+		for _, cm := range cs {
+			if !cm.Updated.Before(t.Truncate(time.Second)) {
+				kept = append(kept, cm)
+			}
+		}
+		cs = kept
+	}
 	lo, hi, h := c.pageOf(len(cs))
 	out := []any{}
 	for _, cm := range cs[lo:hi] {
-		out = append(out, c.commentJSON(r, &comment{cm}))
+		out = append(out, c.commentJSON(r, &comment{Comment: cm}))
 	}
 	return reply{status: http.StatusOK, body: out, header: h}
 }
@@ -653,7 +675,7 @@ func (f *Fake) createComment(c *call) reply {
 	if rep, ok := commentBodyProblem(in.Body); !ok {
 		return rep
 	}
-	cm := &comment{Comment{ID: f.id(), Number: p.Number, User: f.BotLogin(), Body: *in.Body, Created: f.now(), Updated: f.now()}}
+	cm := &comment{Comment: Comment{ID: f.id(), Number: p.Number, User: f.BotLogin(), Body: *in.Body, Created: f.now(), Updated: f.now()}}
 	r.comments[cm.ID] = cm
 	return reply{status: http.StatusCreated, body: c.commentJSON(r, cm)}
 }
@@ -822,3 +844,65 @@ func (f *Fake) listTeamMembers(c *call) reply {
 }
 
 var _ = strconv.Itoa
+
+// reactionContents are the reactions GitHub knows.
+var reactionContents = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}
+
+// createReaction: 201 for a new reaction, 200 with the existing one when the same user already reacted so
+// on that comment, 422 for an unknown content.
+func (f *Fake) createReaction(c *call) reply {
+	r, cm, rep, ok := c.comment()
+	if !ok {
+		return rep
+	}
+	if rep, ok := c.permitted("pull_requests"); !ok {
+		return rep
+	}
+	var in struct {
+		Content string `json:"content"`
+	}
+	if rep, ok := c.decode(&in); !ok {
+		return rep
+	}
+	if !reactionContents[in.Content] {
+		return validationFailed("Reaction", "content", "invalid", "content is not a valid reaction")
+	}
+	user := f.BotLogin()
+	for _, x := range cm.reactions {
+		if x.User == user && x.Content == in.Content {
+			return reply{status: http.StatusOK, body: reactionJSON(x)}
+		}
+	}
+	x := Reaction{ID: f.id(), User: user, Content: in.Content, Created: f.now()}
+	cm.reactions = append(cm.reactions, x)
+	_ = r
+	return reply{status: http.StatusCreated, body: reactionJSON(x)}
+}
+
+func reactionJSON(x Reaction) map[string]any {
+	return map[string]any{"id": x.ID, "user": map[string]any{"login": x.User}, "content": x.Content, "created_at": jsonTime(x.Created)}
+}
+
+// getPermission: a collaborator's permission (admin, write, read or none; maintain counts as write and
+// triage as read, as GitHub maps its roles); anyone else has read on a public repository and none on a
+// private one.
+func (f *Fake) getPermission(c *call) reply {
+	r, rep, ok := c.repo()
+	if !ok {
+		return rep
+	}
+	login := c.r.PathValue("username")
+	role, ok := r.collaborators[strings.ToLower(login)]
+	perm := role
+	switch {
+	case !ok && r.private:
+		role, perm = "", "none"
+	case !ok:
+		role, perm = "read", "read"
+	case role == "maintain":
+		perm = "write"
+	case role == "triage":
+		perm = "read"
+	}
+	return reply{status: http.StatusOK, body: map[string]any{"permission": perm, "role_name": role, "user": map[string]any{"login": login, "type": "User"}}}
+}
