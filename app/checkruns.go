@@ -507,8 +507,10 @@ var commandsFooter = "\n\n---\n<details><summary>Comment commands: <code>/approv
 // withCommandsFooter appends the footer, cutting the summary further if both would pass GitHub's limit.
 func withCommandsFooter(summary string) string {
 	room := MaxCheckRunOutput - utf8.RuneCountInString(commandsFooter)
-	if utf8.RuneCountInString(summary) > room {
-		summary = truncateRunes(summary, room-1, "…")
+	if n := utf8.RuneCountInString(summary); n > room {
+		note := fmt.Sprintf("\n\n… *(truncated: %d of %d characters shown, GitHub's limit is %d)*", room, n, MaxCheckRunOutput)
+		keep := room - utf8.RuneCountInString(note) - 8
+		summary = truncateRunes(summary, keep, "") + fmt.Sprintf("\n\n… *(truncated: %d of %d characters shown, GitHub's limit is %d)*", keep, n, MaxCheckRunOutput)
 	}
 	return summary + commandsFooter
 }

@@ -60,13 +60,15 @@ type Commands struct {
 	log    *slog.Logger
 	now    func() time.Time
 	// skew is the clock margin of /approve in nanoseconds (atomic: tests shorten it while workers run).
-	skew        atomic.Int64
-	retestLimit int
+	skew atomic.Int64
+	// retestLimit bounds the /retest of a pull request in an hour (atomic, as skew).
+	retestLimit atomic.Int64
 }
 
 func newCommands(gh installationClients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
-	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now, retestLimit: DefaultRetestPerHour}
+	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now}
 	c.skew.Store(int64(defaultCommandClockSkew))
+	c.retestLimit.Store(DefaultRetestPerHour)
 	return c
 }
 
@@ -126,17 +128,24 @@ func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Ti
 	if err != nil {
 		return fmt.Errorf("reading pull request %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
 	}
+	cc := &commandContext{a: a, gh: gh, pr: pr, head: strings.ToLower(pr.GetHead().GetSHA()), author: pr.GetUser().GetLogin(),
+		teams: c.teams(gh), log: log}
 	if pr.GetState() != "open" || pr.GetMerged() {
-		log.Info("commands of a closed pull request ignored", "commands", strings.Join(todo, ", "))
+		// Written while it was open (a merge came first): nothing to do, and the commenter is told.
+		why := "closed"
+		if pr.GetMerged() {
+			why = fmt.Sprintf("merged (%s)", short(pr.GetMergeCommitSHA()))
+		}
 		for _, cmd := range todo {
+			if err := c.reply(ctx, cc, cmd, fmt.Sprintf("@%s, `/%s` came too late: this pull request is %s.", a.Commenter, cmd, why)); err != nil {
+				return err
+			}
 			if err := c.store.markCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcomeClosed, c.now()); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	cc := &commandContext{a: a, gh: gh, pr: pr, head: strings.ToLower(pr.GetHead().GetSHA()), author: pr.GetUser().GetLogin(),
-		teams: c.teams(gh), log: log}
 	cc.checked, cc.ok, err = c.merges.loadChecked(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return fmt.Errorf("reading the last check of %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
@@ -179,7 +188,7 @@ func (c *Commands) run(ctx context.Context, cc *commandContext, cmd string) (str
 	switch cmd {
 	case cmdHelp:
 		if err := c.reply(ctx, cc, cmd, fmt.Sprintf("@%s, catalogbot reads these commands in pull request comments:\n\n%s",
-			cc.a.Commenter, commandsHelp(c.retestLimit))); err != nil {
+			cc.a.Commenter, commandsHelp(int(c.retestLimit.Load())))); err != nil {
 			return "", err
 		}
 	case cmdApprove, cmdApproveCancel:
@@ -420,9 +429,9 @@ func (c *Commands) retest(ctx context.Context, cc *commandContext) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if n >= c.retestLimit {
+	if limit := int(c.retestLimit.Load()); n >= limit {
 		return fmt.Sprintf("@%s, `/retest` was not applied: this pull request was retested %d times in the past hour, the most catalogbot allows (%s). The Re-run button on a check run still works.",
-			a.Commenter, n, fmt.Sprintf(ruleRetest, c.retestLimit)), nil
+			a.Commenter, n, fmt.Sprintf(ruleRetest, limit)), nil
 	}
 	return "", c.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID, Owner: a.Owner,
 		Repo: a.Repo, Number: a.Number, HeadSHA: cc.head, CloneURL: c.cloneURL(cc), DeliveryID: a.DeliveryID,

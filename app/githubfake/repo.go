@@ -404,6 +404,18 @@ func (f *Fake) SetCollaborator(owner, name, login, role string) error {
 	return nil
 }
 
+// SetPrivate makes a repository private or public.
+func (f *Fake) SetPrivate(owner, name string, private bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return err
+	}
+	r.private = private
+	return nil
+}
+
 // EditComment changes a comment's body as its author does in the UI (updated_at moves).
 func (f *Fake) EditComment(owner, name string, commentID int64, body string) error {
 	f.mu.Lock()

@@ -80,7 +80,11 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	orig := r.URL.Path
 	r2 := r.Clone(r.Context())
 	r2.URL.Path = strings.TrimPrefix(orig, "/api/v3")
+	// Keep the escaping of a segment holding a slash (a label "do-not-merge/hold" is sent as do-not-merge%2Fhold).
 	r2.URL.RawPath = ""
+	if raw := r.URL.RawPath; raw != "" {
+		r2.URL.RawPath = strings.TrimPrefix(raw, "/api/v3")
+	}
 	r2.Header.Set("X-Fake-Original-Path", orig)
 
 	f.mu.Lock()
