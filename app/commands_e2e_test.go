@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // commandEnv starts the approval world (bob's pull request changes carol's package etcd; maria maintains)
@@ -237,33 +239,57 @@ func TestCommentHold(t *testing.T) {
 
 // /hold racing the merge of an owner's pull request: whatever the timing, a hold that was acknowledged (👍)
 // is never followed by a merge; a hold that came too late says so and has no 👍.
+// On SQLite at several points around the merge, on PostgreSQL at two.
 func TestCommentHoldRacesMerge(t *testing.T) {
-	for i, delay := range []time.Duration{0, 300 * time.Millisecond, 900 * time.Millisecond} {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			e := startOwnerE2E(t)
-			e.srv.commands.skew.Store(0)
-			id, err := e.fake.AddComment("acme", "catalog", 1, "bob", "/hold")
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
-			time.Sleep(delay)
-			e.deliverComment(t, id, "created", "")
-			waitFor(t, "the /hold is neither acknowledged nor answered", func() bool {
-				return len(e.reactions(id)) > 0 || e.replyTo(id, cmdHold) != ""
-			})
-			e.waitIdle(t)
-			time.Sleep(500 * time.Millisecond)
-			e.waitIdle(t)
-			merges, acked, late := e.fake.Merges(), len(e.reactions(id)) > 0, e.replyTo(id, cmdHold)
-			t.Logf("delay %v: merges %d, acknowledged %v, reply %q", delay, len(merges), acked, late)
-			switch {
-			case acked && len(merges) > 0:
-				t.Fatalf("merged after the hold was acknowledged: %+v", merges)
-			case !acked && (len(merges) != 1 || !strings.Contains(late, "too late")):
-				t.Fatalf("an unacknowledged hold: merges %+v, reply %q", merges, late)
-			}
-		})
+	ms := func(n ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range n {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		backend string
+		delays  []time.Duration
+	}{{BackendSQLite, ms(0, 100, 150, 200, 250, 300, 900)}, {BackendPostgres, ms(150, 250)}} {
+		for _, delay := range c.delays {
+			t.Run(fmt.Sprintf("%s/%v", c.backend, delay), func(t *testing.T) { holdRace(t, c.backend, delay) })
+		}
+	}
+}
+
+func holdRace(t *testing.T, backend string, delay time.Duration) {
+	e := startE2EWith(t, backend, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": ownerPolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": approvalHead}, "add etcd 1.1.0")
+		w.push("HEAD", "refs/pull/1/head")
+		return base, head
+	}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
+	e.srv.commands.skew.Store(0)
+	id, err := e.fake.AddComment("acme", "catalog", 1, "bob", "/hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// GitHub's payload says what the pull request was when the comment was written: open.
+	payload := e.commentEvent(t, id, "created", "")
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	time.Sleep(delay)
+	e.deliverRaw(t, "issue_comment", payload)
+	waitFor(t, "the /hold is neither acknowledged nor answered", func() bool {
+		return len(e.reactions(id)) > 0 || e.replyTo(id, cmdHold) != ""
+	})
+	e.waitIdle(t)
+	time.Sleep(500 * time.Millisecond)
+	e.waitIdle(t)
+	merges, acked, late := e.fake.Merges(), len(e.reactions(id)) > 0, e.replyTo(id, cmdHold)
+	t.Logf("delay %v: merges %d, acknowledged %v, reply %q", delay, len(merges), acked, late)
+	switch {
+	case acked && len(merges) > 0:
+		t.Fatalf("merged after the hold was acknowledged: %+v", merges)
+	case !acked && (len(merges) != 1 || !strings.Contains(late, "too late")):
+		t.Fatalf("an unacknowledged hold: merges %+v, reply %q", merges, late)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -366,7 +367,8 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 			if !on {
 				continue
 			}
-			if _, err := cc.gh.Issues.RemoveLabelForIssue(ctx, a.Owner, a.Repo, a.Number, name); err != nil && !isStatus(err, http.StatusNotFound) {
+			// go-github v62 puts the name into the path as it is: a hold label has a slash, escape it.
+			if _, err := cc.gh.Issues.RemoveLabelForIssue(ctx, a.Owner, a.Repo, a.Number, url.PathEscape(name)); err != nil && !isStatus(err, http.StatusNotFound) {
 				return "", "", fmt.Errorf("removing label %q: %w", name, err)
 			}
 		}
