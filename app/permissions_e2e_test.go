@@ -80,6 +80,16 @@ func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	}
 	a.waitIdle(t)
 	requests = append(requests, a.fake.Requests()...)
+	// The comment commands: a refusal's reply, a reaction, labels, a commenter's permission.
+	c := commandEnv(t, BackendSQLite)
+	c.deliver(t, "pull_request", c.prEvent("opened", c.headSHA))
+	c.waitOwnership(t, c.headSHA, "action_required")
+	c.waitReply(t, c.comment(t, "dave", "/approve"), cmdApprove)
+	c.waitReaction(t, c.comment(t, "dave", "/retest"))
+	c.waitReaction(t, c.comment(t, "bob", "/hold"))
+	c.waitReaction(t, c.comment(t, "bob", "/hold cancel"))
+	c.waitIdle(t)
+	requests = append(requests, c.fake.Requests()...)
 
 	raw, err := os.ReadFile(filepath.Join("..", "deploy", "github-app.yaml"))
 	if err != nil {
