@@ -302,31 +302,36 @@ func (c *Commands) approve(ctx context.Context, cc *commandContext, cancel bool)
 }
 
 // headAtComment tells whether the pull request's head now was already its head when the comment was
-// written, from the head log: the newest head seen up to the comment's time (less the clock margin) is
-// this one, and no other head was seen since.
+// written (see boundHead), from the head log.
 func (c *Commands) headAtComment(ctx context.Context, cc *commandContext) (bool, string, error) {
 	log, err := c.store.headLog(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number)
 	if err != nil {
 		return false, "", err
 	}
-	at := cc.a.CommentedAt.Add(-time.Duration(c.skew.Load()))
+	ok, why := boundHead(log, cc.head, cc.a.CommentedAt.Add(-time.Duration(c.skew.Load())))
+	return ok, why, nil
+}
+
+// boundHead: head was the pull request's head at time at when the newest head seen up to at is head and
+// no other head was seen since; why says otherwise which commit moved in.
+func boundHead(log []headAt, head string, at time.Time) (ok bool, why string) {
 	var before string
 	for _, h := range log {
 		if !h.At.After(at) {
 			before = h.SHA
 			continue
 		}
-		if !strings.EqualFold(h.SHA, cc.head) {
-			return false, fmt.Sprintf("the head moved to %s around or after the comment", short(h.SHA)), nil
+		if !strings.EqualFold(h.SHA, head) {
+			return false, fmt.Sprintf("the head moved to %s around or after the comment", short(h.SHA))
 		}
 	}
 	switch {
 	case before == "":
-		return false, fmt.Sprintf("catalogbot had not seen %s as the head of this pull request when the comment was written", short(cc.head)), nil
-	case !strings.EqualFold(before, cc.head):
-		return false, fmt.Sprintf("the comment was written on %s, and the head is now %s", short(before), short(cc.head)), nil
+		return false, fmt.Sprintf("catalogbot had not seen %s as the head of this pull request when the comment was written", short(head))
+	case !strings.EqualFold(before, head):
+		return false, fmt.Sprintf("the comment was written on %s, and the head is now %s", short(before), short(head))
 	}
-	return true, "", nil
+	return true, ""
 }
 
 func (c *Commands) cloneURL(cc *commandContext) string {

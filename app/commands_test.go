@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseCommands(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want []string
+	}{
+		{"/approve", []string{"approve"}},
+		{"LGTM\r\n  /Approve  \r\nthanks", []string{"approve"}},
+		{"/hold\n/hold cancel\n/hold", []string{"hold", "hold cancel"}},
+		{"/hold   CANCEL", []string{"hold cancel"}},
+		{"/retest\n/help", []string{"retest", "help"}},
+		{"/lgtm\n/assign @carol\n/approve no-issue\n/approvecancel", nil},
+		{"please /approve this", nil},
+		{"> /approve\n```\n/hold\n```\n~~~\n/retest\n~~~", nil},
+		{"```\n/hold\n```\n/retest", []string{"retest"}},
+		{"/approve cancel", []string{"approve cancel"}},
+		{"", nil},
+	} {
+		if got := parseCommands(c.body); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("parseCommands(%q) = %q, want %q", c.body, got, c.want)
+		}
+	}
+	many := strings.Repeat("/hold\n/hold cancel\n/approve\n/approve cancel\n/retest\n/help\n", 5)
+	if got := parseCommands(many); len(got) != 6 {
+		t.Errorf("repeated commands = %q, want each once", got)
+	}
+	long := strings.Repeat("x", maxCommandBody) + "\n/approve"
+	if got := parseCommands(long); len(got) != 0 {
+		t.Errorf("a command past the bound was read: %q", got)
+	}
+}
+
+func TestBoundHead(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	for _, c := range []struct {
+		name string
+		log  []headAt
+		head string
+		when time.Time
+		ok   bool
+	}{
+		{"seen before", []headAt{{a, at(0)}}, a, at(5), true},
+		{"seen again later", []headAt{{a, at(0)}, {a, at(9)}}, a, at(5), true},
+		{"never seen", nil, a, at(5), false},
+		{"seen only after", []headAt{{a, at(6)}}, a, at(5), false},
+		{"pushed after", []headAt{{a, at(0)}, {b, at(6)}}, b, at(5), false},
+		{"pushed after, then back", []headAt{{a, at(0)}, {b, at(6)}, {a, at(7)}}, a, at(5), false},
+		{"older head then", []headAt{{b, at(0)}, {a, at(3)}}, b, at(5), false},
+		{"new head before", []headAt{{b, at(0)}, {a, at(3)}}, a, at(5), true},
+	} {
+		if ok, why := boundHead(c.log, c.head, c.when); ok != c.ok {
+			t.Errorf("%s: boundHead = %v (%s), want %v", c.name, ok, why, c.ok)
+		}
+	}
+}
+
+// withCommandApprovals: each person's latest stand wins, review or command; a cancel withdraws a review's
+// approval too; an /approve later than a dismissal counts.
+func TestWithCommandApprovals(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+	reviews := []Review{
+		{ID: 1, User: "carol", State: "APPROVED", CommitID: "h", At: t0},
+		{ID: 2, User: "maria", State: "DISMISSED", CommitID: "h", At: t0},
+	}
+	cmds := []CommandApproval{
+		{CommentID: 10, Login: "Carol", HeadSHA: "h", Action: approvalCancel, At: t0.Add(time.Minute)},
+		{CommentID: 11, Login: "maria", HeadSHA: "h", Action: approvalApprove, At: t0.Add(time.Minute)},
+		{CommentID: 12, Login: "dave", HeadSHA: "old", Action: approvalApprove, At: t0.Add(time.Minute)},
+	}
+	got := map[string]Review{}
+	for _, r := range withCommandApprovals(reviews, cmds) {
+		got[strings.ToLower(r.User)] = r
+	}
+	if got["carol"].State != "DISMISSED" || got["maria"].State != "APPROVED" || got["maria"].CommentID != 11 || got["dave"].CommitID != "old" {
+		t.Errorf("stands = %+v", got)
+	}
+	cur := currentApprovals(withCommandApprovals(reviews, cmds), "h", "bob")
+	if len(cur) != 1 || cur[0].User != "maria" {
+		t.Errorf("current approvals of h = %+v, want maria's /approve only", cur)
+	}
+}
+
+// The head log keeps a row per change of head, on both databases; the hold fence makes a claim with a
+// generation read before a hold fail.
+func TestCommandStore(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
+			s, err := q.commandStore(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
+			a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+			for i, h := range []struct {
+				sha string
+				s   int
+			}{{a, 0}, {a, 1}, {b, 2}, {b, 3}, {a, 4}, {a, 5}} {
+				if err := s.sawHead(ctx, HeadSeen{Owner: "Acme", Repo: "Catalog", Number: 1, HeadSHA: h.sha}, t0.Add(time.Duration(h.s)*time.Second)); err != nil {
+					t.Fatalf("row %d: %v", i, err)
+				}
+			}
+			log, err := s.headLog(ctx, "acme", "catalog", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var shas []string
+			for _, h := range log {
+				shas = append(shas, h.SHA[:1])
+			}
+			if strings.Join(shas, "") != "aba" || !log[1].At.Equal(t0.Add(2*time.Second)) {
+				t.Errorf("head log = %v %+v, want a, b, a", shas, log)
+			}
+
+			gen, err := s.holdGen(ctx, "acme", "catalog", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if since, err := s.bumpHold(ctx, "acme", "catalog", 1); err != nil || !since.IsZero() {
+				t.Fatalf("bumpHold = %v, %v", since, err)
+			}
+			if ok, err := s.claimMerge(ctx, "acme", "catalog", 1, gen, t0); ok || err != nil {
+				t.Fatalf("a claim with the generation before the hold = %v, %v", ok, err)
+			}
+			gen, _ = s.holdGen(ctx, "acme", "catalog", 1)
+			if ok, err := s.claimMerge(ctx, "acme", "catalog", 1, gen, t0); !ok || err != nil {
+				t.Fatalf("claim = %v, %v", ok, err)
+			}
+			if since, err := s.bumpHold(ctx, "acme", "catalog", 1); err != nil || !since.Equal(t0) {
+				t.Fatalf("bumpHold during a merge = %v, %v; want the claim's time", since, err)
+			}
+			if err := s.releaseMerge(ctx, "acme", "catalog", 1); err != nil {
+				t.Fatal(err)
+			}
+			if since, _ := s.mergingSince(ctx, "acme", "catalog", 1); !since.IsZero() {
+				t.Errorf("mergingSince after release = %v", since)
+			}
+		})
+	}
+}
