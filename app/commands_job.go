@@ -484,9 +484,6 @@ type commandWorker struct {
 	c *Commands
 }
 
-func (w *commandWorker) Timeout(*river.Job[CommandArgs]) time.Duration {
-	return mergeLease + time.Minute
-}
 func (w *commandWorker) Work(ctx context.Context, job *river.Job[CommandArgs]) error {
 	return waitOutRateLimit(w.c.Handle(ctx, job.Args, job.CreatedAt))
 }
