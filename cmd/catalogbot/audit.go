@@ -23,6 +23,8 @@ type auditOptions struct {
 	configPath, repo, output string
 	limit                    int
 	timeout                  time.Duration
+	// approvals lists the /approve comments instead of the merges.
+	approvals bool
 }
 
 // auditCommand lists the merges the App made, from the database the server uses.
@@ -34,10 +36,13 @@ func auditCommand(e env) cli.Command {
 		Long: fmt.Sprintf(`Lists the pull requests the App merged, newest first: the merged head SHA, the merge
 commit, the author, who authorized the merge (the author as owner, or the approving
 reviews), the base commit whose policy applied and the check runs that passed.
+With --approvals it lists the approvals given and withdrawn by comment
+(/approve, /approve cancel): who, which pull request head, which comment.
 The database is the server's: %s, or the SQLite file in the data dir
 (%s).`, app.EnvDatabaseURL, app.EnvDataDir),
 		Example: `  catalogbot audit --config catalogbot.yaml
-  catalogbot audit --config catalogbot.yaml --repo acme/catalog --output json`,
+  catalogbot audit --config catalogbot.yaml --repo acme/catalog --output json
+  catalogbot audit --config catalogbot.yaml --approvals`,
 		Args: cli.NoArgs,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&o.configPath, "config", "", "the server's YAML configuration file (only its database settings are read)")
@@ -45,6 +50,7 @@ The database is the server's: %s, or the SQLite file in the data dir
 			fs.IntVar(&o.limit, "limit", 100, "at most this many merges, newest first")
 			fs.StringVar(&o.output, "output", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
+			fs.BoolVar(&o.approvals, "approvals", false, "list the approvals given by /approve comments instead of the merges")
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 			return audit(ctx, o, stdout, stderr, e.getenv)
@@ -88,6 +94,21 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 		return fail("opening the database: %v", err)
 	}
 	defer q.Close()
+	if o.approvals {
+		rows, err := q.ApprovalLog(ctx, o.repo, o.limit)
+		if err != nil {
+			return fail("reading the approvals: %v", err)
+		}
+		if rows == nil {
+			rows = []app.CommandApproval{}
+		}
+		if o.output == "json" {
+			writeJSON(stdout, rows)
+			return exitOK
+		}
+		writeApprovalsText(stdout, rows)
+		return exitOK
+	}
 	entries, err := q.AuditLog(ctx, o.repo, o.limit)
 	if err != nil {
 		return fail("reading the audit log: %v", err)
@@ -128,6 +149,23 @@ func writeAuditText(w io.Writer, entries []app.AuditEntry) {
 			e.MergedAt.UTC().Format(time.RFC3339), e.Repo, e.Number, shortSHA(e.MergedSHA), shortSHA(e.MergeCommit),
 			e.Method, e.Author, orDash(e.AuthorizedBy), orDash(strings.Join(reviews, ",")), shortSHA(e.PolicySHA),
 			orDash(strings.Join(runs, ",")))
+	}
+	tw.Flush()
+}
+
+func writeApprovalsText(w io.Writer, rows []app.CommandApproval) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no approvals by comment recorded")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMENTED AT\tPULL REQUEST\tWHO\tCOMMAND\tHEAD SHA\tCOMMENT")
+	for _, a := range rows {
+		cmd := "/approve"
+		if a.Action == "cancel" {
+			cmd = "/approve cancel"
+		}
+		fmt.Fprintf(tw, "%s\t%s#%d\t%s\t%s\t%s\t%d\n", a.At.UTC().Format(time.RFC3339), a.Repo, a.Number, a.Login, cmd, shortSHA(a.HeadSHA), a.CommentID)
 	}
 	tw.Flush()
 }

@@ -145,3 +145,42 @@ func TestAuditCommandErrors(t *testing.T) {
 		t.Error("audit created a database")
 	}
 }
+
+// audit --approvals lists the /approve comments, newest first.
+func TestAuditCommandApprovals(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalogbot.db")
+	createAuditTables(t, app.QueueOptions{SQLitePath: path})
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][]any{
+		{"acme", "catalog", 1, 501, "carol", "1111111111111111111111111111111111111111", "approve", "2026-11-25T06:00:00.000000000Z", "2026-11-25T06:00:01.000000000Z"},
+		{"acme", "catalog", 1, 502, "carol", "1111111111111111111111111111111111111111", "cancel", "2026-11-25T06:05:00.000000000Z", "2026-11-25T06:05:01.000000000Z"},
+	} {
+		if _, err := db.Exec(`INSERT INTO catalogbot_command_approval (owner, name, number, comment_id, login, head_sha, action,
+			commented_at, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	getenv := func(k string) string { return map[string]string{app.EnvDataDir: dir}[k] }
+	var out, errb bytes.Buffer
+	if code := runEnv(context.Background(), []string{"audit", "--approvals"}, &out, &errb, env{getenv: getenv}); code != exitOK {
+		t.Fatalf("audit --approvals exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "COMMENTED AT") || !strings.Contains(lines[1], "/approve cancel") ||
+		!strings.Contains(lines[1], "502") || !strings.Contains(lines[2], "carol") || !strings.Contains(lines[2], "111111111111") {
+		t.Errorf("text output:\n%s", out.String())
+	}
+	out.Reset()
+	if code := runEnv(context.Background(), []string{"audit", "--approvals", "--output", "json", "--repo", "acme/catalog"}, &out, &errb, env{getenv: getenv}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rows []app.CommandApproval
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 2 || rows[1].CommentID != 501 || rows[1].Action != "approve" {
+		t.Errorf("json = %+v, %v\n%s", rows, err, out.String())
+	}
+}
