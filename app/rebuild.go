@@ -333,9 +333,19 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		return "failed", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
 	}
 	targets := imageTargets(pol)
-	if len(targets) == 0 {
-		b.log.Info("no image configured: no catalog of " + policy.FileName + " names an image; nothing to build")
+	roots := bundleImageRoots(pol)
+	if len(targets) == 0 && len(roots) == 0 {
+		b.log.Info("no image configured: no catalog or bundle root of " + policy.FileName + " names an image; nothing to build")
 		return "no-image", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+	}
+	if len(roots) > 0 {
+		// Bundle images first: a catalog that names a bundle by digest is only useful once the bundle is there.
+		if done, outcome, err := b.bundleStage(ctx, repo, commit, roots); !done {
+			return outcome, err
+		}
+	}
+	if len(targets) == 0 {
+		return "bundles", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
 	}
 	runID, err := b.startRun(ctx)
 	if err != nil {
@@ -725,26 +735,30 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 // startRun takes over a run of ours still in progress on the commit (a try
 // that died or was snoozed) or creates one.
 func (b *rebuild) startRun(ctx context.Context) (int64, error) {
-	if id, err := b.openRun(ctx); err != nil || id != 0 {
+	return b.startRunNamed(ctx, RebuildCheckRunName, "Building", "Validating the catalogs, then building and pushing their images.")
+}
+
+// startRunNamed is startRun for the run called name.
+func (b *rebuild) startRunNamed(ctx context.Context, name, title, summary string) (int64, error) {
+	if id, err := b.openRun(ctx, name); err != nil || id != 0 {
 		return id, err
 	}
 	now := github.Timestamp{Time: time.Now()}
 	cr, _, err := b.gh.Checks.CreateCheckRun(ctx, b.a.Owner, b.a.Repo, github.CreateCheckRunOptions{
-		Name: RebuildCheckRunName, HeadSHA: b.a.SHA, Status: github.String("in_progress"), StartedAt: &now,
+		Name: name, HeadSHA: b.a.SHA, Status: github.String("in_progress"), StartedAt: &now,
 		ExternalID: github.String(rebuildExternalID),
-		Output: &github.CheckRunOutput{Title: github.String("Building"),
-			Summary: github.String("Validating the catalogs, then building and pushing their images.")},
+		Output:     &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("creating check run %s on %s: %w", RebuildCheckRunName, short(b.a.SHA), err)
+		return 0, fmt.Errorf("creating check run %s on %s: %w", name, short(b.a.SHA), err)
 	}
 	return cr.GetID(), nil
 }
 
-// openRun is the newest image run of ours on the commit still in progress,
-// or 0.
-func (b *rebuild) openRun(ctx context.Context) (int64, error) {
-	runs, err := b.imageRuns(ctx, "in_progress")
+// openRun is the newest run of ours called name on the commit still in
+// progress, or 0.
+func (b *rebuild) openRun(ctx context.Context, name string) (int64, error) {
+	runs, err := b.imageRuns(ctx, name, "in_progress")
 	var id int64
 	for _, cr := range runs {
 		id = max(id, cr.GetID())
@@ -756,7 +770,7 @@ func (b *rebuild) openRun(ctx context.Context) (int64, error) {
 // commit that is a verdict to keep (success: pushed; neutral: superseded or
 // nothing to push), or "". A failure is not kept: the build is tried again.
 func (b *rebuild) settled(ctx context.Context) (string, error) {
-	runs, err := b.imageRuns(ctx, "completed")
+	runs, err := b.imageRuns(ctx, RebuildCheckRunName, "completed")
 	for _, cr := range runs {
 		if c := cr.GetConclusion(); c == "success" || c == "neutral" {
 			return c, nil
@@ -765,10 +779,10 @@ func (b *rebuild) settled(ctx context.Context) (string, error) {
 	return "", err
 }
 
-// imageRuns lists our image runs on the commit with status (one page: the
-// query names the run and the App).
-func (b *rebuild) imageRuns(ctx context.Context, status string) ([]*github.CheckRun, error) {
-	opt := github.ListCheckRunsOptions{CheckName: github.String(RebuildCheckRunName), Status: github.String(status), Filter: github.String("all")}
+// imageRuns lists our runs called name on the commit with status (one page:
+// the query names the run and the App).
+func (b *rebuild) imageRuns(ctx context.Context, name, status string) ([]*github.CheckRun, error) {
+	opt := github.ListCheckRunsOptions{CheckName: github.String(name), Status: github.String(status), Filter: github.String("all")}
 	if b.r.appID != 0 {
 		opt.AppID = github.Int64(b.r.appID)
 	}
@@ -783,8 +797,12 @@ func (b *rebuild) imageRuns(ctx context.Context, status string) ([]*github.Check
 
 // progress shows a note on a run that stays in progress.
 func (b *rebuild) progress(ctx context.Context, runID int64, note string) error {
+	return b.progressNamed(ctx, runID, RebuildCheckRunName, note)
+}
+
+func (b *rebuild) progressNamed(ctx context.Context, runID int64, name, note string) error {
 	_, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, github.UpdateCheckRunOptions{
-		Name: RebuildCheckRunName, Status: github.String("in_progress"),
+		Name: name, Status: github.String("in_progress"),
 		Output: &github.CheckRunOutput{Title: github.String("Building (retrying)"), Summary: github.String(truncateOutput(note))},
 	})
 	return err
@@ -802,5 +820,9 @@ func (b *rebuild) report(ctx context.Context, res checks.Result) error {
 // complete concludes a run; annotations beyond the first 50 follow in
 // further updates, as GitHub takes them.
 func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) error {
-	return completeRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, RebuildCheckRunName, RenderCheckRun(res, ""), nil)
+	return b.completeNamed(ctx, runID, RebuildCheckRunName, res)
+}
+
+func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res checks.Result) error {
+	return completeRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, name, RenderCheckRun(res, ""), nil)
 }
