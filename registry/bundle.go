@@ -32,8 +32,8 @@ type BundleImage struct {
 	Digest string            // the manifest's digest, "sha256:…"
 	Labels map[string]string // the labels of the image config
 	// FS holds manifests/ and metadata/ as the image's layers leave them (whiteouts applied), nothing else.
-	// Symbolic links, hard links and special files are there as entries that are not regular files, never
-	// followed.
+	// Symbolic links, hard links and special files are there as entries that are not regular files (mode
+	// ModeSymlink or ModeIrregular), empty when read, never followed.
 	FS fs.FS
 }
 
@@ -147,10 +147,10 @@ func (m *memFS) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.kind != nodeFile {
-		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errNotRegular}
+	if n.kind == nodeDir {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: errors.New("is a directory")}
 	}
-	return slices.Clone(n.data), nil
+	return slices.Clone(n.data), nil // empty for a link or special file
 }
 
 func (m *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
@@ -173,8 +173,7 @@ func (m *memFS) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 var (
-	errNotRegular = errors.New("not a regular file (a link or a special file of the image)")
-	errNotDir     = errors.New("not a directory")
+	errNotDir = errors.New("not a directory")
 )
 
 type memInfo struct {
@@ -216,7 +215,8 @@ func (f *memFile) Read(p []byte) (int, error) {
 	case f.n.kind == nodeDir:
 		return 0, &fs.PathError{Op: "read", Path: f.name, Err: errors.New("is a directory")}
 	case f.r == nil:
-		return 0, &fs.PathError{Op: "read", Path: f.name, Err: errNotRegular}
+		// A link or special file of the image: no content (its mode says what it is; it is never followed).
+		return 0, io.EOF
 	}
 	return f.r.Read(p)
 }

@@ -2,12 +2,17 @@ package registry
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
+
+// errBadName: a kept entry's name is not UTF-8, so no fs.FS can name it.
+var errBadName = errors.New("a file name under manifests/ or metadata/ is not valid UTF-8")
 
 // node is one entry of the file tree the layers of an image leave.
 type node struct {
@@ -124,6 +129,8 @@ func (t *tree) apply(r *boundedReader) error {
 			continue
 		case !t.kept(p):
 			continue
+		case !utf8.ValidString(p):
+			return fmt.Errorf("%w: %q", errBadName, p)
 		}
 		n := &node{}
 		switch hdr.Typeflag {
@@ -194,7 +201,9 @@ func (t *tree) rootList() string { return strings.Join(t.roots, "/ and ") + "/" 
 
 // put sets p to n, making its parents directories (a parent that is something else goes, with what it held).
 func (t *tree) put(p string, n *node) {
-	for parent := path.Dir(p); parent != "."; parent = path.Dir(parent) {
+	// From the top down, so that replacing a parent does not take away the directories just made below it.
+	for i := strings.IndexByte(p, '/'); i >= 0; i = next(p, i) {
+		parent := p[:i]
 		if cur, ok := t.nodes[parent]; !ok || cur.kind != nodeDir {
 			if ok {
 				t.removeAll(parent)
@@ -209,6 +218,14 @@ func (t *tree) put(p string, n *node) {
 		t.removeAll(p)
 	}
 	t.nodes[p] = n
+}
+
+// next is the index of the slash after the one at i in p, or -1.
+func next(p string, i int) int {
+	if j := strings.IndexByte(p[i+1:], '/'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // filesIn returns the regular files directly in dir, by base name.

@@ -154,7 +154,7 @@ func (c *Client) pull(ctx context.Context, ref string, lim Limits, withLabels bo
 		remaining = lr.left
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrLimit):
+		case errors.Is(err, ErrLimit), errors.Is(err, errBadName):
 			return nil, fmt.Errorf("%s: layer %d: %w", ref, i+1, err)
 		case isRegistryError(err):
 			return nil, fail(err)
