@@ -444,10 +444,19 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 		t.Fatalf("forged delivery: %d %v, want 401", status, err)
 	}
 
-	// carol's /approve never arrives; the resync finds it.
+	// carol's /approve never arrives; the resync finds it. A comment edited into a /hold (its delivery of
+	// the edit lost too) is not a command.
 	time.Sleep(1100 * time.Millisecond)
 	lost, err := e.fake.AddComment("acme", "catalog", 1, "carol", "/approve")
 	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := e.fake.AddComment("acme", "catalog", 1, "bob", "fine by me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := e.fake.EditComment("acme", "catalog", edited, "/hold"); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
@@ -472,6 +481,9 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 	// The resync finds mallory's comment as GitHub holds it: mallory's, refused.
 	if r, reply := e.reactions(forged), e.replyTo(forged, cmdApprove); len(r) != 0 || (reply != "" && !strings.Contains(reply, "@mallory")) {
 		t.Errorf("the forged comment counted: reactions %v, reply %q", r, reply)
+	}
+	if r := e.reactions(edited); len(r) != 0 || len(e.labels(t)) != 0 {
+		t.Errorf("the resync took an edited comment for a command: reactions %v, labels %v", r, e.labels(t))
 	}
 	log, _ := e.srv.Queue().ApprovalLog(context.Background(), "", 0)
 	if len(log) != 1 || log[0].CommentID != lost {

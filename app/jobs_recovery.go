@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -27,8 +29,9 @@ type recoveryGitHub struct {
 	openPRs      func(ctx context.Context, gh *github.Client, owner, repo string) ([]openPR, error)
 	hasCompleted func(ctx context.Context, gh *github.Client, owner, repo, sha string, names []string) (bool, error)
 	redeliver    func(ctx context.Context, app *github.Client, since time.Time) (int, error)
-	// comments lists the comments of a pull request updated since a time (nil: commands are not recovered).
-	comments func(ctx context.Context, gh *github.Client, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error)
+	// comments lists the issue and pull request comments of a repository updated since a time (nil: commands
+	// are not recovered).
+	comments func(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error)
 }
 
 // Recovery re-derives work from GitHub's state on a timer, so that a lost
@@ -68,14 +71,14 @@ func (r *Recovery) Resync(ctx context.Context) error {
 			continue
 		}
 		var jobs []river.InsertManyParams
-		for _, pr := range prs {
-			if r.cmds != nil {
-				cjobs, err := r.recoverCommands(ctx, gh, repo, pr)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("%s/%s#%d: recovering comment commands: %w", repo.Owner, repo.Name, pr.Number, err))
-				}
-				jobs = append(jobs, cjobs...)
+		if r.cmds != nil {
+			cjobs, err := r.recoverCommands(ctx, gh, repo, prs)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s/%s: recovering comment commands: %w", repo.Owner, repo.Name, err))
 			}
+			jobs = append(jobs, cjobs...)
+		}
+		for _, pr := range prs {
 			if pr.Draft {
 				continue
 			}
@@ -109,61 +112,79 @@ func (r *Recovery) Resync(ctx context.Context) error {
 	return nil
 }
 
-// recoverCommands records the head of an open pull request and finds the comments of the recovery window
+// recoverCommands records the heads of the open pull requests and finds the comments of the recovery window
 // whose commands were not handled (their deliveries lost): every one newer than the last comment handled,
-// and older ones too. A comment edited since it was written is left alone: what it said first is unknown.
-func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo InstalledRepo, pr openPR) ([]river.InsertManyParams, error) {
-	if err := r.cmds.sawHead(ctx, HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
-		return nil, err
+// and older ones too. One listing of the repository's comments serves every pull request. A comment edited
+// since it was written is left alone: what it said first is unknown.
+func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo InstalledRepo, prs []openPR) ([]river.InsertManyParams, error) {
+	open := map[int]bool{}
+	for _, pr := range prs {
+		open[pr.Number] = true
+		if err := r.cmds.sawHead(ctx, HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
+			return nil, err
+		}
 	}
-	if r.gh.comments == nil {
+	if r.gh.comments == nil || len(prs) == 0 {
 		return nil, nil
 	}
 	since := r.now().Add(-r.window)
-	cs, err := r.gh.comments(ctx, gh, repo.Owner, repo.Name, pr.Number, since)
+	cs, err := r.gh.comments(ctx, gh, repo.Owner, repo.Name, since)
 	if err != nil {
 		return nil, err
 	}
 	ec := eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}
 	var jobs []river.InsertManyParams
 	for _, c := range cs {
-		if c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
+		number := issueNumber(c.GetIssueURL())
+		if !open[number] || c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
 			continue
 		}
-		a, ok := commandJob(ec, pr.Number, c)
+		a, ok := commandJob(ec, number, c)
 		if !ok {
 			continue
 		}
-		var todo []string
+		pending := false
 		for _, cmd := range a.Commands {
-			done, err := r.cmds.commandHandled(ctx, repo.Owner, repo.Name, pr.Number, c.GetID(), cmd)
+			done, err := r.cmds.commandHandled(ctx, repo.Owner, repo.Name, number, c.GetID(), cmd)
 			if err != nil {
 				return jobs, err
 			}
-			if !done {
-				todo = append(todo, cmd)
-			}
+			pending = pending || !done
 		}
-		if len(todo) == 0 {
-			continue
+		if pending {
+			a.Recovered = true
+			jobs = append(jobs, river.InsertManyParams{Args: a})
 		}
-		a.Recovered = true
-		jobs = append(jobs, river.InsertManyParams{Args: a})
 	}
 	return jobs, nil
 }
 
-// maxCommentPages bounds the comments the resync reads of one pull request.
-const maxCommentPages = 10
+// issueNumber is the number at the end of a comment's issue_url (0 when there is none).
+func issueNumber(issueURL string) int {
+	i := strings.LastIndex(issueURL, "/issues/")
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(issueURL[i+len("/issues/"):])
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
 
-// PullRequestComments lists the comments of a pull request updated since since (all pages, bounded).
-func PullRequestComments(ctx context.Context, gh *github.Client, owner, repo string, number int, since time.Time) ([]*github.IssueComment, error) {
+// maxCommentPages bounds the comments the resync reads of one repository (newest first).
+const maxCommentPages = 20
+
+// RepositoryComments lists the issue and pull request comments of a repository updated since since, newest
+// first (bounded).
+func RepositoryComments(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error) {
 	var out []*github.IssueComment
-	opt := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
+	opt := &github.IssueListCommentsOptions{Since: &since, Sort: github.String("created"), Direction: github.String("desc"),
+		ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxCommentPages; page++ {
-		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, number, opt)
+		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, 0, opt)
 		if err != nil {
-			return out, fmt.Errorf("listing the comments of #%d: %w", number, err)
+			return out, fmt.Errorf("listing the comments of %s/%s: %w", owner, repo, err)
 		}
 		out = append(out, cs...)
 		if resp.NextPage == 0 {

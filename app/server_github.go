@@ -37,7 +37,7 @@ func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (
 			},
 			hasCompleted: HasCompletedChecks,
 			redeliver:    RedeliverFailed,
-			comments:     PullRequestComments,
+			comments:     RepositoryComments,
 		},
 	}, nil
 }

@@ -33,6 +33,7 @@ func routePermissions() map[string][2]string {
 		"DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}":                    {"pull_requests", "write"},
 		"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions":                     {"pull_requests", "write"},
 		"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                 {"metadata", "read"},
+		"GET /repos/{owner}/{repo}/issues/comments":                                     {"pull_requests", "read"},
 		"GET /orgs/{org}/teams/{slug}/members":                                          {"members", "read"},
 	}
 }

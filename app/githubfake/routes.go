@@ -63,6 +63,7 @@ func (f *Fake) routes() {
 	f.handle("PUT /repos/{owner}/{repo}/issues/{number}/labels", authInstallation, f.replaceLabels)
 	f.handle("DELETE /repos/{owner}/{repo}/issues/{number}/labels/{name}", authInstallation, f.removeLabel)
 	f.handle("POST /repos/{owner}/{repo}/issues/comments/{id}/reactions", authInstallation, f.createReaction)
+	f.handle("GET /repos/{owner}/{repo}/issues/comments", authInstallation, f.listRepoComments)
 	f.handle("GET /repos/{owner}/{repo}/collaborators/{username}/permission", authInstallation, f.getPermission)
 
 	f.handle("GET /orgs/{org}/teams/{slug}/members", authInstallation, f.listTeamMembers)
@@ -628,21 +629,66 @@ func (f *Fake) listComments(c *call) reply {
 	if !ok {
 		return rep
 	}
-	cs := commentsOf(r, p.Number)
-	if v := c.r.URL.Query().Get("since"); v != "" {
-		// since: only comments updated at or after this time (ISO 8601).
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return validationFailed("IssueComment", "since", "invalid", "since must be an ISO 8601 time")
-		}
-		var kept []Comment
-		for _, cm := range cs {
-			if !cm.Updated.Before(t.Truncate(time.Second)) {
-				kept = append(kept, cm)
-			}
-		}
-		cs = kept
+	cs, rep, ok := c.commentsSince(commentsOf(r, p.Number))
+	if !ok {
+		return rep
 	}
+	lo, hi, h := c.pageOf(len(cs))
+	out := []any{}
+	for _, cm := range cs[lo:hi] {
+		out = append(out, c.commentJSON(r, &comment{Comment: cm}))
+	}
+	return reply{status: http.StatusOK, body: out, header: h}
+}
+
+// commentsSince keeps the comments updated at or after the since parameter (ISO 8601), when there is one.
+func (c *call) commentsSince(cs []Comment) ([]Comment, reply, bool) {
+	v := c.r.URL.Query().Get("since")
+	if v == "" {
+		return cs, reply{}, true
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return nil, validationFailed("IssueComment", "since", "invalid", "since must be an ISO 8601 time"), false
+	}
+	var kept []Comment
+	for _, cm := range cs {
+		if !cm.Updated.Before(t.Truncate(time.Second)) {
+			kept = append(kept, cm)
+		}
+	}
+	return kept, reply{}, true
+}
+
+// listRepoComments: the issue and pull request comments of a repository, since, sort (created, the default,
+// or updated) and direction (asc, the default, or desc); offset pagination.
+func (f *Fake) listRepoComments(c *call) reply {
+	r, rep, ok := c.repo()
+	if !ok {
+		return rep
+	}
+	var all []Comment
+	for _, cm := range r.comments {
+		all = append(all, cm.Comment)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	cs, rep, ok := c.commentsSince(all)
+	if !ok {
+		return rep
+	}
+	q := c.r.URL.Query()
+	key := func(cm Comment) time.Time { return cm.Created }
+	if q.Get("sort") == "updated" {
+		key = func(cm Comment) time.Time { return cm.Updated }
+	}
+	desc := q.Get("direction") == "desc"
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := key(cs[i]), key(cs[j])
+		if a.Equal(b) {
+			return (cs[i].ID < cs[j].ID) != desc
+		}
+		return a.Before(b) != desc
+	})
 	lo, hi, h := c.pageOf(len(cs))
 	out := []any{}
 	for _, cm := range cs[lo:hi] {
