@@ -129,6 +129,7 @@ func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Ti
 	if err != nil {
 		return fmt.Errorf("reading pull request %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
 	}
+	readAt := c.now()
 	cc := &commandContext{a: a, gh: gh, pr: pr, head: strings.ToLower(pr.GetHead().GetSHA()), author: pr.GetUser().GetLogin(),
 		teams: c.teams(gh), log: log}
 	if pr.GetState() != "open" || pr.GetMerged() {
@@ -175,8 +176,9 @@ func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Ti
 			errs = append(errs, err)
 		}
 	}
-	// The head is the pull request's now (after the commands were judged: seen later than the comment).
-	if err := c.store.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, c.now()); err != nil {
+	// The head was the pull request's when it was read (recorded after the commands were judged, which look
+	// at what was seen up to the comment).
+	if err := c.store.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, readAt); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
