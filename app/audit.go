@@ -77,6 +77,8 @@ type AuditEntry struct {
 	// are the approving reviews that counted.
 	AuthorizedBy string  `json:"authorized_by"`
 	ReviewIDs    []int64 `json:"review_ids"`
+	// ApprovalComments are the /approve comments that counted (their rows in the approval audit).
+	ApprovalComments []int64 `json:"approval_comments,omitempty"`
 	// PolicySHA is the base commit whose policy allowed the merge.
 	PolicySHA   string           `json:"policy_sha"`
 	CheckRunIDs map[string]int64 `json:"check_run_ids"`
@@ -205,7 +207,15 @@ func (b *riverBackend[TTx]) addAudit(ctx context.Context, e AuditEntry) error {
 	if !ok {
 		return fmt.Errorf("audit entry: repository %q is not owner/name", e.Repo)
 	}
-	reviews, err := json.Marshal(e.ReviewIDs)
+	// The review_ids column holds the list of reviews, or, with /approve comments, an object with both
+	// (rows written before hold the list).
+	var reviews []byte
+	var err error
+	if len(e.ApprovalComments) == 0 {
+		reviews, err = json.Marshal(e.ReviewIDs)
+	} else {
+		reviews, err = json.Marshal(storedApprovals{Reviews: e.ReviewIDs, Comments: e.ApprovalComments})
+	}
 	if err != nil {
 		return err
 	}
@@ -249,7 +259,14 @@ func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit in
 		}
 		e.Repo = owner + "/" + name
 		var errs []error
-		errs = append(errs, json.Unmarshal([]byte(reviews), &e.ReviewIDs), json.Unmarshal([]byte(runs), &e.CheckRunIDs))
+		if strings.HasPrefix(strings.TrimSpace(reviews), "{") {
+			var sa storedApprovals
+			errs = append(errs, json.Unmarshal([]byte(reviews), &sa))
+			e.ReviewIDs, e.ApprovalComments = sa.Reviews, sa.Comments
+		} else {
+			errs = append(errs, json.Unmarshal([]byte(reviews), &e.ReviewIDs))
+		}
+		errs = append(errs, json.Unmarshal([]byte(runs), &e.CheckRunIDs))
 		t, err := time.Parse(time.RFC3339Nano, at)
 		e.MergedAt = t
 		if err := errors.Join(append(errs, err)...); err != nil {
@@ -265,4 +282,10 @@ func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit in
 type storedTouched struct {
 	Packages []string            `json:"packages"`
 	Owners   map[string][]string `json:"owners,omitempty"`
+}
+
+// storedApprovals is the review_ids column when /approve comments authorized the merge.
+type storedApprovals struct {
+	Reviews  []int64 `json:"reviews"`
+	Comments []int64 `json:"comments"`
 }

@@ -142,6 +142,15 @@ func TestCommentApproveMerges(t *testing.T) {
 			if merges := e.waitMerged(t, 30*time.Second); len(merges) != 1 || merges[0].HeadSHA != e.headSHA {
 				t.Fatalf("merges = %+v, want one of %s", merges, e.headSHA[:8])
 			}
+			waitFor(t, "no merge audit row", func() bool {
+				m, _ := e.srv.Queue().AuditLog(context.Background(), "acme/catalog", 0)
+				return len(m) > 0
+			})
+			merges, err := e.srv.Queue().AuditLog(context.Background(), "acme/catalog", 0)
+			if err != nil || len(merges) != 1 || merges[0].AuthorizedBy != "approved by carol" || len(merges[0].ReviewIDs) != 0 ||
+				len(merges[0].ApprovalComments) != 1 || merges[0].ApprovalComments[0] != carol {
+				t.Errorf("merge audit = %+v, %v; want authorized by carol's comment %d", merges, err, carol)
+			}
 			log, err := e.srv.Queue().ApprovalLog(context.Background(), "acme/catalog", 0)
 			if err != nil {
 				t.Fatal(err)

@@ -240,7 +240,7 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		case err == nil && res.GetMerged():
 			log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res.GetSHA(), "authorized_by", d.AuthorizedBy)
 			if err := m.store.addAudit(ctx, AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
-				MergeCommit: res.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs,
+				MergeCommit: res.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
 				PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
 				// The merge happened: a retry would find the PR merged and
 				// not write the row, so say so loudly instead.

@@ -136,6 +136,9 @@ func writeAuditText(w io.Writer, entries []app.AuditEntry) {
 		for i, id := range e.ReviewIDs {
 			reviews[i] = fmt.Sprint(id)
 		}
+		for _, id := range e.ApprovalComments {
+			reviews = append(reviews, fmt.Sprintf("comment:%d", id))
+		}
 		names := make([]string, 0, len(e.CheckRunIDs))
 		for n := range e.CheckRunIDs {
 			names = append(names, n)
