@@ -31,6 +31,7 @@ func templateCommand(e env) cli.Command {
 		Commands: []cli.Command{
 			templateRenderCommand(),
 			templateCheckCommand(e),
+			templateAddBundleCommand(),
 		},
 	}
 }
@@ -266,6 +267,66 @@ ones are pulled through the registry client.`,
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 			o.only = checks.Templates{}.Name()
 			return runCheck(ctx, o, stdout, stderr, e.getenv)
+		},
+	}
+}
+
+func templateAddBundleCommand() cli.Command {
+	var image string
+	var write bool
+	return cli.Command{
+		Use:   "add-bundle TEMPLATE BUNDLE_DIR --image REF",
+		Short: "add a bundle to a template: its image, and its entries in its channels with replaces, skips and skipRange",
+		Long: `Adds the bundle directory BUNDLE_DIR, pushed as REF (pin it by digest), to the template TEMPLATE as a catalog
+update does: in a basic template an olm.bundle entry and an entry in each of the annotations' channels (with
+the CSV's replaces, skips and olm.skipRange; a missing channel is created); in a semver template the image in
+each archetype the channels name (stable when none). Prints the new template, or rewrites the file with
+--write; then render the catalogs with 'catalog-check template render'.
+Exit 0: added; 1: the template names the image already, or cannot take it; 2: could not run.`,
+		Example: `  catalog-check template add-bundle operators/etcd/catalog-templates/basic.yaml operators/etcd/0.9.5 \
+      --image quay.io/acme/etcd-bundle@sha256:0123... --write`,
+		Args: cli.ExactArgs(2),
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVar(&image, "image", "", "the bundle's image reference (required; by digest, so the catalog names content)")
+			fs.BoolVarP(&write, "write", "w", false, "rewrite TEMPLATE instead of printing the result")
+		},
+		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			fail := func(code int, format string, a ...any) int {
+				fmt.Fprintf(stderr, "catalog-check template add-bundle: "+format+"\n", a...)
+				return code
+			}
+			if image == "" {
+				return fail(exitCannotRun, "--image is required")
+			}
+			src, err := readCapped(args[0], maxTemplateFile)
+			if err != nil {
+				return fail(exitCannotRun, "%v", err)
+			}
+			b, _, err := bundle.Load(ctx, os.DirFS(args[1]), bundle.Limits{})
+			if err != nil {
+				return fail(exitCannotRun, "%s: %v", args[1], err)
+			}
+			add, err := template.AdditionOf(b, image)
+			if err != nil {
+				return fail(exitFail, "%s: %v", args[1], err)
+			}
+			out, err := template.AddBundle(src, add)
+			if err != nil {
+				return fail(exitFail, "%s: %v", args[0], err)
+			}
+			if !write {
+				_, _ = stdout.Write(out)
+				return exitPass
+			}
+			info, err := os.Stat(args[0])
+			if err != nil {
+				return fail(exitCannotRun, "%v", err)
+			}
+			if err := os.WriteFile(args[0], out, info.Mode().Perm()); err != nil {
+				return fail(exitCannotRun, "%v", err)
+			}
+			fmt.Fprintf(stderr, "catalog-check template add-bundle: added %s (%s) to %s\n", add.Name, image, args[0])
+			return exitPass
 		},
 	}
 }

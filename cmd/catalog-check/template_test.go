@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/image"
 )
 
 func runTemplate(args ...string) (int, string, string) {
@@ -113,5 +116,52 @@ func TestTemplateCheckCommand(t *testing.T) {
 	code := runEnv(context.Background(), []string{"template", "check", "--repo", dir, "--base", base, "--head", head, "--author", "alice"}, &out, &errb, env{getenv: func(string) string { return "" }})
 	if code != exitFail || !strings.Contains(out.String(), "catalogs/foo/catalog.yaml:2:17: error: template.drift-changed") || !strings.Contains(out.String(), "defaultChannel: is \"beta\", the template renders \"stable\"") {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+// add-bundle then render: the bundle directory, named by the digest of its image, is added to a basic
+// template with the CSV's replaces, and renders offline from the directory.
+func TestTemplateAddBundleThenRender(t *testing.T) {
+	dir := t.TempDir()
+	files := etcdBundleFiles("1.1.0", "etcd", "registry+v1")
+	files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] = strings.Replace(files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"], "spec:\n", "spec:\n  replaces: etcdoperator.v1.0.0\n", 1)
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bdir := filepath.Join(dir, "operators/etcd/1.1.0")
+	b, _, err := bundle.Load(context.Background(), os.DirFS(bdir), bundle.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := image.BundleImage(context.Background(), os.DirFS(bdir), b.Annotations, image.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := img.Digest()
+	ref := "quay.io/acme/etcd-bundle@" + d.String()
+	tmpl := filepath.Join(dir, "basic.yaml")
+	if err := os.WriteFile(tmpl, []byte("schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runTemplate("add-bundle", tmpl, bdir, "--image", ref, "--write"); code != exitPass {
+		t.Fatalf("add-bundle: exit %d: %s", code, errs)
+	}
+	if code, _, errs := runTemplate("add-bundle", tmpl, bdir, "--image", ref); code != exitFail || !strings.Contains(errs, "already names") {
+		t.Errorf("adding twice: exit %d: %s", code, errs)
+	}
+	code, out, errs := runTemplate("render", tmpl, "--offline", "--bundles", filepath.Join(dir, "operators"), "-o", "yaml")
+	if code != exitPass {
+		t.Fatalf("render: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"- name: " + b.CSV.Name + "\n  replaces: etcdoperator.v1.0.0\nname: " + b.Channels[0], "image: " + ref} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q:\n%s", want, out)
+		}
 	}
 }
