@@ -139,6 +139,9 @@ func TestCommentApproveMerges(t *testing.T) {
 			if !strings.Contains(run.Title+run.Summary, "@carol") {
 				t.Errorf("the ownership run does not name carol: %s\n%s", run.Title, run.Summary)
 			}
+			if !strings.Contains(run.Summary, "<summary>Comment commands") || !strings.Contains(run.Summary, ruleApprove) {
+				t.Errorf("the ownership run's summary does not end with the comment commands:\n%s", run.Summary)
+			}
 			if merges := e.waitMerged(t, 30*time.Second); len(merges) != 1 || merges[0].HeadSHA != e.headSHA {
 				t.Fatalf("merges = %+v, want one of %s", merges, e.headSHA[:8])
 			}

@@ -36,8 +36,8 @@
 // statuses or check runs, strict up-to-date, approvals); 200 with the merge
 // SHA otherwise, which closes the PR and moves the base branch.
 //
-// Also: issue comments (create, edit, delete, list with since; bodies up to
-// 65,536 characters; the App may edit only its own; user.type Bot for the
+// Also: issue comments (create, edit, delete; list per issue or per
+// repository, with since, sort and direction; bodies up to 65,536 characters; the App may edit only its own; user.type Bot for the
 // App's), reactions on issue comments (201 new, 200 when the App already
 // reacted so, 422 for an unknown content), a user's permission on a
 // repository (collaborators as set; anyone else read on a public repository,
