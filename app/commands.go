@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// Comment commands: a pull request comment line that is exactly one of these (case does not matter,
-// surrounding spaces do not either), as Prow reads them. Lines in fenced code blocks and quoted lines are
-// not commands; anything else starting with a slash is not ours and gets no reaction.
+// Comment commands: a pull request comment line that is exactly one of these, as Prow reads them: the
+// line starts with the slash, case does not matter, trailing spaces do not either. Lines in fenced code
+// blocks (and indented or quoted lines) are not commands; anything else starting with a slash is not ours
+// and gets no reaction.
 const (
 	cmdHold          = "hold"
 	cmdHoldCancel    = "hold cancel"
@@ -33,11 +34,11 @@ func parseCommands(body string) []string {
 	var out []string
 	fenced := false
 	for _, line := range strings.Split(body, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if f := strings.TrimSpace(line); strings.HasPrefix(f, "```") || strings.HasPrefix(f, "~~~") {
 			fenced = !fenced
 			continue
 		}
+		t := strings.TrimRight(line, " \t\r")
 		if fenced || !strings.HasPrefix(t, "/") {
 			continue
 		}

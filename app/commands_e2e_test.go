@@ -133,7 +133,7 @@ func TestCommentApproveMerges(t *testing.T) {
 				t.Fatalf("refused approvals merged (%d) or got reactions", n)
 			}
 
-			carol := e.comment(t, "carol", "LGTM, thanks!\n\n  /APPROVE  \n")
+			carol := e.comment(t, "carol", "LGTM, thanks!\n\n/APPROVE  \n")
 			e.waitReaction(t, carol)
 			run := e.waitOwnership(t, e.headSHA, "success")
 			if !strings.Contains(run.Title+run.Summary, "@carol") {

@@ -16,7 +16,8 @@ func TestParseCommands(t *testing.T) {
 		want []string
 	}{
 		{"/approve", []string{"approve"}},
-		{"LGTM\r\n  /Approve  \r\nthanks", []string{"approve"}},
+		{"LGTM\r\n/Approve  \r\nthanks", []string{"approve"}},
+		{"    /approve\n  /hold", nil},
 		{"/hold\n/hold cancel\n/hold", []string{"hold", "hold cancel"}},
 		{"/hold   CANCEL", []string{"hold cancel"}},
 		{"/retest\n/help", []string{"retest", "help"}},
