@@ -340,7 +340,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	}
 	if len(roots) > 0 {
 		// Bundle images first: a catalog that names a bundle by digest is only useful once the bundle is there.
-		if done, outcome, err := b.bundleStage(ctx, repo, commit, roots); !done {
+		if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots); !done {
 			return outcome, err
 		}
 	}

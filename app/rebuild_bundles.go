@@ -13,6 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -44,6 +45,8 @@ type bundleResult struct {
 	Pushed, Existing bool
 	// Problem says why nothing was pushed ("" when it was, or was there already).
 	Problem string
+	// add is the bundle as a catalog update adds it (its image by digest), once it is on the registry.
+	add *template.Addition
 }
 
 // changedBundleDirs lists the bundle directories (<root>/<package>/<version>/ holding
@@ -105,7 +108,7 @@ func changedBundleDirs(ctx context.Context, repo *gitfs.Repo, tree fs.FS, since,
 // version whose tag already names other content is refused, never overwritten. The outcome is the
 // catalogbot/bundle-image run on the commit; a registry failure is tried again (the run stays in progress)
 // and, after the last try, is a failure that Re-run resumes.
-func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, roots []policy.BundleRoot) (done bool, outcome string, err error) {
+func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, roots []policy.BundleRoot) (done bool, outcome string, err error) {
 	a := b.a
 	if !a.Rerun {
 		// A try that reported and was then killed runs again: the commit's bundle images have their verdict.
@@ -162,6 +165,11 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 			results = append(results, res)
 		}
 	}
+	var updates []updateResult
+	if tryErr == nil {
+		// The images are there: the catalog update pull requests can name them.
+		updates, tryErr = b.catalogUpdate(ctx, repo, commit, pol, results)
+	}
 	if tryErr != nil {
 		if ctx.Err() != nil {
 			return false, "error", tryErr
@@ -182,6 +190,12 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 		b.log.Error("bundle image push failed; giving up", "tries", n, "err", tryErr)
 	}
 	res := summariseBundles(a.SHA, results, tryErr, b.r.maxTries)
+	res.Summary += summariseUpdates(updates)
+	for _, u := range updates {
+		if u.Problem != "" {
+			res.Conclusion = checks.Failure
+		}
+	}
 	if err := b.completeNamed(ctx, runID, BundleImageCheckRunName, res); err != nil {
 		return false, "error", err
 	}
@@ -250,6 +264,11 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 		return res, err
 	}
 	res.Pushed, res.Existing = pushed, !pushed
+	if byDigest, err := digestRef(res.Ref, res.Digest); err == nil {
+		if add, err := template.AdditionOf(bd, byDigest); err == nil {
+			res.add = &add
+		}
+	}
 	return res, nil
 }
 
@@ -300,4 +319,24 @@ func summariseBundles(sha string, results []bundleResult, tryErr error, tries in
 		res.Title = fmt.Sprintf("%d bundle %s pushed, %d not", ok, plural(ok, "image", "images"), bad)
 	}
 	return res
+}
+
+// summariseUpdates lists the catalog update pull requests.
+func summariseUpdates(updates []updateResult) string {
+	if len(updates) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString("\nCatalog updates:\n\n")
+	for _, u := range updates {
+		switch {
+		case u.Problem != "":
+			fmt.Fprintf(&sb, "- **%s**: no catalog update: %s\n", markdownCode(u.Package), markdownInline(u.Problem))
+		case u.Number != 0:
+			fmt.Fprintf(&sb, "- **%s**: #%d %s\n", markdownCode(u.Package), u.Number, u.Action)
+		default:
+			fmt.Fprintf(&sb, "- **%s**: %s\n", markdownCode(u.Package), u.Action)
+		}
+	}
+	return sb.String()
 }

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 func bundleImagePolicy(host, baseRef string) string {
@@ -151,4 +156,119 @@ func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 	if run := e.waitRun(BundleImageCheckRunName, sha); run.Conclusion != "success" {
 		t.Errorf("after the registry came back: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}
+}
+
+// The whole way from a merged bundle to a catalog update pull request: the merge adds etcd 1.1.0
+// (replacing 1.0.0); its image is pushed, the template gains it by digest with its channel entry, the
+// catalog is rendered, and the pull request is opened from catalogbot/catalog-update/etcd. The App then
+// checks that pull request like any: the templates check finds the catalog equal to the template's render.
+func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
+	})
+	e.checks = []checks.Check{checks.Templates{}}
+	e.start()
+	v1 := e2eBundle("1.0.0", "registry+v1")
+	d1 := expectedBundleDigest(t, v1, "operators/etcd/1.0.0")
+	img1 := e.reg.host + "/acme/etcd-bundle@" + d1
+	tmpl := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcdoperator.v1.0.0\n  - schema: olm.bundle\n    image: " + img1 + "\n"
+	first := map[string]string{"templates/etcd.yaml": tmpl}
+	for k, v := range v1 {
+		first[k] = v
+	}
+	// The committed catalog is what the template renders (rendered here as the App would).
+	first["catalogs/v4.16/etcd/catalog.yaml"] = renderForTest(t, first, "templates/etcd.yaml")
+	e.commitMain(first, "etcd 1.0.0 and its template")
+	v2 := e2eBundle("1.1.0", "registry+v1")
+	csv := "operators/etcd/1.1.0/manifests/etcd.csv.yaml"
+	v2[csv] = strings.Replace(v2[csv], "spec:\n", "spec:\n  replaces: etcdoperator.v1.0.0\n", 1)
+	d2 := expectedBundleDigest(t, v2, "operators/etcd/1.1.0")
+	before, sha := e.commitMain(v2, "merge #11: etcd 1.1.0")
+	start := time.Now()
+	e.deliverPush(before, sha)
+	run := e.waitRun(BundleImageCheckRunName, sha)
+	if run.Conclusion != "success" || !strings.Contains(run.Summary, "opened") {
+		t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	t.Logf("merge to catalog update pull request: %s", time.Since(start).Round(time.Millisecond))
+	var pr *githubfake.PR
+	for _, p := range e.pullRequests() {
+		if p.HeadRef == "catalogbot/catalog-update/etcd" {
+			p := p
+			pr = &p
+		}
+	}
+	if pr == nil {
+		t.Fatalf("no catalog update pull request: %+v", e.pullRequests())
+	}
+	show := func(file string) string {
+		return runGit(t, e.git.BarePath("acme", "catalog"), "show", "refs/pull/"+strconv.Itoa(pr.Number)+"/head:"+file)
+	}
+	if got := show("templates/etcd.yaml"); !strings.Contains(got, "image: "+e.reg.host+"/acme/etcd-bundle@"+d2) || !strings.Contains(got, "- name: etcdoperator.v1.1.0\n        replaces: etcdoperator.v1.0.0") {
+		t.Errorf("template on the branch:\n%s", got)
+	}
+	if got := show("catalogs/v4.16/etcd/catalog.yaml"); !strings.Contains(got, "name: etcdoperator.v1.1.0\n  replaces: etcdoperator.v1.0.0") || !strings.Contains(got, d2) {
+		t.Errorf("catalog on the branch:\n%s", got)
+	}
+	if !strings.Contains(pr.Body, "etcdoperator.v1.0.0") || !strings.Contains(pr.Body, sha) {
+		t.Errorf("pull request body:\n%s", pr.Body)
+	}
+	// The App checks the pull request it opened: the catalog is what the template renders.
+	ev, err := e.fake.PullRequestEvent("acme", "catalog", pr.Number, "opened")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.fake.Deliver(context.Background(), "pull_request", withCloneURL(t, ev, e.git.URL("acme", "catalog"))); err != nil || d.StatusCode != 202 {
+		t.Fatalf("delivering: %v %+v", err, d)
+	}
+	tr := e.waitRun("catalogbot/templates", pr.HeadSHA)
+	if tr.Conclusion != "success" {
+		t.Errorf("templates on the catalog update: %s %q\n%s", tr.Conclusion, tr.Title, tr.Summary)
+	}
+}
+
+// renderForTest renders a template of files as the App does.
+func renderForTest(t *testing.T, files map[string]string, tmpl string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range files {
+		p := filepath.Join(dir, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol := &policy.Policy{Bundles: []policy.BundleRoot{{Path: "operators"}}}
+	pt := checks.PackageTemplate{Template: tmpl, Catalogs: []policy.TemplateCatalog{{Path: "catalogs/v4.16/etcd/catalog.yaml", MigrateLevel: "none"}}}
+	out, fs := checks.RenderPackageTemplate(context.Background(), os.DirFS(dir), pol, pt, "etcd", []byte(files[tmpl]), catalog.Limits{})
+	if out == nil {
+		t.Fatalf("render: %v", fs)
+	}
+	return string(out["catalogs/v4.16/etcd/catalog.yaml"])
+}
+
+func withCloneURL(t *testing.T, raw []byte, clone string) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["repository"].(map[string]any)["clone_url"] = clone
+	out, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (e *rebuildEnv) pullRequests() []githubfake.PR {
+	var out []githubfake.PR
+	for n := 1; n < 50; n++ {
+		if p, ok := e.fake.PullRequest("acme", "catalog", n); ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }

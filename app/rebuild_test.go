@@ -137,6 +137,8 @@ type rebuildEnv struct {
 	main    string // the head of main
 	// tune adjusts each server's Rebuilder (tests of its limits).
 	tune func(*Rebuilder)
+	// checks are the pull request checks of the server (default: validation).
+	checks []checks.Check
 }
 
 func rebuildPolicy(host, baseRef string) string {
@@ -173,7 +175,7 @@ func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string)
 	first := w.commit(map[string]string{".catalogbot.yaml": seed(reg.host, baseRef), "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
 	w.push("HEAD", "refs/heads/main")
 	fake.AddInstallation(e2eInstID, "acme")
-	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: first}); err != nil {
+	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: first, GitDir: gs.BarePath("acme", "catalog")}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -205,7 +207,11 @@ func (e *rebuildEnv) newServer(ctx context.Context) *Server {
 	if e.tune != nil {
 		e.tune(rb)
 	}
-	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(checks.Validation{}), WithRebuildHandler(rb))
+	cs := e.checks
+	if cs == nil {
+		cs = []checks.Check{checks.Validation{}}
+	}
+	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(cs...), WithRebuildHandler(rb))
 	if err != nil {
 		e.t.Fatal(err)
 	}

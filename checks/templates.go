@@ -334,10 +334,10 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 				}
 			}
 			chain = append(chain, cr)
-			if m.root != nil {
-				if dirs == nil {
-					dirs = template.NewDirResolver(pr.Head.FS, bundleDirsOf(pr.Head.FS, path.Join(m.root.Path, m.pkg)), m.root.Image, level)
-				}
+			if dirs == nil {
+				dirs = mappingDirResolver(pr.Head.FS, pr.Policy, m, level)
+			}
+			if dirs != nil {
 				chain = append(chain, dirs.AtLevel(level))
 			}
 			if t.Images != nil {
@@ -518,4 +518,155 @@ func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) 
 		return max(fl.deletedAt[0], 1)
 	}
 	return 1
+}
+
+// PackageTemplate is one template of a package and the catalogs it renders into.
+type PackageTemplate struct {
+	Template string
+	Catalogs []policy.TemplateCatalog
+	Opm      string
+	// Root is the bundle root whose ci.yaml maps it (nil for the policy's templates:).
+	Root *policy.BundleRoot
+}
+
+// PackageTemplates lists the templates that render package pkg in fsys: the policy's templates whose
+// catalogs are files of a pkg directory, and the fbc.catalog_mapping of <root>/<pkg>/ci.yaml for bundle roots
+// with templatesFromCIYaml.
+func PackageTemplates(fsys fs.FS, pol *policy.Policy, pkg string) ([]PackageTemplate, error) {
+	var out []PackageTemplate
+	for _, tm := range pol.Templates {
+		for _, c := range tm.Catalogs {
+			if strings.Contains("/"+c.Path, "/"+pkg+"/") {
+				out = append(out, PackageTemplate{Template: tm.Path, Catalogs: tm.Catalogs, Opm: tm.Opm})
+				break
+			}
+		}
+	}
+	if !validFolder(pkg) {
+		return out, nil
+	}
+	for i := range pol.Bundles {
+		root := &pol.Bundles[i]
+		if !root.TemplatesFromCIYaml {
+			continue
+		}
+		dir := path.Join(root.Path, pkg)
+		data, err := readFileCapped(fsys, path.Join(dir, "ci.yaml"), maxCIYamlBytes)
+		if err != nil {
+			return nil, err
+		}
+		if data == nil {
+			continue
+		}
+		ms, err := template.CIMappings(dir, pkg, data)
+		if err != nil {
+			return nil, err
+		}
+		opm := makefileOpm(fsys, path.Join(dir, "Makefile"))
+		for _, m := range ms {
+			pt := PackageTemplate{Template: m.Template, Opm: opm, Root: root}
+			for _, c := range m.Catalogs {
+				pt.Catalogs = append(pt.Catalogs, policy.TemplateCatalog{Path: c, MigrateLevel: m.MigrateLevel[c]})
+			}
+			out = append(out, pt)
+		}
+	}
+	return out, nil
+}
+
+// RenderPackageTemplate renders a template of fsys for each of its catalogs, the bundle images resolved from
+// the catalogs of fsys (by digest) and from the package's bundle directories (by digest or the root's image
+// pattern). It returns each catalog's new content; findings say why the template does not render.
+func RenderPackageTemplate(ctx context.Context, fsys fs.FS, pol *policy.Policy, pt PackageTemplate, pkg string, src []byte, lim catalog.Limits) (map[string][]byte, []catalog.Finding) {
+	tmpl, findings := template.Parse(pt.Template, src, lim)
+	if tmpl == nil {
+		return nil, findings
+	}
+	beh, err := template.BehaviourOf(pt.Opm)
+	if err != nil {
+		beh, _ = template.BehaviourOf("")
+	}
+	var dirs *template.DirResolver
+	root := pt.Root
+	if root == nil && pol != nil {
+		// A template of the policy: the package's bundle directories are under whichever bundle root holds them.
+		for i := range pol.Bundles {
+			if st, err := fs.Stat(fsys, path.Join(pol.Bundles[i].Path, pkg)); err == nil && st.IsDir() {
+				root = &pol.Bundles[i]
+				break
+			}
+		}
+	}
+	if root != nil {
+		dirs = template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(root.Path, pkg)), root.Image, "none")
+	}
+	out := map[string][]byte{}
+	renders := map[string][]byte{}
+	for _, c := range pt.Catalogs {
+		level := c.MigrateLevel
+		if y, ok := renders[level]; ok {
+			out[c.Path] = y
+			continue
+		}
+		cr, _ := template.NewCatalogResolver(level)
+		for _, other := range pt.Catalogs {
+			if data, err := readFileCapped(fsys, other.Path, catalog.DefaultLimits().MaxFileSize); err == nil && data != nil {
+				docs, _ := catalog.ParseFile(other.Path, data, lim)
+				cr.Add(docs)
+			}
+		}
+		chain := template.Chain{cr}
+		if dirs != nil {
+			chain = append(chain, dirs.AtLevel(level))
+		}
+		rendered, rf := template.Render(ctx, tmpl, template.Options{Resolver: chain, Behaviour: beh})
+		findings = append(findings, rf...)
+		if rendered == nil {
+			return nil, findings
+		}
+		var buf strings.Builder
+		if outputFormat(c.Path) == "json" {
+			err = rendered.WriteJSON(&buf)
+		} else {
+			err = rendered.WriteYAML(&buf)
+		}
+		if err != nil {
+			return nil, append(findings, catalog.Finding{Rule: template.RuleDriftMapping, Severity: catalog.SeverityError, Position: catalog.Position{File: pt.Template}, Message: err.Error()})
+		}
+		renders[level] = []byte(buf.String())
+		out[c.Path] = renders[level]
+	}
+	return out, findings
+}
+
+// mappingDirResolver resolves images from the bundle directories of the mapping's package: its ci.yaml's
+// folder, or, for a template of the policy, the package folders of any bundle root named by a segment of
+// its catalogs' paths (catalogs/v4.16/etcd/catalog.yaml: etcd).
+func mappingDirResolver(fsys fs.FS, pol *policy.Policy, m mapping, level string) *template.DirResolver {
+	if m.root != nil {
+		return template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(m.root.Path, m.pkg)), m.root.Image, level)
+	}
+	var dirs []string
+	pattern := ""
+	seen := map[string]bool{}
+	for _, c := range m.catalogs {
+		for _, seg := range strings.Split(path.Dir(c.Path), "/") {
+			if !validFolder(seg) || seen[seg] {
+				continue
+			}
+			seen[seg] = true
+			for _, root := range pol.Bundles {
+				if st, err := fs.Stat(fsys, path.Join(root.Path, seg)); err == nil && st.IsDir() {
+					dirs = append(dirs, bundleDirsOf(fsys, path.Join(root.Path, seg))...)
+					if pattern == "" {
+						pattern = root.Image
+					}
+				}
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return template.NewDirResolver(fsys, dirs, pattern, level)
 }

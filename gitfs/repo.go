@@ -518,3 +518,12 @@ func sortEntries(es []entry) []entry {
 	}
 	return dedup
 }
+
+// TreeHash is the hash of a commit's root tree.
+func (r *Repo) TreeHash(ctx context.Context, commit Hash) (Hash, error) {
+	ci, err := r.commitInfo(ctx, commit)
+	if err != nil {
+		return Hash{}, err
+	}
+	return ci.tree, nil
+}

@@ -210,6 +210,9 @@ type Repo struct {
 	Private       bool
 	// MergeMethods allowed ("merge", "squash", "rebase"); empty allows all three.
 	MergeMethods []string
+	// GitDir is the bare repository the Git database API (blobs, trees, commits, references) and pull
+	// request creation write to; without it those endpoints answer 409 as for an empty repository.
+	GitDir string
 }
 
 // AddRepo adds a repository visible to an existing installation.
@@ -249,6 +252,7 @@ func (f *Fake) AddRepo(r Repo) error {
 		comments:      map[int64]*comment{},
 		statuses:      map[string][]Status{},
 		collaborators: map[string]string{},
+		gitDir:        r.GitDir,
 	}
 	return nil
 }

@@ -35,6 +35,14 @@ func routePermissions() map[string][2]string {
 		"GET /repos/{owner}/{repo}/collaborators/{username}/permission":                 {"metadata", "read"},
 		"GET /repos/{owner}/{repo}/issues/comments":                                     {"pull_requests", "read"},
 		"GET /orgs/{org}/teams/{slug}/members":                                          {"members", "read"},
+		"POST /repos/{owner}/{repo}/git/blobs":                                          {"contents", "write"},
+		"POST /repos/{owner}/{repo}/git/trees":                                          {"contents", "write"},
+		"POST /repos/{owner}/{repo}/git/commits":                                        {"contents", "write"},
+		"GET /repos/{owner}/{repo}/git/ref/{ref...}":                                    {"contents", "read"},
+		"POST /repos/{owner}/{repo}/git/refs":                                           {"contents", "write"},
+		"PATCH /repos/{owner}/{repo}/git/refs/{ref...}":                                 {"contents", "write"},
+		"POST /repos/{owner}/{repo}/pulls":                                              {"pull_requests", "write"},
+		"PATCH /repos/{owner}/{repo}/pulls/{number}":                                    {"pull_requests", "write"},
 	}
 }
 

@@ -21,6 +21,7 @@ type repo struct {
 	comments      map[int64]*comment
 	statuses      map[string][]Status // by sha, in creation order
 	collaborators map[string]string   // lower login → role (admin, maintain, write, triage, read)
+	gitDir        string              // the bare repository, for the Git database API
 }
 
 // association is a user's author_association on the repository, as GitHub derives it for the payloads.

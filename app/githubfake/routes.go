@@ -23,6 +23,7 @@ func (f *Fake) routes() {
 	})
 
 	// The App (JWT).
+	f.gitDataRoutes()
 	f.handle("GET /app", authApp, f.getApp)
 	f.handle("GET /app/installations", authApp, f.listInstallations)
 	f.handle("GET /app/installations/{id}", authApp, f.getInstallation)
