@@ -59,6 +59,8 @@ type CheckedPR struct {
 	// ExtraOwners are owners of touched packages the policy does not list, read from the base revision
 	// with the policy's leave (the reviewers of a bundle root's ci.yaml).
 	ExtraOwners map[string][]string
+	// Derived, when set, says the head was a catalog update derived from merged bundles (checks.Derivation).
+	Derived string
 	// Policy is the raw .catalogbot.yaml of BaseSHA ("" when it has none).
 	Policy    string
 	CheckedAt time.Time
@@ -154,10 +156,10 @@ func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error 
 	// written before hold the list).
 	var touched []byte
 	var err error
-	if len(c.ExtraOwners) == 0 {
+	if len(c.ExtraOwners) == 0 && c.Derived == "" {
 		touched, err = json.Marshal(c.Touched)
 	} else {
-		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners})
+		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners, Derived: c.Derived})
 	}
 	if err != nil {
 		return err
@@ -191,7 +193,7 @@ func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string,
 				if err := json.Unmarshal([]byte(touched), &st); err != nil {
 					return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 				}
-				c.Touched, c.ExtraOwners = st.Packages, st.Owners
+				c.Touched, c.ExtraOwners, c.Derived = st.Packages, st.Owners, st.Derived
 			} else if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
 				return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 			}
@@ -282,6 +284,7 @@ func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit in
 type storedTouched struct {
 	Packages []string            `json:"packages"`
 	Owners   map[string][]string `json:"owners,omitempty"`
+	Derived  string              `json:"derived,omitempty"`
 }
 
 // storedApprovals is the review_ids column when /approve comments authorized the merge.

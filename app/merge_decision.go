@@ -32,6 +32,9 @@ type MergeFacts struct {
 	// ExtraOwners are owners of packages beyond the policy's (a bundle root's ci.yaml reviewers, read from
 	// the base when the check ran).
 	ExtraOwners map[string][]string
+	// Derived, when set, says the checked head was a catalog update derived from bundles the base branch holds
+	// (their own pull requests authorized them): it needs no owner of its own.
+	Derived string
 	// Reviews are the latest review of each reviewer.
 	Reviews []Review
 	// Automerge is the base branch policy's automerge section; Policy the
@@ -124,6 +127,11 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	}
 
 	// Who vouches for the change.
+	if f.Derived != "" {
+		d.AuthorizedBy = "derived from merged bundles (" + f.Derived + ")"
+		d.Merge = len(d.Blocking) == 0
+		return d
+	}
 	approvals := currentApprovals(f.Reviews, f.HeadSHA, f.Author)
 	var approvers []string
 	used := map[string]bool{}

@@ -58,6 +58,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 	if ok {
 		f.CheckedSHA = c.HeadSHA
 		f.ExtraOwners = c.ExtraOwners
+		f.Derived = c.Derived
 		for _, p := range c.Touched {
 			if p != "" { // files of no package: the ownership check judged them
 				f.Touched = append(f.Touched, p)

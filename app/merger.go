@@ -130,6 +130,10 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 	}
 	var touched []string
 	var extra map[string][]string
+	derived := ""
+	if d := checks.Derived(ctx, in); d != nil {
+		derived = d.String()
+	}
 	if in.Changes != nil {
 		if o := in.Changes.BundleOwners(); len(o) > 0 {
 			extra = o
@@ -148,7 +152,7 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 		return fmt.Errorf("recording the head: %w", err)
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
-		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Policy: raw, CheckedAt: m.now()})
+		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, Policy: raw, CheckedAt: m.now()})
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.

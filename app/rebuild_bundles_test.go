@@ -1,9 +1,11 @@
 package app
 
 import (
+	"archive/tar"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,9 +166,9 @@ func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 // checks that pull request like any: the templates check finds the catalog equal to the template's render.
 func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
-		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
+		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\nautomerge: {enabled: true}\n"
 	})
-	e.checks = []checks.Check{checks.Templates{}}
+	e.checks = []checks.Check{checks.Ownership{}, checks.Templates{}}
 	e.start()
 	v1 := e2eBundle("1.0.0", "registry+v1")
 	d1 := expectedBundleDigest(t, v1, "operators/etcd/1.0.0")
@@ -225,6 +227,85 @@ func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 	if tr.Conclusion != "success" {
 		t.Errorf("templates on the catalog update: %s %q\n%s", tr.Conclusion, tr.Title, tr.Summary)
 	}
+	// Nobody owns anything here but maria: the update merges on the authorization of the bundle it derives from.
+	own := e.waitRun("catalogbot/ownership", pr.HeadSHA)
+	if own.Conclusion != "success" || !strings.Contains(own.Title, "derived") {
+		t.Errorf("ownership on the catalog update: %s %q\n%s", own.Conclusion, own.Title, own.Summary)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if p, _ := e.fake.PullRequest("acme", "catalog", pr.Number); p.Merged {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the catalog update was not merged")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("merge of the bundle to merge of its catalog update: %s", time.Since(start).Round(time.Millisecond))
+
+	// GitHub's merge moves main to the update (a fast-forward here); the push rebuilds the catalog image,
+	// which then serves the new bundle.
+	bare := e.git.BarePath("acme", "catalog")
+	runGit(t, bare, "update-ref", "refs/heads/main", pr.HeadSHA)
+	if err := e.fake.SetBranch("acme", "catalog", "main", pr.HeadSHA); err != nil {
+		t.Fatal(err)
+	}
+	e.deliverPush(sha, pr.HeadSHA)
+	img := e.waitImageRun(pr.HeadSHA)
+	if img.Conclusion != "success" {
+		t.Fatalf("catalog image of the update: %s %q\n%s", img.Conclusion, img.Title, img.Summary)
+	}
+	t.Logf("merge of the bundle to the catalog image that serves it: %s", time.Since(start).Round(time.Millisecond))
+	if got := catalogFileInImage(t, e.reg.host+"/acme/catalog:"+pr.HeadSHA, "configs/etcd/catalog.yaml"); !strings.Contains(got, "name: etcdoperator.v1.1.0") || !strings.Contains(got, d2) {
+		t.Errorf("the catalog image does not serve etcd 1.1.0:\n%s", got)
+	}
+}
+
+// catalogFileInImage reads one file of the catalog layer of an image (the first platform of an index).
+func catalogFileInImage(t *testing.T, ref, file string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := remote.Index(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil || len(im.Manifests) == 0 {
+		t.Fatalf("index of %s: %v", ref, err)
+	}
+	img, err := idx.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(layers) - 1; i >= 0; i-- {
+		rc, err := layers[i].Uncompressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(rc)
+		for {
+			h, err := tr.Next()
+			if err != nil {
+				break
+			}
+			if strings.TrimPrefix(h.Name, "/") == file {
+				data, _ := io.ReadAll(tr)
+				rc.Close()
+				return string(data)
+			}
+		}
+		rc.Close()
+	}
+	t.Fatalf("%s has no %s", ref, file)
+	return ""
 }
 
 // renderForTest renders a template of files as the App does.

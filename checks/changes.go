@@ -215,6 +215,9 @@ type ChangeSet struct {
 	Bundles      []*BundleChange
 	PackageFiles []PackageFileChange
 	ciOwners     bundleOwners
+	// derived is Derived's answer, computed once.
+	derived     *Derivation
+	derivedDone bool
 }
 
 // Prepare computes pr.Changes once, before the checks run. The runner calls it;

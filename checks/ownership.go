@@ -63,6 +63,11 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		return Result{Conclusion: Success, Title: "Author is a maintainer",
 			Summary: fmt.Sprintf("@%s is a maintainer of this repository and may change anything.", pr.Author)}, nil
 	}
+	if d := Derived(ctx, pr); d != nil {
+		return Result{Conclusion: Success, Title: "Catalog update derived from merged bundles",
+			Summary: fmt.Sprintf("This pull request only adds bundles the base branch already holds to the templates of %s, by the digest of the image built from each directory (%s), and its catalogs are exactly what the templates render to. "+
+				"Those bundles were authorized when their own pull requests merged; this one carries no decision of its own. Any other change makes it an ordinary pull request.\n", d.Package, strings.Join(d.Bundles, ", "))}, nil
+	}
 	var fs []catalog.Finding
 	unverified := false
 	cannotVerify := func(pos catalog.Position, pkg string, err error) {
