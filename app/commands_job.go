@@ -104,7 +104,8 @@ type commandContext struct {
 // Handle carries out the commands of one comment, each once: a command already handled (a retried job, a
 // redelivery, the resync) is skipped. jobCreated is when the job was enqueued.
 func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Time) error {
-	log := c.log.With("repo", a.Owner+"/"+a.Repo, "pr", a.Number, "comment", a.CommentID, "commenter", a.Commenter, "delivery", a.DeliveryID)
+	log := c.log.With("repo", a.Owner+"/"+a.Repo, "pr", a.Number, "comment", a.CommentID, "commenter", a.Commenter,
+		"delivery", a.DeliveryID, "recovered", a.Recovered)
 	var todo []string
 	for _, cmd := range a.Commands {
 		if normalCommand(cmd) != cmd {

@@ -87,7 +87,6 @@ type commandStore interface {
 	commandHandled(ctx context.Context, owner, repo string, number int, commentID int64, command string) (bool, error)
 	markCommand(ctx context.Context, owner, repo string, number int, commentID int64, command, outcome string, at time.Time) error
 	commandsSince(ctx context.Context, owner, repo string, number int, command, outcome string, since time.Time) (int, error)
-	lastCommandComment(ctx context.Context, owner, repo string, number int) (int64, error)
 	holdGen(ctx context.Context, owner, repo string, number int) (int64, error)
 	bumpHold(ctx context.Context, owner, repo string, number int) (mergingSince time.Time, err error)
 	claimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error)
@@ -284,16 +283,6 @@ func (b *riverBackend[TTx]) commandsSince(ctx context.Context, owner, repo strin
 			return nil
 		})
 	return n, err
-}
-
-// lastCommandComment is the newest comment of a pull request whose commands were handled (0: none).
-func (b *riverBackend[TTx]) lastCommandComment(ctx context.Context, owner, repo string, number int) (int64, error) {
-	var id int64
-	err := b.db.query(ctx, `SELECT COALESCE(MAX(comment_id), 0) FROM catalogbot_comment_command
-		WHERE owner = $1 AND name = $2 AND number = $3`,
-		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
-		func(scan func(...any) error) error { return scan(&id) })
-	return id, err
 }
 
 func (b *riverBackend[TTx]) holdGen(ctx context.Context, owner, repo string, number int) (int64, error) {
