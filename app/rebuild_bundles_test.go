@@ -169,7 +169,7 @@ func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\nautomerge: {enabled: true}\n"
 	})
 	e.checks = []checks.Check{checks.Ownership{}, checks.Templates{}}
-	e.start()
+	srv, _, _ := e.start()
 	v1 := e2eBundle("1.0.0", "registry+v1")
 	d1 := expectedBundleDigest(t, v1, "operators/etcd/1.0.0")
 	img1 := e.reg.host + "/acme/etcd-bundle@" + d1
@@ -187,6 +187,7 @@ func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 	d2 := expectedBundleDigest(t, v2, "operators/etcd/1.1.0")
 	before, sha := e.commitMain(v2, "merge #11: etcd 1.1.0")
 	start := time.Now()
+	firstRequest := len(e.fake.Requests())
 	e.deliverPush(before, sha)
 	run := e.waitRun(BundleImageCheckRunName, sha)
 	if run.Conclusion != "success" || !strings.Contains(run.Summary, "opened") {
@@ -257,6 +258,13 @@ func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 		t.Fatalf("catalog image of the update: %s %q\n%s", img.Conclusion, img.Title, img.Summary)
 	}
 	t.Logf("merge of the bundle to the catalog image that serves it: %s", time.Since(start).Round(time.Millisecond))
+	waitQueueIdle(t, srv.Queue())
+	reqs := e.fake.Requests()[firstRequest:]
+	byRoute := map[string]int{}
+	for _, r := range reqs {
+		byRoute[r.Route]++
+	}
+	t.Logf("GitHub requests for the whole path (bundle merge, bundle image, catalog update opened, checked, merged, catalog image): %d: %v", len(reqs), byRoute)
 	if got := catalogFileInImage(t, e.reg.host+"/acme/catalog:"+pr.HeadSHA, "configs/etcd/catalog.yaml"); !strings.Contains(got, "name: etcdoperator.v1.1.0") || !strings.Contains(got, d2) {
 		t.Errorf("the catalog image does not serve etcd 1.1.0:\n%s", got)
 	}
