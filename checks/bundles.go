@@ -91,6 +91,14 @@ func prepareBundles(ctx context.Context, pr *PullRequest, cs *ChangeSet, files [
 		if bc.Base, _, err = readBundle(ctx, pr.Base.FS, dir); err != nil {
 			return nil, fmt.Errorf("bundle %s in base: %w", dir, err)
 		}
+		if bc.Head == nil && bc.Base == nil {
+			// A directory of a package folder that is a bundle in neither revision (catalog-templates/, say):
+			// its files are the package's other files.
+			for _, f := range bc.Files {
+				cs.PackageFiles = append(cs.PackageFiles, PackageFileChange{Root: bc.Root, Package: bc.Folder, File: f})
+			}
+			continue
+		}
 		switch {
 		case bc.Head != nil && bc.Head.Package != "":
 			bc.Package = bc.Head.Package

@@ -25,8 +25,12 @@ import (
 
 	"github.com/catalogbot/catalogbot/app"
 	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -52,6 +56,8 @@ func demoCommand() cli.Command {
 		Short: "show the App at work on a sample pull request, against a local GitHub simulator",
 		Long: `Runs the App against a local GitHub simulator, git server and registry, opens a sample
 pull request on a sample catalog and prints the check runs and annotations GitHub would show.
+Then it follows the bundle pull request past its merge: the bundle image is pushed, the catalog update
+pull request is opened, checked and merged, and the catalog image that serves the bundle is pushed.
 Needs the git binary (for git http-backend).`,
 		Example: `  catalogbot demo
   catalogbot demo -v     # also each check run's markdown summary; the server's logs on stderr`,
@@ -99,6 +105,11 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	if err != nil {
 		return fmt.Errorf("local registry: %w", err)
 	}
+	// The base the catalog image is built on (opm's image, in a real deployment).
+	baseImage, err := pushRandom(ctx, regHost+"/acme/opm:base")
+	if err != nil {
+		return fmt.Errorf("local registry: %w", err)
+	}
 
 	// A git server holding the catalog repository and the pull request's ref.
 	gitSrv, gitRoot, err := startGitServer(dir)
@@ -120,7 +131,8 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	api := httptest.NewServer(fake)
 	defer api.Close()
 	fake.AddInstallation(demoInstID, "acme")
-	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: demoInstID, DefaultSHA: base}); err != nil {
+	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: demoInstID, DefaultSHA: base,
+		GitDir: filepath.Join(gitRoot, "acme", "catalog.git")}); err != nil {
 		return err
 	}
 	if _, err := fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 1, Title: "etcd 1.1.0", Author: "bob", HeadRef: "etcd-1.1.0", HeadSHA: head, BaseRef: "main"}); err != nil {
@@ -144,6 +156,8 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	if err != nil {
 		return err
 	}
+	cfg.RebuildBaseImage = baseImage
+	cfg.RegistryInternalHosts, cfg.RegistryInsecureHosts = []string{regHost}, []string{regHost}
 	logOut := io.Discard
 	if verbose {
 		logOut = stderr
@@ -156,9 +170,14 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	defer regClient.Close()
 	srvCtx, stopSrv := context.WithCancel(ctx)
 	defer stopSrv()
-	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithChecks(
+	rebuilder, err := app.NewRebuilder(cfg, logger)
+	if err != nil {
+		return err
+	}
+	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithRebuildHandler(rebuilder), app.WithChecks(
 		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: regClient}}, checks.Images{Registry: regClient}))
+		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: regClient}},
+		checks.Templates{Images: checks.RegistryBundles{Client: regClient}}, checks.Images{Registry: regClient}))
 	if err != nil {
 		return err
 	}
@@ -188,7 +207,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	}
 	fmt.Fprintf(stdout, "  webhook pull_request.opened delivered: %d %s\n\n", d.StatusCode, d.Status)
 
-	runs, err := waitCompleted(ctx, fake, head, 4)
+	runs, err := waitCompleted(ctx, fake, head, 5)
 	if err != nil {
 		return err
 	}
@@ -205,12 +224,121 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "  webhook pull_request.opened delivered: %d %s\n\n", d.StatusCode, d.Status)
-	runs, err = waitCompleted(ctx, fake, bundleHead, 4)
+	runs, err = waitCompleted(ctx, fake, bundleHead, 5)
 	if err != nil {
 		return err
 	}
 	printRuns(stdout, runs, verbose)
+	return demoBundleToCatalog(ctx, stdout, verbose, fake, gitSrv.URL, gitRoot, bundleHead, base)
+}
+
+// demoBundleToCatalog follows the merged bundle pull request to the catalog image that serves it: the App
+// merges #2 (carol owns redis), GitHub moves main; the App pushes the bundle's image, opens the catalog update
+// pull request, checks and merges it, and rebuilds the catalog image.
+func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fake *githubfake.Fake, gitURL, gitRoot, bundleHead, base string) error {
+	if err := waitMerged(ctx, fake, 2); err != nil {
+		return err
+	}
+	start := time.Now()
+	bare := filepath.Join(gitRoot, "acme", "catalog.git")
+	// GitHub's merge (a fast-forward here) moves main, and announces it with a push event.
+	merge := func(from, to string) error {
+		if _, err := git(ctx, bare, "update-ref", "refs/heads/main", to); err != nil {
+			return err
+		}
+		if err := fake.SetBranch("acme", "catalog", "main", to); err != nil {
+			return err
+		}
+		payload := map[string]any{"ref": "refs/heads/main", "before": from, "after": to, "installation": map[string]any{"id": demoInstID},
+			"repository": map[string]any{"full_name": "acme/catalog", "name": "catalog", "owner": map[string]any{"login": "acme"},
+				"clone_url": gitURL + "/acme/catalog.git", "default_branch": "main"},
+			"pusher": map[string]any{"name": "catalogbot"}, "sender": map[string]any{"login": fake.BotLogin()}}
+		_, err := fake.Deliver(ctx, "push", payload)
+		return err
+	}
+	fmt.Fprintf(stdout, "\ncatalogbot merged #2 (its checks passed and carol owns redis); main moves to %s\n\n", bundleHead[:7])
+	if err := merge(base, bundleHead); err != nil {
+		return err
+	}
+	bundleRun, err := waitRun(ctx, fake, bundleHead, app.BundleImageCheckRunName)
+	if err != nil {
+		return err
+	}
+	printCommitRuns(stdout, []githubfake.CheckRun{bundleRun}, verbose)
+	var update githubfake.PR
+	for n := 3; n < 10 && update.Number == 0; n++ {
+		if p, ok := fake.PullRequest("acme", "catalog", n); ok && strings.HasPrefix(p.HeadRef, "catalogbot/catalog-update/") {
+			update = p
+		}
+	}
+	if update.Number == 0 {
+		return fmt.Errorf("no catalog update pull request was opened:\n%s", bundleRun.Summary)
+	}
+	fmt.Fprintf(stdout, "\npull request #%d %q by @%s from %s (head %s)\n", update.Number, update.Title, update.Author, update.HeadRef, update.HeadSHA[:7])
+	payload := map[string]any{
+		"action": "opened", "number": update.Number, "installation": map[string]any{"id": demoInstID},
+		"repository": map[string]any{"full_name": "acme/catalog", "name": "catalog", "owner": map[string]any{"login": "acme"},
+			"clone_url": gitURL + "/acme/catalog.git", "default_branch": "main"},
+		"pull_request": map[string]any{"number": update.Number, "state": "open", "draft": false,
+			"head": map[string]any{"sha": update.HeadSHA, "ref": update.HeadRef}, "base": map[string]any{"ref": "main", "sha": bundleHead},
+			"user": map[string]any{"login": update.Author}},
+		"sender": map[string]any{"login": update.Author},
+	}
+	if _, err := fake.Deliver(ctx, "pull_request", payload); err != nil {
+		return err
+	}
+	runs, err := waitCompleted(ctx, fake, update.HeadSHA, 5)
+	if err != nil {
+		return err
+	}
+	printRuns(stdout, runs, verbose)
+	if err := waitMerged(ctx, fake, update.Number); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\ncatalogbot merged #%d (derived from the merged bundle); main moves to %s\n\n", update.Number, update.HeadSHA[:7])
+	if err := merge(bundleHead, update.HeadSHA); err != nil {
+		return err
+	}
+	imageRun, err := waitRun(ctx, fake, update.HeadSHA, app.RebuildCheckRunName)
+	if err != nil {
+		return err
+	}
+	printCommitRuns(stdout, []githubfake.CheckRun{imageRun}, verbose)
+	fmt.Fprintf(stdout, "\nfrom the merge of the bundle pull request to the catalog image that serves it: %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+func waitMerged(ctx context.Context, fake *githubfake.Fake, number int) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if p, ok := fake.PullRequest("acme", "catalog", number); ok && p.Merged {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			p, _ := fake.PullRequest("acme", "catalog", number)
+			return fmt.Errorf("pull request #%d was not merged (%+v): %w", number, p, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func waitRun(ctx context.Context, fake *githubfake.Fake, sha, name string) (githubfake.CheckRun, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, r := range fake.CheckRuns("acme", "catalog", sha) {
+			if r.Name == name && r.Status == "completed" {
+				return r, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return githubfake.CheckRun{}, fmt.Errorf("no completed %s run on %s: %w", name, sha[:7], ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 func pushRandom(ctx context.Context, ref string) (string, error) {
@@ -286,17 +414,24 @@ func seedDemoRepo(ctx context.Context, dir, gitRoot, regHost, oldImage, newImage
 			return write(".catalogbot.yaml", fmt.Sprintf(`version: 1
 catalogs:
   - path: catalogs/v4.16
+    image: %s/acme/catalog:v4.16
 maintainers: [alice]
 bundles:
   - path: operators
     ownersFromCIYaml: true
+    image: %s/acme/{package}-bundle:v{version}
+templates:
+  - path: operators/redis/catalog-templates/basic.yaml
+    catalogs: [catalogs/v4.16/redis/catalog.yaml]
 packages:
   etcd: { owners: [bob] }
 images: { allowedRegistries: [%q], requireDigest: true }
-`, regHost+"/acme/"))
+automerge: { enabled: true }
+`, regHost, regHost, regHost+"/acme/"))
 		},
 		func() error { return write("operators/redis/ci.yaml", "reviewers: [carol]\n") },
 		func() error { return writeDemoBundle(write, "1.0.0", operandImage) },
+		func() error { return writeDemoTemplate(ctx, work, write, regHost) },
 		func() error {
 			return write("catalogs/v4.16/etcd/catalog.yaml", demoPackage("1.0.0")+demoBundle("1.0.0", oldImage, "", "size", "version"))
 		},
@@ -452,6 +587,16 @@ func waitCompleted(ctx context.Context, fake *githubfake.Fake, sha string, want 
 	}
 }
 
+// printCommitRuns shows the runs on a default branch commit.
+func printCommitRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
+	for _, r := range runs {
+		fmt.Fprintf(w, "%-24s %-8s %s (on the commit)\n", r.Name, r.Conclusion, r.Title)
+		if verbose {
+			fmt.Fprintf(w, "\n%s\n\n", r.Summary)
+		}
+	}
+}
+
 func printRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	for _, r := range runs {
@@ -469,4 +614,51 @@ func printRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// writeDemoTemplate writes redis's basic template, naming the image of operators/redis/1.0.0 by its digest,
+// and the catalog it renders to.
+func writeDemoTemplate(ctx context.Context, work string, write func(rel, body string) error, regHost string) error {
+	dir := filepath.Join(work, "operators", "redis", "1.0.0")
+	b, _, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
+	if err != nil {
+		return err
+	}
+	img, err := image.BundleImage(ctx, os.DirFS(dir), b.Annotations, image.Limits{})
+	if err != nil {
+		return err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	const tmplPath = "operators/redis/catalog-templates/basic.yaml"
+	tmpl := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: redis\n    defaultChannel: stable\n" +
+		"  - schema: olm.channel\n    package: redis\n    name: stable\n    entries:\n      - name: redis-operator.v1.0.0\n" +
+		"  - schema: olm.bundle\n    image: " + regHost + "/acme/redis-bundle@" + d.String() + "\n"
+	if err := write(tmplPath, tmpl); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(work, policy.FileName))
+	if err != nil {
+		return err
+	}
+	pol, err := policy.Parse(policy.FileName, raw)
+	if err != nil {
+		return err
+	}
+	pts, err := checks.PackageTemplates(os.DirFS(work), pol, "redis")
+	if err != nil || len(pts) != 1 {
+		return fmt.Errorf("the demo's redis template: %v", err)
+	}
+	out, findings := checks.RenderPackageTemplate(ctx, os.DirFS(work), pol, pts[0], "redis", []byte(tmpl), catalog.Limits{})
+	if out == nil {
+		return fmt.Errorf("rendering the demo's redis template: %v", findings)
+	}
+	for p, data := range out {
+		if err := write(p, string(data)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

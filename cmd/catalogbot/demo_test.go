@@ -28,6 +28,11 @@ func TestDemo(t *testing.T) {
 		"catalogbot/validate      success",
 		"pull request #2 by @carol",
 		"adds the bundle directory operators/redis/1.1.0",
+		"catalogbot/bundle-image  success  1 bundle image pushed",
+		"by @catalogbot[bot] from catalogbot/catalog-update/redis",
+		"catalogbot/ownership     success  Catalog update derived from merged bundles",
+		"catalogbot/catalog-image success  Pushed 1 image",
+		"from the merge of the bundle pull request to the catalog image that serves it",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
