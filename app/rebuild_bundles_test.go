@@ -361,3 +361,53 @@ func (e *rebuildEnv) pullRequests() []githubfake.PR {
 	}
 	return out
 }
+
+// Bundles merged while their package's catalog update is open collect in that one pull request, updated in
+// place: a second merge adds its bundle on top of the branch, never a second pull request.
+func TestCatalogUpdatesCoalesce(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
+	})
+	e.start()
+	v1 := e2eBundle("1.0.0", "registry+v1")
+	img1 := e.reg.host + "/acme/etcd-bundle@" + expectedBundleDigest(t, v1, "operators/etcd/1.0.0")
+	first := map[string]string{"templates/etcd.yaml": "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcdoperator.v1.0.0\n  - schema: olm.bundle\n    image: " + img1 + "\n"}
+	for k, v := range v1 {
+		first[k] = v
+	}
+	first["catalogs/v4.16/etcd/catalog.yaml"] = renderForTest(t, first, "templates/etcd.yaml")
+	e.commitMain(first, "etcd 1.0.0")
+	var shas []string
+	for _, tc := range []struct{ version, replaces string }{{"1.1.0", "etcdoperator.v1.0.0"}, {"1.2.0", "etcdoperator.v1.1.0"}} {
+		files := e2eBundle(tc.version, "registry+v1")
+		csv := "operators/etcd/" + tc.version + "/manifests/etcd.csv.yaml"
+		files[csv] = strings.Replace(files[csv], "spec:\n", "spec:\n  replaces: "+tc.replaces+"\n", 1)
+		before, sha := e.commitMain(files, "merge etcd "+tc.version)
+		e.deliverPush(before, sha)
+		if run := e.waitRun(BundleImageCheckRunName, sha); run.Conclusion != "success" {
+			t.Fatalf("%s: %s %q\n%s", tc.version, run.Conclusion, run.Title, run.Summary)
+		}
+		shas = append(shas, sha)
+	}
+	var updates []githubfake.PR
+	for _, p := range e.pullRequests() {
+		if p.HeadRef == "catalogbot/catalog-update/etcd" {
+			updates = append(updates, p)
+		}
+	}
+	if len(updates) != 1 {
+		t.Fatalf("%d catalog update pull requests, want one: %+v", len(updates), updates)
+	}
+	pr := updates[0]
+	got := runGit(t, e.git.BarePath("acme", "catalog"), "show", "refs/pull/"+strconv.Itoa(pr.Number)+"/head:catalogs/v4.16/etcd/catalog.yaml")
+	for _, want := range []string{"name: etcdoperator.v1.1.0\n  replaces: etcdoperator.v1.0.0", "name: etcdoperator.v1.2.0\n  replaces: etcdoperator.v1.1.0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the updated catalog lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(pr.Title, "etcdoperator.v1.2.0") {
+		t.Errorf("title %q", pr.Title)
+	}
+	// The branch moved forward: the first update is an ancestor of the second.
+	runGit(t, e.git.BarePath("acme", "catalog"), "merge-base", "--is-ancestor", shas[0], pr.HeadSHA)
+}
