@@ -142,8 +142,13 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	}
 	_ = parentTree
 	if len(files) == 0 {
-		res.Action = "nothing to add"
-		return res, nil
+		if parentSHA == a.SHA {
+			res.Action = "nothing to add"
+			return res, nil
+		}
+		// The branch holds the bundles already (a try that stopped after moving it, or a pull request closed
+		// by hand): make sure a pull request shows it.
+		return b.ensurePull(ctx, res, branch, pkg, adds)
 	}
 	sort.Strings(added)
 	added = dedupeStrings(added)
@@ -178,6 +183,29 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if err != nil {
 		return res, fmt.Errorf("moving the branch %s: %w", branch, err)
 	}
+	return b.openOrUpdatePull(ctx, res, branch, pkg, added, adds, paths)
+}
+
+// ensurePull opens the pull request of a branch that has none open.
+func (b *rebuild) ensurePull(ctx context.Context, res updateResult, branch, pkg string, adds []template.Addition) (updateResult, error) {
+	a := b.a
+	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})
+	if err != nil {
+		return res, fmt.Errorf("listing the pull requests of %s: %w", branch, err)
+	}
+	if len(open) > 0 {
+		res.Number, res.Action = open[0].GetNumber(), "already open"
+		return res, nil
+	}
+	var names []string
+	for _, add := range adds {
+		names = append(names, add.Name)
+	}
+	return b.openOrUpdatePull(ctx, res, branch, pkg, names, adds, nil)
+}
+
+func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
+	a := b.a
 	title := fmt.Sprintf("Catalog update: %s %s", pkg, strings.Join(added, ", "))
 	body := catalogUpdateBody(pkg, added, adds, a.SHA, paths)
 	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})

@@ -169,6 +169,9 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	if tryErr == nil {
 		// The images are there: the catalog update pull requests can name them.
 		updates, tryErr = b.catalogUpdate(ctx, repo, commit, pol, results)
+		for _, u := range updates {
+			b.log.Info("catalog update", "package", u.Package, "pull_request", u.Number, "action", u.Action, "problem", u.Problem)
+		}
 	}
 	if tryErr != nil {
 		if ctx.Err() != nil {

@@ -368,7 +368,7 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
 	})
-	e.start()
+	srv, _, _ := e.start()
 	v1 := e2eBundle("1.0.0", "registry+v1")
 	img1 := e.reg.host + "/acme/etcd-bundle@" + expectedBundleDigest(t, v1, "operators/etcd/1.0.0")
 	first := map[string]string{"templates/etcd.yaml": "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcdoperator.v1.0.0\n  - schema: olm.bundle\n    image: " + img1 + "\n"}
@@ -410,4 +410,48 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 	}
 	// The branch moved forward: the first update is an ancestor of the second.
 	runGit(t, e.git.BarePath("acme", "catalog"), "merge-base", "--is-ancestor", shas[0], pr.HeadSHA)
+
+	// Someone closes the pull request; Re-run on the commit's bundle-image run opens a new one for the
+	// branch, which holds the bundles already (as after a try that stopped between moving the branch and
+	// opening the pull request).
+	waitQueueIdle(t, srv.Queue()) // the job of the second merge is done (its catalog image too)
+	if err := e.fake.ClosePullRequest("acme", "catalog", pr.Number); err != nil {
+		t.Fatal(err)
+	}
+	var runID int64
+	for _, r := range e.fake.CheckRuns("acme", "catalog", shas[1]) {
+		if r.Name == BundleImageCheckRunName {
+			runID = r.ID
+		}
+	}
+	ev, err := e.fake.CheckRunEvent("acme", "catalog", runID, "rerequested", "", "maria")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.fake.Deliver(context.Background(), "check_run", withCloneURL(t, ev, e.git.URL("acme", "catalog"))); err != nil || d.StatusCode != 202 {
+		t.Fatalf("delivering the re-run: %v %+v", err, d)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var open []githubfake.PR
+		for _, p := range e.pullRequests() {
+			if p.HeadRef == "catalogbot/catalog-update/etcd" && p.State == "open" {
+				open = append(open, p)
+			}
+		}
+		if len(open) == 1 {
+			if open[0].HeadSHA != pr.HeadSHA {
+				t.Errorf("the new pull request's head %s, want the branch's %s", open[0].HeadSHA, pr.HeadSHA)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			var sums []string
+			for _, r := range e.fake.CheckRuns("acme", "catalog", shas[1]) {
+				sums = append(sums, r.Name+" "+r.Status+" "+r.Summary)
+			}
+			t.Fatalf("no new catalog update pull request after the re-run: %v", sums)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

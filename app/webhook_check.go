@@ -62,7 +62,7 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	if !ours {
 		return plan{}, nil
 	}
-	if run.GetName() == RebuildCheckRunName {
+	if run.GetName() == RebuildCheckRunName || run.GetName() == BundleImageCheckRunName {
 		return rebuildRerun(ec, run.GetHeadSHA()), nil
 	}
 	number, ok := ParseCheckRunExternalID(run.GetExternalID())
@@ -79,8 +79,8 @@ func onCheckRun(ec eventContext, body []byte) (plan, error) {
 	return checkPlan(ec, number, run.GetHeadSHA(), reason, true), nil
 }
 
-// rebuildRerun asks again for the image of the commit whose
-// catalogbot/catalog-image run someone re-ran. The rebuild itself decides
+// rebuildRerun asks again for the images of the commit whose
+// catalogbot/catalog-image or catalogbot/bundle-image run someone re-ran. The rebuild itself decides
 // whether that commit is still the default branch's head; an older one is
 // reported superseded, never pushed over a newer image.
 func rebuildRerun(ec eventContext, sha string) plan {

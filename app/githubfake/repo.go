@@ -170,6 +170,11 @@ func (f *Fake) PushPullRequest(owner, name string, number int, sha string) error
 	return f.editPull(owner, name, number, func(p *pull) { p.HeadSHA = sha })
 }
 
+// ClosePullRequest closes a pull request without merging it, as its author or a maintainer may.
+func (f *Fake) ClosePullRequest(owner, name string, number int) error {
+	return f.editPull(owner, name, number, func(p *pull) { p.State, p.closedAt = "closed", f.now() })
+}
+
 // SetConflicts marks a pull request as conflicting with its base (not mergeable) or not.
 func (f *Fake) SetConflicts(owner, name string, number int, conflicts bool) error {
 	return f.editPull(owner, name, number, func(p *pull) { p.Conflicts = conflicts })
