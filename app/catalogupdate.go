@@ -108,6 +108,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 			res.Problem = fmt.Sprintf("the template %s cannot be read: %v", pt.Template, err)
 			return res, nil
 		}
+		original := src
 		changed := false
 		for _, add := range adds {
 			next, err := template.AddBundle(src, add)
@@ -129,6 +130,10 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		// there) and the blobs of its catalogs.
 		rendered, findings := checks.RenderPackageTemplate(ctx, mainTree, pol, pt, pkg, src, b.r.limits)
 		if rendered == nil {
+			// Say where, in the template as committed, when it does not render as it is either.
+			if out, before := checks.RenderPackageTemplate(ctx, mainTree, pol, pt, pkg, original, b.r.limits); out == nil && len(before) > 0 {
+				findings = before
+			}
 			msg := "the template does not render"
 			if len(findings) > 0 {
 				msg += ": " + findings[0].String()

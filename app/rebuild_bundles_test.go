@@ -455,3 +455,26 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A template that no longer renders (it names an image nobody can resolve) gets no catalog update: the
+// bundle image is pushed all the same, and catalogbot/bundle-image fails saying why, on the template's line.
+func TestCatalogUpdateOfATemplateThatDoesNotRender(t *testing.T) {
+	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
+	})
+	e.start()
+	broken := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.bundle\n    image: " + e.reg.host + "/acme/gone@sha256:" + strings.Repeat("0", 64) + "\n"
+	e.commitMain(map[string]string{"templates/etcd.yaml": broken}, "a broken template")
+	before, sha := e.commitMain(e2eBundle("1.1.0", "registry+v1"), "merge etcd 1.1.0")
+	e.deliverPush(before, sha)
+	run := e.waitRun(BundleImageCheckRunName, sha)
+	if run.Conclusion != "failure" || !strings.Contains(run.Summary, "no catalog update: the template does not render") || !strings.Contains(run.Summary, "templates/etcd.yaml:7") {
+		t.Errorf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if !strings.Contains(run.Summary, "| pushed |") {
+		t.Errorf("the bundle image was not pushed:\n%s", run.Summary)
+	}
+	for _, p := range e.pullRequests() {
+		t.Errorf("a pull request was opened: %+v", p)
+	}
+}
