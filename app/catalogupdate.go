@@ -78,7 +78,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	}
 	branch := catalogUpdateBranch(pkg)
 	parent := commit
-	parentSHA := a.SHA
+	parentSHA := commit.String()
 	ref, _, err := b.gh.Git.GetRef(ctx, a.Owner, a.Repo, "heads/"+branch)
 	switch {
 	case err == nil:
@@ -147,7 +147,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	}
 	_ = parentTree
 	if len(files) == 0 {
-		if parentSHA == a.SHA {
+		if parentSHA == commit.String() {
 			res.Action = "nothing to add"
 			return res, nil
 		}
@@ -180,7 +180,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if err != nil {
 		return res, fmt.Errorf("creating the commit: %w", err)
 	}
-	if parentSHA == a.SHA {
+	if parentSHA == commit.String() {
 		_, _, err = b.gh.Git.CreateRef(ctx, a.Owner, a.Repo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}})
 	} else {
 		_, _, err = b.gh.Git.UpdateRef(ctx, a.Owner, a.Repo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}}, false)

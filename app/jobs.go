@@ -75,6 +75,9 @@ type RebuildArgs struct {
 	SHA            string `json:"sha" river:"unique"`
 	CloneURL       string `json:"clone_url"`
 	DeliveryID     string `json:"delivery_id,omitempty"`
+	// Before is the branch's head before the push that made SHA the head: the bundle directories that
+	// push added are those that differ between the two ("" for a job not made by a push).
+	Before string `json:"before,omitempty"`
 	// Rerun: someone pressed Re-run on the commit's image run, so it is
 	// built again even when an earlier job already reported on it.
 	Rerun bool `json:"rerun,omitempty"`

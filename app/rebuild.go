@@ -314,6 +314,16 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	}
 	defer repo.Close()
 	if !strings.EqualFold(head, a.SHA) {
+		// The commit's bundles are pushed all the same (its push added them); its catalog images are not built.
+		if commit, err := repo.Resolve(a.SHA); err == nil {
+			if pol, err := gitpr.ReadPolicy(ctx, repo, commit); err == nil {
+				if roots := bundleImageRoots(pol); len(roots) > 0 {
+					if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots, head); !done {
+						return outcome, err
+					}
+				}
+			}
+		}
 		return b.superseded(ctx, repo, head)
 	}
 	commit, err := repo.Resolve(a.SHA)
@@ -340,7 +350,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	}
 	if len(roots) > 0 {
 		// Bundle images first: a catalog that names a bundle by digest is only useful once the bundle is there.
-		if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots); !done {
+		if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots, a.SHA); !done {
 			return outcome, err
 		}
 	}

@@ -108,7 +108,7 @@ func changedBundleDirs(ctx context.Context, repo *gitfs.Repo, tree fs.FS, since,
 // version whose tag already names other content is refused, never overwritten. The outcome is the
 // catalogbot/bundle-image run on the commit; a registry failure is tried again (the run stays in progress)
 // and, after the last try, is a failure that Re-run resumes.
-func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, roots []policy.BundleRoot) (done bool, outcome string, err error) {
+func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, roots []policy.BundleRoot, head string) (done bool, outcome string, err error) {
 	a := b.a
 	if !a.Rerun {
 		// A try that reported and was then killed runs again: the commit's bundle images have their verdict.
@@ -126,8 +126,17 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	if err != nil {
 		return false, "error", err
 	}
+	// The bundles of this commit: those its push added (every push's job handles its own, superseded or not),
+	// else those since the last commit built, else those of the commit itself.
 	var since gitfs.Hash
-	if st, err := b.r.store.loadRebuild(ctx, a.Owner, a.Repo); err == nil && isSHA(st.DoneSHA) && !strings.EqualFold(st.DoneSHA, a.SHA) {
+	if isSHA(a.Before) {
+		if h, err := repo.Resolve(a.Before); err == nil {
+			if mb, err := repo.MergeBase(ctx, h, commit); err == nil && mb == h {
+				since = h
+			}
+		}
+	}
+	if st, err := b.r.store.loadRebuild(ctx, a.Owner, a.Repo); since.IsZero() && err == nil && isSHA(st.DoneSHA) && !strings.EqualFold(st.DoneSHA, a.SHA) {
 		if h, err := repo.Resolve(st.DoneSHA); err == nil {
 			if mb, err := repo.MergeBase(ctx, h, commit); err == nil && mb == h {
 				since = h
@@ -168,7 +177,13 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	var updates []updateResult
 	if tryErr == nil {
 		// The images are there: the catalog update pull requests can name them.
-		updates, tryErr = b.catalogUpdate(ctx, repo, commit, pol, results)
+		// Rendered on the branch's current head: it holds this commit's bundles and every later one's, which a
+		// catalog update branch may already name.
+		headCommit := commit
+		if h, err := repo.Resolve(head); err == nil {
+			headCommit = h
+		}
+		updates, tryErr = b.catalogUpdate(ctx, repo, headCommit, pol, results)
 		for _, u := range updates {
 			b.log.Info("catalog update", "package", u.Package, "pull_request", u.Number, "action", u.Action, "problem", u.Problem)
 		}

@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
@@ -21,6 +22,14 @@ func onPush(ec eventContext, body []byte) (plan, error) {
 	}
 	return plan{Jobs: []river.InsertManyParams{{Args: RebuildArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
-		Ref: ev.GetRef(), SHA: ev.GetAfter(), CloneURL: ec.CloneURL,
+		Ref: ev.GetRef(), SHA: ev.GetAfter(), CloneURL: ec.CloneURL, Before: beforeOf(ev.GetBefore()),
 	}}}}, nil
+}
+
+// beforeOf is the push's previous head, "" when the branch was created (GitHub sends zeros).
+func beforeOf(sha string) string {
+	if !isSHA(sha) || strings.Trim(sha, "0") == "" {
+		return ""
+	}
+	return sha
 }

@@ -418,3 +418,6 @@ func Send(ctx context.Context, client *http.Client, url, secret string, d Delive
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
+
+// Bare is the path of the bare repository the work tree pushes to.
+func (r *Repo) Bare() string { return r.bare }

@@ -86,7 +86,7 @@ func newWorld(t testing.TB) *world {
 	w.repo.Push(w.baseSHA, "refs/heads/main")
 
 	w.fake.AddInstallation(instID, owner)
-	if err := w.fake.AddRepo(githubfake.Repo{Owner: owner, Name: repoName, Installation: instID, DefaultSHA: w.baseSHA}); err != nil {
+	if err := w.fake.AddRepo(githubfake.Repo{Owner: owner, Name: repoName, Installation: instID, DefaultSHA: w.baseSHA, GitDir: w.repo.Bare()}); err != nil {
 		t.Fatal(err)
 	}
 	return w

@@ -78,6 +78,9 @@ type mainline struct {
 	// versions[i] is how many bundles the package of commits[i] has: its
 	// catalog, and so its image, differs from every other commit's.
 	versions []int
+	// bundles: every commit also adds the bundle directory operators/etcd/1.<v>.0, whose image the App
+	// pushes and adds to the template templates/etcd.yaml in a catalog update pull request.
+	bundles bool
 }
 
 // newMainline pushes the base index to the registry and puts a commit on
@@ -91,8 +94,17 @@ func newMainline(t *testing.T, w *world) *mainline {
 	return m
 }
 
+// newBundleMainline is newMainline whose commits also add bundle directories.
+func newBundleMainline(t *testing.T, w *world) *mainline {
+	t.Helper()
+	m := &mainline{w: w, image: w.registry + "/acme/catalog-index", tag: "latest",
+		baseRef: servertest.PushBaseIndex(t, w.registry, "opm/base"), bundles: true}
+	m.advance()
+	return m
+}
+
 func (m *mainline) policy() string {
-	return fmt.Sprintf(`version: 1
+	p := fmt.Sprintf(`version: 1
 catalogs:
   - path: catalogs
     image: %s:%s
@@ -100,6 +112,28 @@ catalogs:
 maintainers: [maria]
 newPackages: maintainers
 `, m.image, m.tag, m.baseRef)
+	if m.bundles {
+		p += fmt.Sprintf(`bundles:
+  - path: operators
+    image: %s/acme/{package}-bundle:v{version}
+templates:
+  - path: templates/etcd.yaml
+    catalogs: [rendered/etcd/catalog.yaml]
+`, m.w.registry)
+	}
+	return p
+}
+
+// bundleFiles are the files of the bundle directory of version 1.<v>.0 of etcd, replacing 1.<v-1>.0.
+func bundleFiles(v int) map[string]string {
+	dir := fmt.Sprintf("operators/etcd/1.%d.0/", v)
+	csv := fmt.Sprintf("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcd.v1.%d.0\nspec:\n  version: 1.%d.0\n  replaces: etcd.v1.%d.0\n", v, v, v-1)
+	return map[string]string{
+		dir + "metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n" +
+			"  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n" +
+			"  operators.operatorframework.io.bundle.package.v1: etcd\n  operators.operatorframework.io.bundle.channels.v1: stable\n",
+		dir + "manifests/etcd.csv.yaml": csv,
+	}
 }
 
 // catalogFiles are the files of the catalog directory of a commit with v
@@ -121,6 +155,14 @@ func (m *mainline) advance() (before, after string) {
 	files := map[string]string{".catalogbot.yaml": m.policy()}
 	for p, c := range m.catalogFiles(v) {
 		files["catalogs/"+p] = c
+	}
+	if m.bundles {
+		for p, c := range bundleFiles(v) {
+			files[p] = c
+		}
+		if len(m.commits) == 0 {
+			files["templates/etcd.yaml"] = "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries: []\n"
+		}
 	}
 	after = w.repo.Commit(before, files, fmt.Sprintf("release base v1.%d.0", v))
 	w.repo.Push(after, "refs/heads/main")
