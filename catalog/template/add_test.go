@@ -25,16 +25,8 @@ type basicDoc struct {
 // channels, replaces, skips and skipRange, as a catalog update does) renders to exactly what opm v1.60.0
 // rendered of the original template.
 func TestAddBundleRendersAsTheOriginal(t *testing.T) {
-	if _, err := os.Stat(realBundles); err != nil {
-		t.Skipf("no %s", realBundles)
-	}
 	ctx := context.Background()
-	var dirs []string
-	anns, _ := filepath.Glob(filepath.Join(realBundles, "*", "*", "metadata", "annotations.yaml"))
-	for _, a := range anns {
-		rel, _ := filepath.Rel(realBundles, filepath.Dir(filepath.Dir(a)))
-		dirs = append(dirs, filepath.ToSlash(rel))
-	}
+	dirs := realBundleDirs(t)
 	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
 	beh, _ := BehaviourOf("v1.60.0")
 	cases, _ := filepath.Glob("testdata/opm/*-basic/template.yaml")

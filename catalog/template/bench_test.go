@@ -13,16 +13,8 @@ import (
 // BenchmarkRenderAndDrift renders every template of testdata/opm from the bundle directories (their digests
 // learned once, as the App keeps them) into YAML, and checks it for drift against itself.
 func BenchmarkRenderAndDrift(b *testing.B) {
-	if _, err := os.Stat(realBundles); err != nil {
-		b.Skipf("no %s", realBundles)
-	}
 	ctx := context.Background()
-	var dirs []string
-	anns, _ := filepath.Glob(filepath.Join(realBundles, "*", "*", "metadata", "annotations.yaml"))
-	for _, a := range anns {
-		rel, _ := filepath.Rel(realBundles, filepath.Dir(filepath.Dir(a)))
-		dirs = append(dirs, filepath.ToSlash(rel))
-	}
+	dirs := realBundleDirs(b)
 	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
 	files, _ := filepath.Glob("testdata/opm/*/template.yaml")
 	var srcs [][]byte

@@ -30,16 +30,8 @@ type opmGolden struct {
 // bundle-object-to-csv-metadata. The bundle images are resolved from the bundle directories (the
 // images were built from them, deterministically), so nothing is pulled.
 func TestRenderMatchesOpm(t *testing.T) {
-	if _, err := os.Stat(realBundles); err != nil {
-		t.Skipf("no %s (the shared test data is not on this machine)", realBundles)
-	}
 	ctx := context.Background()
-	var dirs []string
-	anns, _ := filepath.Glob(filepath.Join(realBundles, "*", "*", "metadata", "annotations.yaml"))
-	for _, a := range anns {
-		rel, _ := filepath.Rel(realBundles, filepath.Dir(filepath.Dir(a)))
-		dirs = append(dirs, filepath.ToSlash(rel))
-	}
+	dirs := realBundleDirs(t)
 	base := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
 	levels := map[string]*DirResolver{"yaml": base, "json": base, "json-csv-metadata": base.AtLevel("bundle-object-to-csv-metadata")}
 	cases, _ := filepath.Glob("testdata/opm/*/template.yaml")
@@ -179,4 +171,19 @@ func hashIcon(blob []byte) []byte {
 		}
 	}
 	return blob
+}
+
+// realBundleDirs lists the bundle directories of ../shared/testdata/bundles (relative to it), or skips.
+func realBundleDirs(tb testing.TB) []string {
+	tb.Helper()
+	if _, err := os.Stat(realBundles); err != nil {
+		tb.Skipf("no %s (the shared test data is not on this machine)", realBundles)
+	}
+	var dirs []string
+	anns, _ := filepath.Glob(filepath.Join(realBundles, "*", "*", "metadata", "annotations.yaml"))
+	for _, a := range anns {
+		rel, _ := filepath.Rel(realBundles, filepath.Dir(filepath.Dir(a)))
+		dirs = append(dirs, filepath.ToSlash(rel))
+	}
+	return dirs
 }

@@ -20,10 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,13 +30,13 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/internal/opmrun"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -80,19 +77,12 @@ func run(opm, cc, root, casesDir string, limit int) error {
 			return fmt.Errorf("building catalog-check: %w", err)
 		}
 	}
-	home := filepath.Join(tmp, "home")
-	if err := os.MkdirAll(filepath.Join(home, ".config", "containers"), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(home, ".config", "containers", "policy.json"), []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	env, err := opmrun.Start("bench-templates-")
 	if err != nil {
 		return err
 	}
-	go http.Serve(ln, ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
-	host := ln.Addr().String()
+	defer env.Close()
+	host, home := env.Host, env.Home
 
 	// Build and push every bundle image (by digest, as the templates name them).
 	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))

@@ -19,10 +19,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,11 +28,11 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/internal/opmrun"
 )
 
 func main() {
@@ -52,23 +49,12 @@ func main() {
 func run(opm, root, out, migrate string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	env, err := opmrun.Start("record-bundle-render-")
 	if err != nil {
 		return err
 	}
-	go http.Serve(ln, ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
-	host := ln.Addr().String()
-	home, err := os.MkdirTemp("", "record-bundle-render-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(home)
-	if err := os.MkdirAll(filepath.Join(home, ".config", "containers"), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(home, ".config", "containers", "policy.json"), []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		return err
-	}
+	defer env.Close()
+	host, home := env.Host, env.Home
 	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
 	sort.Strings(anns)
 	n := 0
