@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"sort"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -101,7 +103,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		return res, err
 	}
 	files := map[string][]byte{}
-	var added []string
+	var added, pending []string
 	for _, pt := range pts {
 		src, err := repo.ReadFile(ctx, parent, pt.Template, maxTemplateFileBytes)
 		if err != nil {
@@ -144,6 +146,11 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		for p, data := range rendered {
 			files[p] = data
 		}
+		// Every bundle the branch adds over the default branch (earlier updates still open included), for the
+		// pull request's title and body.
+		if mainSrc, err := fs.ReadFile(mainTree, pt.Template); err == nil {
+			pending = append(pending, pendingBundles(pt.Template, mainSrc, src, rendered, b.r.limits)...)
+		}
 	}
 	_ = parentTree
 	if len(files) == 0 {
@@ -157,6 +164,8 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	}
 	sort.Strings(added)
 	added = dedupeStrings(added)
+	sort.Strings(pending)
+	pending = dedupeStrings(pending)
 	treeHash, err := repo.TreeHash(ctx, parent)
 	if err != nil {
 		return res, err
@@ -188,7 +197,47 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if err != nil {
 		return res, fmt.Errorf("moving the branch %s: %w", branch, err)
 	}
-	return b.openOrUpdatePull(ctx, res, branch, pkg, added, adds, paths)
+	if len(pending) == 0 {
+		pending = added
+	}
+	return b.openOrUpdatePull(ctx, res, branch, pkg, pending, adds, paths)
+}
+
+// pendingBundles names the bundles a template adds over the default branch's: the images the new template
+// names and the old one does not, named by the rendered catalogs' olm.bundle blobs.
+func pendingBundles(file string, mainSrc, newSrc []byte, rendered map[string][]byte, lim catalog.Limits) []string {
+	mt, _ := template.Parse(file, mainSrc, lim)
+	nt, _ := template.Parse(file, newSrc, lim)
+	if nt == nil {
+		return nil
+	}
+	had := map[string]bool{}
+	if mt != nil {
+		for _, r := range mt.Refs() {
+			had[r.Image] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, r := range nt.Refs() {
+		if !had[r.Image] {
+			want[r.Image] = true
+		}
+	}
+	var names []string
+	seen := map[string]bool{}
+	for p, data := range rendered {
+		docs, _ := catalog.ParseFile(p, data, lim)
+		for _, d := range docs {
+			if d.Schema != "olm.bundle" || seen[d.Name] {
+				continue
+			}
+			if img := d.Value.Get("image"); img != nil && want[img.Str()] {
+				seen[d.Name] = true
+				names = append(names, d.Name)
+			}
+		}
+	}
+	return names
 }
 
 // ensurePull opens the pull request of a branch that has none open.

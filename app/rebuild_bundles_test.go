@@ -405,7 +405,8 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 			t.Errorf("the updated catalog lacks %q:\n%s", want, got)
 		}
 	}
-	if !strings.Contains(pr.Title, "etcdoperator.v1.2.0") {
+	// The title names every bundle the update adds, the earlier one included.
+	if !strings.Contains(pr.Title, "etcdoperator.v1.1.0, etcdoperator.v1.2.0") {
 		t.Errorf("title %q", pr.Title)
 	}
 	// The branch moved forward: the first update is an ancestor of the second.
