@@ -49,6 +49,9 @@ const maxCachedInstallations = 4096
 // minute before expiry.)
 const tokenRefreshMargin = 5 * time.Minute
 
+// installationTokenLifetime is how long GitHub's installation tokens last.
+const installationTokenLifetime = time.Hour
+
 // GitHub makes API clients for the App (JWT) and for its installations
 // (installation tokens, cached per installation until shortly before they expire).
 type GitHub struct {
@@ -73,6 +76,10 @@ type installationEntry struct {
 	tr       *ghinstallation.Transport
 	client   *github.Client
 	lastUsed time.Time
+	// created is when the entry (and so its first token) was made. Entries are replaced by age rather than by
+	// asking the transport for its token's expiry: ghinstallation reads that without its lock while a
+	// concurrent request may be refreshing the token (a data race).
+	created time.Time
 }
 
 // NewGitHub validates the configuration and the private key. m may be nil.
@@ -195,10 +202,8 @@ func (g *GitHub) entry(ctx context.Context, installationID int64) (*installation
 	now := time.Now()
 	g.mu.Lock()
 	e := g.installs[installationID]
-	if e != nil {
-		if exp, _, err := e.tr.Expiry(); err != nil || exp.Sub(now) < tokenRefreshMargin {
-			e = nil
-		}
+	if e != nil && now.Sub(e.created) > installationTokenLifetime-tokenRefreshMargin {
+		e = nil
 	}
 	if e == nil {
 		appTr := ghinstallation.NewAppsTransportFromPrivateKey(g.newAPITransport(installationID), g.appID, g.key)
@@ -213,7 +218,7 @@ func (g *GitHub) entry(ctx context.Context, installationID int64) (*installation
 				return nil, err
 			}
 		}
-		e = &installationEntry{tr: tr, client: c}
+		e = &installationEntry{tr: tr, client: c, created: now}
 		g.installs[installationID] = e
 		g.evictLocked()
 	}
