@@ -85,7 +85,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	switch {
 	case err == nil:
 		parentSHA = ref.GetObject().GetSHA()
-		fetched, err := b.fetchRef(ctx, "refs/heads/"+branch)
+		fetched, err := b.fetch(ctx, "refs/heads/"+branch)
 		if err != nil {
 			return res, err
 		}
@@ -97,10 +97,6 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	case isStatus(err, http.StatusNotFound):
 	default:
 		return res, fmt.Errorf("reading the branch %s: %w", branch, err)
-	}
-	parentTree, err := repo.TreeFS(ctx, parent, gitfs.Limits{})
-	if err != nil {
-		return res, err
 	}
 	files := map[string][]byte{}
 	var added, pending []string
@@ -152,7 +148,6 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 			pending = append(pending, pendingBundles(pt.Template, mainSrc, src, rendered, b.r.limits)...)
 		}
 	}
-	_ = parentTree
 	if len(files) == 0 {
 		if parentSHA == commit.String() {
 			res.Action = "nothing to add"
@@ -294,20 +289,6 @@ func dedupeStrings(s []string) []string {
 		}
 	}
 	return out
-}
-
-// fetchRef brings one more reference into the git cache.
-func (b *rebuild) fetchRef(ctx context.Context, ref string) (*gitfs.Repo, error) {
-	a := b.a
-	clone := a.CloneURL
-	if clone == "" {
-		rp, _, err := b.gh.Repositories.Get(ctx, a.Owner, a.Repo)
-		if err != nil {
-			return nil, err
-		}
-		clone = rp.GetCloneURL()
-	}
-	return fetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{a.Ref, ref})
 }
 
 func catalogUpdateBody(pkg string, added []string, adds []template.Addition, sha string, files []string) string {

@@ -397,8 +397,8 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	return "failed", nil
 }
 
-// fetch brings the branch into the git cache.
-func (b *rebuild) fetch(ctx context.Context) (*gitfs.Repo, error) {
+// fetch brings the branch, and the other references given, into the git cache.
+func (b *rebuild) fetch(ctx context.Context, refs ...string) (*gitfs.Repo, error) {
 	a := b.a
 	clone := a.CloneURL
 	if clone == "" {
@@ -408,7 +408,7 @@ func (b *rebuild) fetch(ctx context.Context) (*gitfs.Repo, error) {
 		}
 		clone = rp.GetCloneURL()
 	}
-	return fetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{a.Ref})
+	return fetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, append([]string{a.Ref}, refs...))
 }
 
 // superseded completes a job whose commit is no longer the branch's head.

@@ -5,15 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path"
 	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
-	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
-	"github.com/catalogbot/catalogbot/policy"
 )
 
 // Derivation says that a pull request is a catalog update derived entirely from the base branch: its
@@ -82,7 +79,6 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 	}
 	explained := map[string]bool{}
 	d := &Derivation{Package: pkg}
-	var index map[string]string // image digest -> base bundle directory, built on demand
 	for _, pt := range pts {
 		if !changed[pt.Template] {
 			continue
@@ -104,19 +100,19 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 		for _, r := range bt.Refs() {
 			had[r.Image] = true
 		}
-		if index == nil {
-			index = baseBundleDigests(ctx, pr.Base.FS, pr.Policy.Bundles, pkg)
+		dirs := packageDirResolver(pr.Base.FS, pr.Policy, pt.Root, pkg)
+		if dirs == nil {
+			return nil
 		}
 		rebuilt := base
 		for _, r := range ht.Refs() {
 			if had[r.Image] {
 				continue
 			}
-			at := strings.LastIndex(r.Image, "@")
-			if at < 0 {
+			if !strings.Contains(r.Image, "@sha256:") {
 				return nil // only images pinned by digest are derived
 			}
-			dir, ok := index[r.Image[at+1:]]
+			dir, ok := dirs.DirOf(ctx, r.Image)
 			if !ok {
 				return nil
 			}
@@ -141,7 +137,7 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 			return nil
 		}
 		explained[pt.Template] = true
-		rendered, _ := RenderPackageTemplate(ctx, pr.Base.FS, pr.Policy, pt, pkg, head, pr.Limits)
+		rendered, _ := renderPackageTemplate(ctx, pr.Base.FS, dirs, pt, head, pr.Limits)
 		if rendered == nil {
 			return nil
 		}
@@ -163,30 +159,4 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 	}
 	sort.Strings(d.Bundles)
 	return d
-}
-
-// baseBundleDigests maps the digest of each bundle image built from a bundle directory of package pkg (under
-// any bundle root) to the directory.
-func baseBundleDigests(ctx context.Context, fsys fs.FS, roots []policy.BundleRoot, pkg string) map[string]string {
-	out := map[string]string{}
-	for _, root := range roots {
-		for _, dir := range bundleDirsOf(fsys, path.Join(root.Path, pkg)) {
-			sub, err := fs.Sub(fsys, dir)
-			if err != nil {
-				continue
-			}
-			b, _, err := bundle.Load(ctx, sub, bundle.Limits{})
-			if err != nil || b == nil {
-				continue
-			}
-			img, err := image.BundleImage(ctx, sub, b.Annotations, image.Limits{})
-			if err != nil {
-				continue
-			}
-			if dg, err := img.Digest(); err == nil {
-				out[dg.String()] = dir
-			}
-		}
-	}
-	return out
 }

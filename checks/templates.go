@@ -1,8 +1,8 @@
 package checks
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -278,10 +277,7 @@ func outputFormat(file string) string {
 // checkMapping renders one template for each of its catalogs and compares.
 func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping) ([]catalog.Finding, string, bool) {
 	var findings []catalog.Finding
-	maxFile := pr.Limits.MaxFileSize
-	if maxFile <= 0 {
-		maxFile = catalog.DefaultLimits().MaxFileSize
-	}
+	maxFile := maxFileOf(pr.Limits)
 	var b strings.Builder
 	pkgOf := func(fs []catalog.Finding) []catalog.Finding {
 		for i := range fs {
@@ -308,53 +304,19 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 		fmt.Fprintf(&b, "- `%s`: does not parse\n", m.template)
 		return findings, b.String(), false
 	}
-	beh, err := template.BehaviourOf(m.opm)
-	if err != nil {
-		beh, _ = template.BehaviourOf("")
-	}
 	unverified := false
-	resolvers := map[string]template.Resolver{}
-	type rendered struct {
-		out      *template.Output
-		findings []catalog.Finding
+	names := []string{m.pkg}
+	if m.root == nil {
+		names = catalogPathNames(m.catalogs)
 	}
-	renders := map[string]rendered{}
-	var dirs *template.DirResolver
+	var pull func(string) template.Resolver
+	if t.Images != nil {
+		pull = func(level string) template.Resolver { return template.FetchResolver(t.Images.BundleFS, level) }
+	}
+	// The blobs the base revision already renders from these images (digests name content).
+	r := newTemplateRenderer(tmpl, m.opm, pr.Base.FS, m.catalogs, packageDirResolver(pr.Head.FS, pr.Policy, m.root, names...), pr.Limits, pull)
 	for _, c := range m.catalogs {
-		level := c.MigrateLevel
-		res, ok := resolvers[level]
-		if !ok {
-			var chain template.Chain
-			cr, _ := template.NewCatalogResolver(level)
-			// The blobs the base revision already renders from these images (digests name content).
-			for _, other := range m.catalogs {
-				if data, err := readFileCapped(pr.Base.FS, other.Path, maxFile); err == nil && data != nil {
-					docs, _ := catalog.ParseFile(other.Path, data, pr.Limits)
-					cr.Add(docs)
-				}
-			}
-			chain = append(chain, cr)
-			if dirs == nil {
-				dirs = mappingDirResolver(pr.Head.FS, pr.Policy, m, level)
-			}
-			if dirs != nil {
-				chain = append(chain, dirs.AtLevel(level))
-			}
-			if t.Images != nil {
-				chain = append(chain, t.pullResolver(level))
-			}
-			res = chain
-			resolvers[level] = res
-		}
-		// Catalogs of one migrate level get the same render: made once.
-		r, ok := renders[level]
-		if !ok {
-			r.out, r.findings = template.Render(ctx, tmpl, template.Options{Resolver: res, Behaviour: beh})
-			renders[level] = r
-		} else {
-			r.findings = nil // reported with the first catalog
-		}
-		out, rf := r.out, r.findings
+		out, rf := r.render(ctx, c.MigrateLevel)
 		if out == nil {
 			// Images that are nowhere offline are not a fault of the pull request when pulling is off.
 			if t.Images == nil && onlyUnresolved(rf) {
@@ -456,42 +418,6 @@ func bundleDirsOf(fsys fs.FS, pkgDir string) []string {
 	return out
 }
 
-// pullResolver renders images pulled through t.Images.
-func (t Templates) pullResolver(level string) template.Resolver {
-	return template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
-		fsys, err := t.Images.BundleFS(ctx, ref)
-		if err != nil {
-			var re *registry.Error
-			if errors.As(err, &re) {
-				return nil, fmt.Errorf("%s: %v", ref, err)
-			}
-			return nil, err
-		}
-		b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if b == nil || b.CSV == nil {
-			return nil, fmt.Errorf("%s is not a bundle image opm can render (%d problems, e.g. %v)", ref, len(findings), firstOr(findings))
-		}
-		r, err := bundle.Render(b, ref)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ref, err)
-		}
-		if err := bundle.Migrate(r, b, level); err != nil {
-			return nil, err
-		}
-		return &template.Resolved{Bundle: r, CSV: &b.CSV.Value, From: ref}, nil
-	})
-}
-
-func firstOr(fs []catalog.Finding) string {
-	if len(fs) == 0 {
-		return "none"
-	}
-	return fs[0].Message
-}
-
 // templateChangeLine is the first line of the head template the pull request changed, when it changed the
 // template but not the catalog; 0 otherwise.
 func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) int {
@@ -578,53 +504,24 @@ func PackageTemplates(fsys fs.FS, pol *policy.Policy, pkg string) ([]PackageTemp
 // the catalogs of fsys (by digest) and from the package's bundle directories (by digest or the root's image
 // pattern). It returns each catalog's new content; findings say why the template does not render.
 func RenderPackageTemplate(ctx context.Context, fsys fs.FS, pol *policy.Policy, pt PackageTemplate, pkg string, src []byte, lim catalog.Limits) (map[string][]byte, []catalog.Finding) {
+	return renderPackageTemplate(ctx, fsys, packageDirResolver(fsys, pol, pt.Root, pkg), pt, src, lim)
+}
+
+func renderPackageTemplate(ctx context.Context, fsys fs.FS, dirs *template.DirResolver, pt PackageTemplate, src []byte, lim catalog.Limits) (map[string][]byte, []catalog.Finding) {
 	tmpl, findings := template.Parse(pt.Template, src, lim)
 	if tmpl == nil {
 		return nil, findings
 	}
-	beh, err := template.BehaviourOf(pt.Opm)
-	if err != nil {
-		beh, _ = template.BehaviourOf("")
-	}
-	var dirs *template.DirResolver
-	root := pt.Root
-	if root == nil && pol != nil {
-		// A template of the policy: the package's bundle directories are under whichever bundle root holds them.
-		for i := range pol.Bundles {
-			if st, err := fs.Stat(fsys, path.Join(pol.Bundles[i].Path, pkg)); err == nil && st.IsDir() {
-				root = &pol.Bundles[i]
-				break
-			}
-		}
-	}
-	if root != nil {
-		dirs = template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(root.Path, pkg)), root.Image, "none")
-	}
+	r := newTemplateRenderer(tmpl, pt.Opm, fsys, pt.Catalogs, dirs, lim, nil)
 	out := map[string][]byte{}
-	renders := map[string][]byte{}
 	for _, c := range pt.Catalogs {
-		level := c.MigrateLevel
-		if y, ok := renders[level]; ok {
-			out[c.Path] = y
-			continue
-		}
-		cr, _ := template.NewCatalogResolver(level)
-		for _, other := range pt.Catalogs {
-			if data, err := readFileCapped(fsys, other.Path, catalog.DefaultLimits().MaxFileSize); err == nil && data != nil {
-				docs, _ := catalog.ParseFile(other.Path, data, lim)
-				cr.Add(docs)
-			}
-		}
-		chain := template.Chain{cr}
-		if dirs != nil {
-			chain = append(chain, dirs.AtLevel(level))
-		}
-		rendered, rf := template.Render(ctx, tmpl, template.Options{Resolver: chain, Behaviour: beh})
+		rendered, rf := r.render(ctx, c.MigrateLevel)
 		findings = append(findings, rf...)
 		if rendered == nil {
 			return nil, findings
 		}
-		var buf strings.Builder
+		var buf bytes.Buffer
+		var err error
 		if outputFormat(c.Path) == "json" {
 			err = rendered.WriteJSON(&buf)
 		} else {
@@ -633,34 +530,82 @@ func RenderPackageTemplate(ctx context.Context, fsys fs.FS, pol *policy.Policy, 
 		if err != nil {
 			return nil, append(findings, catalog.Finding{Rule: template.RuleDriftMapping, Severity: catalog.SeverityError, Position: catalog.Position{File: pt.Template}, Message: err.Error()})
 		}
-		renders[level] = []byte(buf.String())
-		out[c.Path] = renders[level]
+		out[c.Path] = buf.Bytes()
 	}
 	return out, findings
 }
 
-// mappingDirResolver resolves images from the bundle directories of the mapping's package: its ci.yaml's
-// folder, or, for a template of the policy, the package folders of any bundle root named by a segment of
-// its catalogs' paths (catalogs/v4.16/etcd/catalog.yaml: etcd).
-func mappingDirResolver(fsys fs.FS, pol *policy.Policy, m mapping, level string) *template.DirResolver {
-	if m.root != nil {
-		return template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(m.root.Path, m.pkg)), m.root.Image, level)
+// templateRenderer renders one template at the migrate levels of its catalogs, each level once, the bundle
+// images resolved from the blobs of its catalogs (read once, by digest), from the package's bundle
+// directories, then, when pull is set, from the registry.
+type templateRenderer struct {
+	tmpl     *template.Template
+	beh      template.Behaviour
+	catalogs *template.CatalogResolver
+	dirs     *template.DirResolver
+	pull     func(level string) template.Resolver
+	done     map[string]*template.Output
+}
+
+// newTemplateRenderer reads the catalogs' blobs from catalogFS (the base revision, for a pull request: the
+// head's catalogs are what is being judged).
+func newTemplateRenderer(tmpl *template.Template, opm string, catalogFS fs.FS, catalogs []policy.TemplateCatalog, dirs *template.DirResolver, lim catalog.Limits, pull func(string) template.Resolver) *templateRenderer {
+	beh, err := template.BehaviourOf(opm)
+	if err != nil {
+		beh, _ = template.BehaviourOf("")
+	}
+	maxFile := maxFileOf(lim)
+	cr, _ := template.NewCatalogResolver("none")
+	for _, c := range catalogs {
+		if data, err := readFileCapped(catalogFS, c.Path, maxFile); err == nil && data != nil {
+			docs, _ := catalog.ParseFile(c.Path, data, lim)
+			cr.Add(docs)
+		}
+	}
+	return &templateRenderer{tmpl: tmpl, beh: beh, catalogs: cr, dirs: dirs, pull: pull, done: map[string]*template.Output{}}
+}
+
+// render renders at level; the findings come with the first render of a level only.
+func (r *templateRenderer) render(ctx context.Context, level string) (*template.Output, []catalog.Finding) {
+	if out, ok := r.done[level]; ok {
+		return out, nil
+	}
+	var chain template.Chain
+	if cr, err := r.catalogs.AtLevel(level); err == nil {
+		chain = append(chain, cr)
+	}
+	if r.dirs != nil {
+		chain = append(chain, r.dirs.AtLevel(level))
+	}
+	if r.pull != nil {
+		chain = append(chain, r.pull(level))
+	}
+	out, findings := template.Render(ctx, r.tmpl, template.Options{Resolver: chain, Behaviour: r.beh})
+	r.done[level] = out
+	return out, findings
+}
+
+// packageDirResolver resolves images from the bundle directories of a package in fsys: those of root's
+// package folder when a ci.yaml mapping names the root, else the package folders of any bundle root named by
+// one of names (the package, or for a template of the policy the segments of its catalogs' paths:
+// catalogs/v4.16/etcd/catalog.yaml names etcd). Nil when there are none.
+func packageDirResolver(fsys fs.FS, pol *policy.Policy, root *policy.BundleRoot, names ...string) *template.DirResolver {
+	if root != nil && len(names) > 0 {
+		return template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(root.Path, names[0])), root.Image, "none")
 	}
 	var dirs []string
 	pattern := ""
 	seen := map[string]bool{}
-	for _, c := range m.catalogs {
-		for _, seg := range strings.Split(path.Dir(c.Path), "/") {
-			if !validFolder(seg) || seen[seg] {
-				continue
-			}
-			seen[seg] = true
-			for _, root := range pol.Bundles {
-				if st, err := fs.Stat(fsys, path.Join(root.Path, seg)); err == nil && st.IsDir() {
-					dirs = append(dirs, bundleDirsOf(fsys, path.Join(root.Path, seg))...)
-					if pattern == "" {
-						pattern = root.Image
-					}
+	for _, name := range names {
+		if !validFolder(name) || seen[name] {
+			continue
+		}
+		seen[name] = true
+		for _, r := range pol.Bundles {
+			if st, err := fs.Stat(fsys, path.Join(r.Path, name)); err == nil && st.IsDir() {
+				dirs = append(dirs, bundleDirsOf(fsys, path.Join(r.Path, name))...)
+				if pattern == "" {
+					pattern = r.Image
 				}
 			}
 		}
@@ -668,5 +613,22 @@ func mappingDirResolver(fsys fs.FS, pol *policy.Policy, m mapping, level string)
 	if len(dirs) == 0 {
 		return nil
 	}
-	return template.NewDirResolver(fsys, dirs, pattern, level)
+	return template.NewDirResolver(fsys, dirs, pattern, "none")
+}
+
+// catalogPathNames are the directory names of the catalogs' paths, the candidates for their package.
+func catalogPathNames(catalogs []policy.TemplateCatalog) []string {
+	var names []string
+	for _, c := range catalogs {
+		names = append(names, strings.Split(path.Dir(c.Path), "/")...)
+	}
+	return names
+}
+
+// maxFileOf is the largest catalog file read under lim (the loader's default when lim sets none).
+func maxFileOf(lim catalog.Limits) int64 {
+	if lim.MaxFileSize > 0 {
+		return lim.MaxFileSize
+	}
+	return catalog.DefaultLimits().MaxFileSize
 }

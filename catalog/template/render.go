@@ -183,20 +183,6 @@ type channelEntry struct {
 	SkipRange string   `json:"skipRange,omitempty"`
 }
 
-type bundleBlob struct {
-	Schema        string         `json:"schema"`
-	Name          string         `json:"name,omitempty"`
-	Package       string         `json:"package,omitempty"`
-	Image         string         `json:"image"`
-	Properties    []property     `json:"properties,omitempty"`
-	RelatedImages []relatedImage `json:"relatedImages,omitempty"`
-}
-
-type relatedImage struct {
-	Name  string `json:"name"`
-	Image string `json:"image"`
-}
-
 type deprecationBlob struct {
 	Schema  string `json:"schema"`
 	Package string `json:"package"`

@@ -28,6 +28,7 @@ func (f ResolverFunc) Resolve(ctx context.Context, image string) (*Resolved, err
 // image gives, while a tag may have moved since the catalog was rendered.
 type CatalogResolver struct {
 	level string
+	// blobs are shared by the resolvers AtLevel makes: the catalogs are read once for every migrate level.
 	blobs map[string]catalogBlob
 }
 
@@ -45,6 +46,16 @@ func NewCatalogResolver(level string) (*CatalogResolver, error) {
 		return nil, fmt.Errorf("unknown migrate level %q (known: none, bundle-object-to-csv-metadata)", level)
 	}
 	return &CatalogResolver{level: level, blobs: map[string]catalogBlob{}}, nil
+}
+
+// AtLevel is a resolver over the same blobs answering at another migrate level.
+func (c *CatalogResolver) AtLevel(level string) (*CatalogResolver, error) {
+	n, err := NewCatalogResolver(level)
+	if err != nil {
+		return nil, err
+	}
+	n.blobs = c.blobs
+	return n, nil
 }
 
 // Add indexes the olm.bundle blobs of parsed catalog documents. Of several blobs of one image, one that
@@ -211,8 +222,6 @@ type dirIndex struct {
 	fsys    fs.FS
 	dirs    []string
 	pattern string
-	lim     bundle.Limits
-	imgLim  image.Limits
 
 	mu      sync.Mutex
 	indexed bool
@@ -243,12 +252,12 @@ func (d *dirIndex) index(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		b, _, err := bundle.Load(ctx, sub, d.lim)
+		b, _, err := bundle.Load(ctx, sub, bundle.Limits{})
 		if err != nil || b == nil || b.CSV == nil {
 			continue
 		}
 		d.loaded[dir] = b
-		if img, err := image.BundleImage(ctx, sub, b.Annotations, d.imgLim); err == nil {
+		if img, err := image.BundleImage(ctx, sub, b.Annotations, image.Limits{}); err == nil {
 			if dg, err := img.Digest(); err == nil {
 				d.byRef["@"+dg.String()] = dir
 			}
@@ -272,15 +281,9 @@ func str(v *catalog.Value, key string) string {
 
 // Resolve implements Resolver.
 func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error) {
+	dir, ok := d.DirOf(ctx, img)
 	x := d.idx
 	x.mu.Lock()
-	x.index(ctx)
-	dir, ok := x.byRef[img]
-	if !ok {
-		if at := strings.LastIndex(img, "@"); at >= 0 {
-			dir, ok = x.byRef[img[at:]]
-		}
-	}
 	b := x.loaded[dir]
 	cached := x.rendered[[2]string{img, d.level}]
 	x.mu.Unlock()
@@ -290,14 +293,10 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	if cached != nil {
 		return cached, nil
 	}
-	r, err := bundle.Render(b, img)
+	res, err := resolvedOf(b, img, d.level, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s (bundle directory %s): %w", img, dir, err)
 	}
-	if err := bundle.Migrate(r, b, d.level); err != nil {
-		return nil, err
-	}
-	res := &Resolved{Bundle: r, CSV: &b.CSV.Value, From: dir}
 	x.mu.Lock()
 	if x.rendered == nil {
 		x.rendered = map[[2]string]*Resolved{}
@@ -305,4 +304,60 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	x.rendered[[2]string{img, d.level}] = res
 	x.mu.Unlock()
 	return res, nil
+}
+
+// DirOf is the bundle directory whose image img names (by digest, or by the image pattern), if any.
+func (d *DirResolver) DirOf(ctx context.Context, img string) (string, bool) {
+	x := d.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.index(ctx)
+	if dir, ok := x.byRef[img]; ok {
+		return dir, true
+	}
+	if at := strings.LastIndex(img, "@"); at >= 0 {
+		dir, ok := x.byRef[img[at:]]
+		return dir, ok
+	}
+	return "", false
+}
+
+// resolvedOf renders a loaded bundle under image at migrate level.
+func resolvedOf(b *bundle.Bundle, image, level, from string) (*Resolved, error) {
+	r, err := bundle.Render(b, image)
+	if err != nil {
+		return nil, err
+	}
+	if err := bundle.Migrate(r, b, level); err != nil {
+		return nil, err
+	}
+	return &Resolved{Bundle: r, CSV: &b.CSV.Value, From: from}, nil
+}
+
+// FetchResolver resolves images by fetching their content with fetch (a registry client's bundle pull) and
+// rendering it at migrate level, as opm renders a bundle image: a bundle that loads with its CSV renders,
+// whatever the validators would say of it.
+func FetchResolver(fetch func(ctx context.Context, ref string) (fs.FS, error), level string) Resolver {
+	return ResolverFunc(func(ctx context.Context, ref string) (*Resolved, error) {
+		fsys, err := fetch(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		if b == nil || b.CSV == nil {
+			first := "no ClusterServiceVersion"
+			if len(findings) > 0 {
+				first = findings[0].Message
+			}
+			return nil, fmt.Errorf("%s is not a bundle opm can render: %s", ref, first)
+		}
+		res, err := resolvedOf(b, ref, level, ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		return res, nil
+	})
 }

@@ -9,7 +9,6 @@
 package template
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -464,13 +463,4 @@ func hasErrors(fs []catalog.Finding) bool {
 		}
 	}
 	return false
-}
-
-// compact is the compact form of a JSON text (for values taken from a catalog that were indented).
-func compact(raw []byte) []byte {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return raw
-	}
-	return buf.Bytes()
 }

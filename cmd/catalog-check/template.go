@@ -17,7 +17,6 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
-	"github.com/catalogbot/catalogbot/registry"
 )
 
 // maxTemplateFile bounds a template read by the CLI.
@@ -98,7 +97,7 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm stri
 		name = "stdin"
 		src, err = io.ReadAll(io.LimitReader(stdin, maxTemplateFile+1))
 	} else {
-		src, err = readCapped(file, maxTemplateFile)
+		src, err = readBoundedFile(file, maxTemplateFile)
 	}
 	if err != nil {
 		return fail(exitCannotRun, "%v", err)
@@ -123,7 +122,7 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm stri
 				err = cr.AddFS(ctx, os.DirFS(c), catalog.Limits{})
 			} else {
 				var data []byte
-				data, err = readCapped(c, catalog.DefaultLimits().MaxFileSize)
+				data, err = readBoundedFile(c, catalog.DefaultLimits().MaxFileSize)
 				if err == nil {
 					docs, _ := catalog.ParseFile(c, data, catalog.Limits{})
 					cr.Add(docs)
@@ -148,7 +147,7 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm stri
 			return fail(exitCannotRun, "%v", err)
 		}
 		defer client.Close()
-		chain = append(chain, pullResolver(client, migrateLevel))
+		chain = append(chain, template.FetchResolver(checks.RegistryBundles{Client: client}.BundleFS, migrateLevel))
 	}
 	out, rfs := template.Render(ctx, tmpl, template.Options{Resolver: chain, Behaviour: beh})
 	printFindings(stderr, rfs)
@@ -170,22 +169,6 @@ func printFindings(w io.Writer, fs []catalog.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "%s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
 	}
-}
-
-func readCapped(name string, max int64) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
-	}
-	return data, nil
 }
 
 // findBundleDirs lists the bundle directories (holding metadata/annotations.yaml) at dir, one level and two
@@ -210,36 +193,6 @@ func findBundleDirs(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// pullResolver renders images pulled through the guarded registry client.
-func pullResolver(client *registry.Client, level string) template.Resolver {
-	return template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
-		img, err := client.Bundle(ctx, ref, registry.Limits{})
-		if err != nil {
-			return nil, err
-		}
-		b, findings, err := bundle.Load(ctx, img.FS, bundle.Limits{})
-		if err != nil {
-			return nil, err
-		}
-		// As opm: a bundle that loads with its CSV renders, whatever the validators would say of it.
-		if b == nil || b.CSV == nil {
-			first := "no ClusterServiceVersion"
-			if len(findings) > 0 {
-				first = findings[0].Message
-			}
-			return nil, fmt.Errorf("%s is not a bundle opm can render: %s", ref, first)
-		}
-		r, err := bundle.Render(b, ref)
-		if err != nil {
-			return nil, err
-		}
-		if err := bundle.Migrate(r, b, level); err != nil {
-			return nil, err
-		}
-		return &template.Resolved{Bundle: r, CSV: &b.CSV.Value, From: ref}, nil
-	})
 }
 
 func templateCheckCommand(e env) cli.Command {
@@ -298,7 +251,7 @@ Exit 0: added; 1: the template names the image already, or cannot take it; 2: co
 			if image == "" {
 				return fail(exitCannotRun, "--image is required")
 			}
-			src, err := readCapped(args[0], maxTemplateFile)
+			src, err := readBoundedFile(args[0], maxTemplateFile)
 			if err != nil {
 				return fail(exitCannotRun, "%v", err)
 			}

@@ -36,6 +36,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/opmrun"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -155,21 +156,7 @@ func run(opm, cc, root, casesDir string, limit int) error {
 		return err
 	}
 	defer client.Close()
-	pull := template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
-		img, err := client.Bundle(ctx, ref, registry.Limits{})
-		if err != nil {
-			return nil, err
-		}
-		b, _, err := bundle.Load(ctx, img.FS, bundle.Limits{})
-		if err != nil {
-			return nil, err
-		}
-		r, err := bundle.Render(b, ref)
-		if err != nil {
-			return nil, err
-		}
-		return &template.Resolved{Bundle: r, CSV: &b.CSV.Value}, nil
-	})
+	pull := template.FetchResolver(checks.RegistryBundles{Client: client}.BundleFS, "none")
 	beh, _ := template.BehaviourOf(opmVersion)
 	start := time.Now()
 	for _, c := range tcs {
