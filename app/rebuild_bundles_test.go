@@ -18,8 +18,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/catalog/bundle"
-	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -57,20 +56,11 @@ func expectedBundleDigest(t *testing.T, files map[string]string, dir string) str
 			t.Fatal(err)
 		}
 	}
-	fsys := os.DirFS(filepath.Join(tmp, dir))
-	b, _, err := bundle.Load(context.Background(), fsys, bundle.Limits{})
+	d, err := template.BundleImageDigest(context.Background(), os.DirFS(filepath.Join(tmp, dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := image.BundleImage(context.Background(), fsys, b.Annotations, image.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.String()
+	return d
 }
 
 // A merged bundle directory becomes its bundle image on the registry the policy names, reported as

@@ -8,7 +8,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	cbundle "github.com/catalogbot/catalogbot/catalog/bundle"
-	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
@@ -29,16 +28,11 @@ func derivedBundle(fsys fstest.MapFS, version, replaces string) {
 func digestOf(t *testing.T, fsys fstest.MapFS, dir string) string {
 	t.Helper()
 	sub, _ := fsys.Sub(dir)
-	b, _, err := cbundle.Load(context.Background(), sub, cbundle.Limits{})
+	d, err := template.BundleImageDigest(context.Background(), sub)
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := image.BundleImage(context.Background(), sub, b.Annotations, image.Limits{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := img.Digest()
-	return d.String()
+	return d
 }
 
 // Only a pull request whose every change the merged bundles explain is a derived catalog update.

@@ -257,10 +257,8 @@ func (d *dirIndex) index(ctx context.Context) {
 			continue
 		}
 		d.loaded[dir] = b
-		if img, err := image.BundleImage(ctx, sub, b.Annotations, image.Limits{}); err == nil {
-			if dg, err := img.Digest(); err == nil {
-				d.byRef["@"+dg.String()] = dir
-			}
+		if dg, err := bundleDigest(ctx, sub, b); err == nil {
+			d.byRef["@"+dg] = dir
 		}
 		if d.pattern != "" {
 			version := str(field(&b.CSV.Value, "spec", false), "version")
@@ -360,4 +358,26 @@ func FetchResolver(fetch func(ctx context.Context, ref string) (fs.FS, error), l
 		}
 		return res, nil
 	})
+}
+
+// BundleImageDigest is the digest of the image built from the bundle directory fsys (catalog/image.BundleImage:
+// the same directory always gives the same digest); a template naming the directory's image by digest names it.
+func BundleImageDigest(ctx context.Context, fsys fs.FS) (string, error) {
+	b, _, err := bundle.Load(ctx, fsys, bundle.Limits{})
+	if err != nil {
+		return "", err
+	}
+	return bundleDigest(ctx, fsys, b)
+}
+
+func bundleDigest(ctx context.Context, fsys fs.FS, b *bundle.Bundle) (string, error) {
+	img, err := image.BundleImage(ctx, fsys, b.Annotations, image.Limits{})
+	if err != nil {
+		return "", err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", err
+	}
+	return d.String(), nil
 }

@@ -26,8 +26,7 @@ import (
 	"github.com/catalogbot/catalogbot/app"
 	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/catalog/bundle"
-	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/policy"
@@ -619,23 +618,14 @@ func firstLine(s string) string {
 // writeDemoTemplate writes redis's basic template, naming the image of operators/redis/1.0.0 by its digest,
 // and the catalog it renders to.
 func writeDemoTemplate(ctx context.Context, work string, write func(rel, body string) error, regHost string) error {
-	dir := filepath.Join(work, "operators", "redis", "1.0.0")
-	b, _, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
-	if err != nil {
-		return err
-	}
-	img, err := image.BundleImage(ctx, os.DirFS(dir), b.Annotations, image.Limits{})
-	if err != nil {
-		return err
-	}
-	d, err := img.Digest()
+	digest, err := template.BundleImageDigest(ctx, os.DirFS(filepath.Join(work, "operators", "redis", "1.0.0")))
 	if err != nil {
 		return err
 	}
 	const tmplPath = "operators/redis/catalog-templates/basic.yaml"
 	tmpl := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: redis\n    defaultChannel: stable\n" +
 		"  - schema: olm.channel\n    package: redis\n    name: stable\n    entries:\n      - name: redis-operator.v1.0.0\n" +
-		"  - schema: olm.bundle\n    image: " + regHost + "/acme/redis-bundle@" + d.String() + "\n"
+		"  - schema: olm.bundle\n    image: " + regHost + "/acme/redis-bundle@" + digest + "\n"
 	if err := write(tmplPath, tmpl); err != nil {
 		return err
 	}
