@@ -160,6 +160,9 @@ type validator struct {
 	images   map[string]error // image reference -> parse result, as many bundles share images
 	versions map[*Package]map[string]blang.Version
 	objBuf   []byte // scratch for base64 decoding of bundle objects
+	// required, when set, takes each olm.package.required property naming a
+	// package instead of judging it against c (see ValidateFS).
+	required func(p *Package, b *Bundle, r PackageRequired)
 }
 
 func (v *validator) add(rule string, pos Position, pkg, format string, args ...any) {

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"encoding/base64"
+	"iter"
 	"strings"
 	"unicode"
 
@@ -169,34 +170,50 @@ func (v *validator) misspelt(p *Package, b *Bundle, prop *Property) {
 // requirements warns about olm.package.required properties the catalog cannot satisfy.
 func (v *validator) requirements(p *Package, b *Bundle) {
 	for _, r := range b.RequiredPackages() {
-		target := v.c.Package(r.PackageName)
 		if r.PackageName == "" {
 			v.add(ruleBundleRequiresUnknown, r.PackageNamePos, p.Name, "bundle %q has an %s property that names no package", b.Name, PropertyPackageRequired)
 			continue
 		}
-		if target == nil || !target.Declared {
-			v.add(ruleBundleRequiresUnknown, r.PackageNamePos, p.Name, "bundle %q requires package %q, which is not in this catalog", b.Name, r.PackageName)
+		if v.required != nil {
+			// The package it names may not be read yet (ValidateFS): judged
+			// once every package is.
+			v.required(p, b, r)
 			continue
 		}
-		if r.VersionRange == "" {
-			continue
-		}
-		rng, err := parseRange(r.VersionRange)
-		if err != nil {
-			v.add(ruleBundleRequiresUnsatisf, r.VersionRangePos, p.Name, "bundle %q requires package %q in versionRange %q, which does not parse: %v", b.Name, r.PackageName, r.VersionRange, err)
-			continue
-		}
-		found := false
-		for _, ver := range v.versionsOf(target) {
-			if rng(ver) {
-				found = true
-				break
+		target := v.c.Package(r.PackageName)
+		v.requirement(p.Name, b.Name, r, target != nil && target.Declared, func(yield func(blang.Version) bool) {
+			for _, ver := range v.versionsOf(target) {
+				if !yield(ver) {
+					return
+				}
 			}
-		}
-		if !found {
-			v.add(ruleBundleRequiresUnsatisf, r.VersionRangePos, p.Name, "bundle %q requires package %q in versionRange %q, but no bundle of %q has a version in it", b.Name, r.PackageName, r.VersionRange, r.PackageName)
+		})
+	}
+}
+
+// requirement judges one olm.package.required property of bundle bundle of
+// package pkg that names a package: declared says whether that package has
+// an olm.package blob, versions are its bundles' versions (read only when
+// the range needs them).
+func (v *validator) requirement(pkg, bundle string, r PackageRequired, declared bool, versions iter.Seq[blang.Version]) {
+	if !declared {
+		v.add(ruleBundleRequiresUnknown, r.PackageNamePos, pkg, "bundle %q requires package %q, which is not in this catalog", bundle, r.PackageName)
+		return
+	}
+	if r.VersionRange == "" {
+		return
+	}
+	rng, err := parseRange(r.VersionRange)
+	if err != nil {
+		v.add(ruleBundleRequiresUnsatisf, r.VersionRangePos, pkg, "bundle %q requires package %q in versionRange %q, which does not parse: %v", bundle, r.PackageName, r.VersionRange, err)
+		return
+	}
+	for ver := range versions {
+		if rng(ver) {
+			return
 		}
 	}
+	v.add(ruleBundleRequiresUnsatisf, r.VersionRangePos, pkg, "bundle %q requires package %q in versionRange %q, but no bundle of %q has a version in it", bundle, r.PackageName, r.VersionRange, r.PackageName)
 }
 
 // defaultHead warns when the default channel's head is older than the package's newest bundle.

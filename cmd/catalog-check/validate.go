@@ -100,18 +100,19 @@ func runValidate(ctx context.Context, dirs []string, output string, quiet, hints
 	return exitPass
 }
 
-// validateDir loads and validates one catalog root. Finding paths are made
-// relative to the working directory by joining them to dir.
+// validateDir validates one catalog root, package by package (it never
+// holds the whole parsed catalog). Finding paths are made relative to the
+// working directory by joining them to dir.
 func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalogSummary, []catalog.Finding) {
 	sum := catalogSummary{Dir: dir}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := catalog.LoadDir(ctx, dir, catalog.DefaultLimits())
+	res, err := catalog.ValidateDir(ctx, dir, catalog.DefaultLimits())
 	if err != nil {
 		sum.Error = err.Error()
 		return sum, nil
 	}
-	findings := catalog.Validate(c, catalog.ValidateOptions{})
+	findings := res.Findings
 	for i := range findings {
 		f := &findings[i]
 		f.File = filepath.Join(dir, filepath.FromSlash(f.File))
@@ -121,12 +122,7 @@ func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalo
 			sum.Warnings++
 		}
 	}
-	for _, p := range c.Packages {
-		if p.Declared {
-			sum.Packages++
-		}
-		sum.Bundles += len(p.Bundles)
-	}
+	sum.Packages, sum.Bundles = res.Packages, res.Bundles
 	sum.Valid = sum.Errors == 0
 	return sum, findings
 }

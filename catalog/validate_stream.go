@@ -1,0 +1,520 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	blang "github.com/blang/semver/v4"
+)
+
+// FSValidation is what ValidateFS says about a catalog.
+type FSValidation struct {
+	// Findings are those Validate(Load(fsys)) returns, in the same order.
+	Findings []Finding
+	// Packages counts the packages an olm.package blob declares and Bundles
+	// the olm.bundle blobs of every package name, as Catalog.Packages would.
+	Packages, Bundles int
+	// Stats say how much the read held and read again.
+	Stats StreamStats
+}
+
+// StreamStats describe one ValidateFS.
+type StreamStats struct {
+	Files int // catalog files read
+	// Reread counts files read a second time: a package whose blobs were
+	// judged turned up again in a later file (its files are far apart in
+	// lexical order), so its earlier files were read again and the package
+	// is then kept until the end.
+	Reread int
+	// PeakHeldDocs is the most blobs held at once by packages not yet
+	// judged; PeakHeldBytes the most file bytes parsed ahead and not yet
+	// taken (see streamAhead).
+	PeakHeldDocs  int
+	PeakHeldBytes int64
+}
+
+// ValidateFS is Validate(Load(fsys)) for a whole catalog, findings
+// included, without ever holding the whole parsed catalog: files are read
+// in lexical order (parsed ahead on lim.Concurrency workers), and a package
+// is judged and let go once a few files have gone by without a blob of it.
+// The memory it needs follows the largest files and packages, not the
+// catalog.
+//
+// Packages are independent but for three facts, which it keeps for every
+// package: whether an olm.package blob declares it and the versions of its
+// bundles (olm.package.required properties are judged against them once
+// every package is read), and the files its blobs are in (a package that
+// turns up again after it was judged is judged again with its earlier
+// files read a second time). A file's own findings are kept as it is read.
+// lim.Cache is not used.
+//
+// The error is Load's: an I/O failure, a limit on the whole tree, ctx's end.
+func ValidateFS(ctx context.Context, fsys fs.FS, lim Limits) (*FSValidation, error) {
+	return validateStream(ctx, fsys, lim, streamLagFiles, streamLagBytes)
+}
+
+func validateStream(ctx context.Context, fsys fs.FS, lim Limits, lagFiles int, lagBytes int64) (*FSValidation, error) {
+	if fsys == nil {
+		return nil, errors.New("read catalog: no file system given")
+	}
+	lim = lim.withDefaults()
+	lim.aliasSpent = new(atomic.Int64)
+	lim.Cache = nil
+	tree, err := listFiles(ctx, fsys, lim)
+	if err != nil {
+		return nil, err
+	}
+	s := newStreamValidator(fsys, tree.Files, lim, lagFiles, lagBytes)
+	if err := s.run(ctx); err != nil {
+		return nil, err
+	}
+	return s.result(tree.Findings), nil
+}
+
+// ValidateDir is ValidateFS on a directory of the local file system.
+func ValidateDir(ctx context.Context, dir string, lim Limits) (*FSValidation, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	return ValidateFS(ctx, os.DirFS(dir), lim)
+}
+
+// A package is judged once streamLagFiles files, or streamLagBytes bytes of
+// files, have been read after its last blob. Catalogs keep a package's files
+// together (a folder per package), so a short lag is enough; a longer one
+// only holds more.
+const (
+	streamLagFiles = 8
+	streamLagBytes = 8 << 20
+)
+
+// streamAheadBytes bounds, per worker, the bytes of files parsed ahead of
+// the file being taken (one file is always allowed, whatever its size).
+const streamAheadBytes = 4 << 20
+
+type streamValidator struct {
+	fsys  fs.FS
+	files []CatalogFile
+	lim   Limits
+	// lagFiles and lagBytes: streamLagFiles and streamLagBytes (tests
+	// lower them to read packages again often).
+	lagFiles int
+	lagBytes int64
+	// end[i] is the bytes of files 0..i.
+	end    []int64
+	broken []bool // the file did not read whole (see stopsReading)
+	// stash keeps the blobs of files whose YAML expanded aliases: read
+	// again, such a file could spend the read's alias budget twice.
+	stash map[int][]Doc
+
+	pkgs  map[string]*streamPackage
+	queue []streamQueued // packages by their last file, oldest first
+	qhead int
+
+	found []Finding // the files' own findings
+	held  int       // blobs held by open packages
+	stats StreamStats
+}
+
+// streamPackage is one package name as the stream knows it.
+type streamPackage struct {
+	name  string  // its own copy
+	files []int32 // the files holding its blobs, ascending
+	open  bool    // blobs held, not judged yet
+	keep  bool    // read again once: judged only at the end
+	docs  []Doc   // while open
+
+	// Once judged: its findings (the model's load findings and the
+	// rules'), the requirements left for the end, and its facts.
+	judged   bool
+	findings []Finding
+	required []streamRequirement
+	declared bool
+	bundles  int
+	versions string // the versions of its bundles that parse, one a line
+}
+
+type streamQueued struct {
+	p    *streamPackage
+	file int
+}
+
+// streamRequirement is an olm.package.required property left for the end.
+type streamRequirement struct {
+	bundle string
+	req    PackageRequired
+}
+
+func newStreamValidator(fsys fs.FS, files []CatalogFile, lim Limits, lagFiles int, lagBytes int64) *streamValidator {
+	s := &streamValidator{fsys: fsys, files: files, lim: lim, lagFiles: lagFiles, lagBytes: lagBytes,
+		end: make([]int64, len(files)), broken: make([]bool, len(files)),
+		stash: map[int][]Doc{}, pkgs: map[string]*streamPackage{}}
+	var sum int64
+	for i, f := range files {
+		sum += f.Size
+		s.end[i] = sum
+	}
+	return s
+}
+
+// run reads every file in order and judges every package.
+func (s *streamValidator) run(ctx context.Context) error {
+	ahead := newStreamAhead(s.fsys, s.files, s.lim)
+	stop := ahead.start(ctx)
+	defer stop()
+	for i := range s.files {
+		r, err := ahead.take(i)
+		if err != nil {
+			return err
+		}
+		if err := s.file(i, r); err != nil {
+			return err
+		}
+		s.judgeDue(i)
+	}
+	stop()
+	s.stats.PeakHeldBytes = ahead.peak
+	s.queue = nil
+	for _, p := range s.pkgs {
+		if p.open {
+			s.judge(p)
+		}
+	}
+	return nil
+}
+
+// file takes the parse of file i: its findings, and its blobs to their packages.
+func (s *streamValidator) file(i int, r *streamParsed) error {
+	s.stats.Files++
+	for _, f := range r.findings {
+		if f.Severity == SeverityError && f.File != "" && stopsReading(f.Rule) {
+			s.broken[i] = true
+		}
+	}
+	s.found = append(s.found, r.findings...)
+	if r.aliases && len(r.docs) > 0 {
+		s.stash[i] = r.docs
+	}
+	var p *streamPackage
+	for j := range r.docs {
+		d := &r.docs[j]
+		name, ok := packageOf(d)
+		if !ok {
+			continue
+		}
+		if p == nil || p.name != name {
+			p = s.pkgs[name]
+			if p == nil {
+				p = &streamPackage{name: strings.Clone(name)}
+				s.pkgs[p.name] = p
+			}
+			if n := len(p.files); n == 0 || int(p.files[n-1]) != i {
+				if p.judged && !p.open {
+					if err := s.reopen(p); err != nil {
+						return err
+					}
+				}
+				p.open = true
+				p.files = append(p.files, int32(i))
+				s.queue = append(s.queue, streamQueued{p, i})
+			}
+		}
+		p.docs = append(p.docs, *d)
+		s.held++
+	}
+	s.stats.PeakHeldDocs = max(s.stats.PeakHeldDocs, s.held)
+	return nil
+}
+
+// packageOf names the package a blob belongs to in the model (NewCatalog),
+// or says it belongs to none.
+func packageOf(d *Doc) (string, bool) {
+	switch d.Schema {
+	case SchemaPackage:
+		return d.Name, true
+	case SchemaChannel, SchemaBundle, SchemaDeprecation:
+		return d.Package, true
+	}
+	return "", false
+}
+
+// judgeDue judges the packages whose last file is far enough behind file i.
+func (s *streamValidator) judgeDue(i int) {
+	for s.qhead < len(s.queue) {
+		q := s.queue[s.qhead]
+		if i-q.file < s.lagFiles && s.end[i]-s.end[q.file] < s.lagBytes {
+			break
+		}
+		s.queue[s.qhead] = streamQueued{}
+		s.qhead++
+		if p := q.p; p.open && !p.keep && int(p.files[len(p.files)-1]) == q.file {
+			s.judge(p)
+		}
+	}
+	if s.qhead > 1024 && s.qhead*2 > len(s.queue) {
+		s.queue = append(s.queue[:0], s.queue[s.qhead:]...)
+		s.qhead = 0
+	}
+}
+
+// reopen takes back the blobs of a judged package from its files, read
+// again, and forgets the judgement.
+func (s *streamValidator) reopen(p *streamPackage) error {
+	var buf []byte
+	var total atomic.Int64 // the files were counted the first time
+	for _, i := range p.files {
+		docs, ok := s.stash[int(i)]
+		if !ok {
+			var r *streamParsed
+			var err error
+			r, buf, err = readStreamFile(s.fsys, s.files[i], s.lim, &total, buf)
+			if err != nil {
+				return err
+			}
+			docs = r.docs
+			s.stats.Reread++
+		}
+		for j := range docs {
+			if name, ok := packageOf(&docs[j]); ok && name == p.name {
+				p.docs = append(p.docs, docs[j])
+				s.held++
+			}
+		}
+	}
+	p.judged, p.keep = false, true
+	p.findings, p.required, p.versions = nil, nil, ""
+	return nil
+}
+
+// judge validates one package from its blobs, as Validate would within the
+// whole catalog, keeps what the end needs and lets the blobs go.
+func (s *streamValidator) judge(p *streamPackage) {
+	c := NewCatalog(p.docs, nil)
+	pkg := c.Packages[0] // every blob of p.docs is of p
+	v := newValidator(c)
+	v.required = func(_ *Package, b *Bundle, r PackageRequired) {
+		r.PackageName, r.VersionRange = strings.Clone(r.PackageName), strings.Clone(r.VersionRange)
+		p.required = append(p.required, streamRequirement{bundle: strings.Clone(b.Name), req: r})
+	}
+	v.packageDuplicates(pkg)
+	broken := map[string]bool{}
+	for _, i := range p.files {
+		if s.broken[i] {
+			broken[s.files[i].Path] = true
+		}
+	}
+	if !inBrokenFile(pkg, broken) {
+		v.pkg(pkg)
+	}
+	// Findings outlive the blobs: none may point into a file's strings.
+	p.findings = append(c.LoadFindings, v.out...)
+	for i := range p.findings {
+		f := &p.findings[i]
+		if f.Package == p.name {
+			f.Package = p.name
+		} else {
+			f.Package = strings.Clone(f.Package)
+		}
+	}
+	p.declared, p.bundles = pkg.Declared, len(pkg.Bundles)
+	if pkg.Declared {
+		var vs strings.Builder
+		for _, b := range pkg.bundleByName {
+			if pp, ok := b.PackageProperty(); ok {
+				if _, err := blang.Parse(pp.Version); err == nil {
+					vs.WriteString(pp.Version) // semver has no line breaks
+					vs.WriteByte('\n')
+				}
+			}
+		}
+		p.versions = vs.String()
+	}
+	s.held -= len(p.docs)
+	p.docs, p.open, p.judged = nil, false, true
+}
+
+// result puts every finding together, the requirements judged last.
+func (s *streamValidator) result(treeFindings []Finding) *FSValidation {
+	out := &FSValidation{Stats: s.stats}
+	all := append(treeFindings, s.found...)
+	req := &validator{}
+	for _, p := range s.pkgs {
+		all = append(all, p.findings...)
+		if p.declared {
+			out.Packages++
+		}
+		out.Bundles += p.bundles
+		for _, r := range p.required {
+			target := s.pkgs[r.req.PackageName]
+			declared := target != nil && target.declared
+			req.requirement(p.name, r.bundle, r.req, declared, func(yield func(blang.Version) bool) {
+				for line := range strings.Lines(target.versions) {
+					ver, err := blang.Parse(strings.TrimSuffix(line, "\n"))
+					if err == nil && !yield(ver) {
+						return
+					}
+				}
+			})
+		}
+	}
+	all = append(all, req.out...)
+	if len(all) > 0 {
+		SortFindings(all)
+		out.Findings = all
+	}
+	return out
+}
+
+// streamParsed is one file's parse.
+type streamParsed struct {
+	fileResult
+	aliases bool // its YAML expanded aliases
+}
+
+// readStreamFile reads and parses one file as readCatalogFile does (without
+// a parse cache) and says whether its YAML expanded aliases. It reads into
+// buf when large enough and returns a buffer the caller may pass again.
+func readStreamFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64, buf []byte) (*streamParsed, []byte, error) {
+	if f.Size > lim.MaxFileSize {
+		return &streamParsed{fileResult: fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}}, buf, nil
+	}
+	data, err := readBounded(fsys, f.Path, lim.MaxFileSize, buf)
+	if errors.Is(err, errTooLarge) {
+		return &streamParsed{fileResult: fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
+			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}}, buf, nil
+	}
+	if err != nil {
+		return nil, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
+	}
+	if total.Add(int64(len(data))) > lim.MaxTotalSize {
+		return nil, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+	}
+	if len(data) == 0 {
+		return &streamParsed{}, data[:0], nil
+	}
+	src := unsafe.String(unsafe.SliceData(data), len(data))
+	p := newFileParser(f.Path, src, lim)
+	p.parse()
+	r := &streamParsed{fileResult: fileResult{docs: p.docs, findings: p.findings}, aliases: p.aliasValues > 0}
+	var spare []byte
+	if !compactStrings(p.docs, src, cap(data), true) {
+		spare = data[:0]
+	}
+	return r, spare, nil
+}
+
+// streamAhead parses files in order on lim.Concurrency workers, at most
+// streamAheadBytes per worker ahead of the file the consumer takes.
+type streamAhead struct {
+	fsys   fs.FS
+	files  []CatalogFile
+	lim    Limits
+	window int64
+	total  atomic.Int64
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	next   int             // the next file for a worker
+	taken  int             // files the consumer took
+	ahead  int64           // bytes of files given to workers and not taken
+	peak   int64           // most bytes ahead
+	parsed []*streamParsed // by file, until taken
+	err    error
+}
+
+var errStreamStopped = errors.New("stopped")
+
+func newStreamAhead(fsys fs.FS, files []CatalogFile, lim Limits) *streamAhead {
+	a := &streamAhead{fsys: fsys, files: files, lim: lim, parsed: make([]*streamParsed, len(files)),
+		window: int64(max(lim.Concurrency, 1)) * streamAheadBytes}
+	a.cond = sync.NewCond(&a.mu)
+	return a
+}
+
+// start runs the workers; the returned func stops them and waits for them.
+func (a *streamAhead) start(ctx context.Context) (stop func()) {
+	var wg sync.WaitGroup
+	for range min(a.lim.Concurrency, len(a.files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.work(ctx)
+		}()
+	}
+	return func() {
+		a.fail(errStreamStopped)
+		wg.Wait()
+	}
+}
+
+func (a *streamAhead) fail(err error) {
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.cond.Broadcast()
+	a.mu.Unlock()
+}
+
+func (a *streamAhead) work(ctx context.Context) {
+	var buf []byte
+	for {
+		a.mu.Lock()
+		for a.err == nil && a.next < len(a.files) && a.next > a.taken && a.ahead+a.files[a.next].Size > a.window {
+			a.cond.Wait()
+		}
+		if a.err != nil || a.next >= len(a.files) {
+			a.mu.Unlock()
+			return
+		}
+		i := a.next
+		a.next++
+		a.ahead += a.files[i].Size
+		a.peak = max(a.peak, a.ahead)
+		a.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			a.fail(err)
+			return
+		}
+		r, spare, err := readStreamFile(a.fsys, a.files[i], a.lim, &a.total, buf)
+		buf = spare
+		if err != nil {
+			a.fail(err)
+			return
+		}
+		a.mu.Lock()
+		a.parsed[i] = r
+		a.cond.Broadcast()
+		a.mu.Unlock()
+	}
+}
+
+// take waits for file i's parse; files are taken in order.
+func (a *streamAhead) take(i int) (*streamParsed, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for a.parsed[i] == nil && a.err == nil {
+		a.cond.Wait()
+	}
+	if a.err != nil {
+		return nil, a.err
+	}
+	r := a.parsed[i]
+	a.parsed[i] = nil
+	a.taken = i + 1
+	a.ahead -= a.files[i].Size
+	a.cond.Broadcast()
+	return r, nil
+}
