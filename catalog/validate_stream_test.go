@@ -107,7 +107,7 @@ func TestValidateFSLoadCases(t *testing.T) {
 		}
 		t.Run(dir, func(t *testing.T) {
 			sameAsWhole(t, os.DirFS(dir), DefaultLimits())
-			sameAsWhole(t, os.DirFS(dir), Limits{MaxAliasExpansionPerRead: 50, MaxAliasExpansion: 40, MaxDocuments: 3, MaxFileSize: 2000, MaxDepth: 5})
+			sameAsWhole(t, os.DirFS(dir), Limits{MaxAliasExpansion: 40, MaxAliasExpansionPerFile: 60, MaxDocuments: 3, MaxFileSize: 2000, MaxDepth: 5})
 		})
 	}
 }
@@ -239,4 +239,28 @@ func TestValidateFSRealCatalogs(t *testing.T) {
 			sameAsWhole(t, os.DirFS(dir), DefaultLimits())
 		})
 	}
+}
+
+// FuzzValidateFS: any three files give ValidateFS the findings of
+// Validate(Load), at the default lag and when every package whose files
+// are apart is read again, and never a panic.
+func FuzzValidateFS(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "validate", "*", "catalog", "*", "*"))
+	for i, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			continue
+		}
+		next, _ := os.ReadFile(seeds[(i+1)%len(seeds)])
+		f.Add(string(data), "", string(next))
+	}
+	f.Add("schema: olm.package\nname: a\ndefaultChannel: s\n", `{"schema":"olm.channel","package":"b","name":"s","entries":[{"name":"b.v1"}]}`,
+		"schema: olm.bundle\npackage: a\nname: a.v1\nproperties:\n- type: olm.package.required\n  value: {packageName: b, versionRange: '>=1'}\n---\nschema: olm.package\nname: b\n")
+	f.Fuzz(func(t *testing.T, first, second, third string) {
+		sameAsWhole(t, fstest.MapFS{
+			"a/catalog.yaml": {Data: []byte(first)},
+			"b/catalog.json": {Data: []byte(second)},
+			"c/catalog.yaml": {Data: []byte(third)},
+		}, Limits{MaxFileSize: 1 << 20})
+	})
 }
