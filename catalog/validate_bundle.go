@@ -104,11 +104,13 @@ var knownPropertyTypes = []string{
 
 // closeKnownType returns the known property type typ is probably a misspelling of, or "".
 func closeKnownType(typ string) string {
-	best, bestDist := "", 3
 	for _, k := range knownPropertyTypes {
-		if typ == k {
+		if typ == k { // the common case: no distance to measure
 			return ""
 		}
+	}
+	best, bestDist := "", 3
+	for _, k := range knownPropertyTypes {
 		if strings.EqualFold(typ, k) {
 			best, bestDist = k, 0
 			continue
