@@ -53,7 +53,10 @@ type StreamStats struct {
 // every package is read), and the files its blobs are in (a package that
 // turns up again after it was judged is judged again with its earlier
 // files read a second time). A file's own findings are kept as it is read.
-// lim.Cache is not used.
+// lim.Cache is not used. The one budget that depends on the order files
+// are read in, MaxAliasExpansionPerRead, is spent in lexical order here
+// (ReadFS parses the largest files first, several at once), so which file
+// goes over it may differ, as it may between two ReadFS.
 //
 // The error is Load's: an I/O failure, a limit on the whole tree, ctx's end.
 func ValidateFS(ctx context.Context, fsys fs.FS, lim Limits) (*FSValidation, error) {
