@@ -13,10 +13,12 @@
 # checks but images), committed and packed under $WORK/pr-MB.
 #
 # Then synthetic bundle-dense catalogs of SYNTH bundles (catalogtest.Generate)
-# are validated by both tools.
+# are validated by both tools. Every catalog is also read by scripts/bench-read,
+# the floor validation is held to: reading every file ("read"), and reading
+# and decoding every document into generic values ("decode").
 #
 # Environment: SIZES="20 150 300 600", SYNTH="100000", WORK=/tmp/catalogbot-bench-image,
-# OPM=/work/tools/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_IMAGE=1.
+# OPM=/work/tools/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_DECODE=1, SKIP_IMAGE=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 SIZES=${SIZES-20 150 300 600}
@@ -27,7 +29,7 @@ if [[ $# -eq 0 ]]; then
 	set -- "$repo"/../shared/testdata/catalogs/community-operators-prod-v4.*
 fi
 mkdir -p "$WORK/bin"
-(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./cmd/catalog-check)
+(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./scripts/bench-read ./cmd/catalog-check)
 B=$WORK/bin
 
 measure() { # prints "seconds MiB" of the command
@@ -35,8 +37,15 @@ measure() { # prints "seconds MiB" of the command
 	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
 }
 
+floor() { # prints "read-seconds decode-seconds" of bench-read on the catalog
+	local rt dt=- x
+	read -r rt x < <(measure "$B/bench-read" "$1")
+	[[ -n ${SKIP_DECODE:-} ]] || read -r dt x < <(measure "$B/bench-read" -decode "$1")
+	echo "$rt $dt"
+}
+
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-printf "%-5s %-18s %-18s %-18s %s\n" MB "validate" "opm validate" "PR cold (CLI)" "PR cold/warm in process (ms)"
+printf "%-5s %-18s %-18s %-14s %-18s %s\n" MB "validate" "opm validate" "read/decode" "PR cold (CLI)" "PR cold/warm in process (ms)"
 for mb in $SIZES; do
 	cat=$WORK/cat-$mb
 	[[ -d $cat ]] || "$B/derive-catalog" -size "${mb}MB" -o "$cat" "$@" >/dev/null
@@ -46,6 +55,7 @@ for mb in $SIZES; do
 	if [[ -z ${SKIP_OPM:-} && -x $OPM ]]; then
 		read -r ot or < <(measure "$OPM" validate "$cat")
 	fi
+	read -r rt dt < <(floor "$cat")
 	rm -rf "$WORK/pr-$mb"
 	(cd "$repo" && CHECKPR_CATALOG=$cat CHECKPR_REPO_DIR=$WORK/pr-$mb go test ./checks -run '^$' \
 		-bench 'CheckPR/packages=1/(cold|warm)$' -benchtime 3x -v) >"$WORK/bench-$mb" 2>&1 || cat "$WORK/bench-$mb"
@@ -60,7 +70,7 @@ for mb in $SIZES; do
 		read -r ct cr < <(measure "$B/catalog-check" check --repo "$dir" --base "$base" --head "$head" --author bob \
 			--checks ownership,validation,immutability,crd-safety)
 	fi
-	printf "%-5s %-18s %-18s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${ct}s ${cr}MiB" "${cold:-?} / ${warm:-?}"
+	printf "%-5s %-18s %-18s %-14s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${rt}s/${dt}s" "${ct}s ${cr}MiB" "${cold:-?} / ${warm:-?}"
 done
 for n in ${SYNTH:-100000}; do # bundle-dense synthetic catalogs: validate only
 	cat=$WORK/synth-$n
@@ -70,7 +80,8 @@ for n in ${SYNTH:-100000}; do # bundle-dense synthetic catalogs: validate only
 	if [[ -z ${SKIP_OPM:-} && -x $OPM ]]; then
 		read -r ot or < <(measure "$OPM" validate "$cat")
 	fi
-	printf "%-5s %-18s %-18s\n" "${n}b" "${vt}s ${vr}MiB" "${ot}s ${or}MiB"
+	read -r rt dt < <(floor "$cat")
+	printf "%-5s %-18s %-18s %-14s\n" "${n}b" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${rt}s/${dt}s"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -z ${SKIP_IMAGE:-} ]]; then
