@@ -183,11 +183,14 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		if bc.Head == nil || bc.Base != nil || bc.Head.CSV == nil {
 			continue
 		}
-		n, err := c.compareBundleDir(ctx, pr, bc, overrides, &fs, &b)
+		t, err := c.compareBundleDir(ctx, pr, bc, overrides, &fs, &b)
 		if err != nil {
 			return Result{}, err
 		}
-		compared += n
+		compared += t.compared
+		unreadable += t.unreadable
+		notEmbedded += t.notEmbedded
+		unverified = unverified || t.unreadable > 0
 	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
@@ -195,6 +198,8 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		res.Title = "Unsafe CRD changes"
 	case res.Conclusion == Neutral && compared == 0 && notEmbedded == unreadable:
 		res.Title = "CRDs not embedded, not compared"
+	case res.Conclusion == Neutral && notEmbedded == unreadable:
+		res.Title = "Some CRDs not embedded, not compared"
 	case res.Conclusion == Neutral:
 		res.Title = "Some CRDs could not be read"
 	case compared == 0:
@@ -205,6 +210,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	switch {
 	case compared == 0 && unreadable == 0:
 		res.Summary = "No bundle added to a channel has a bundle it upgrades from (no predecessor), so there are no CRDs to compare."
+	case unreadable > 0 && notEmbedded == unreadable:
+		res.Summary = fmt.Sprintf("Each bundle added was compared with every bundle it upgrades from; %s not compared: CRDs not embedded (no olm.bundle.object) and reading bundle images is off (it comes with the images check):\n\n",
+			countNoun(unreadable, "upgrade was", "upgrades were")) + b.String()
 	case unreadable > 0:
 		res.Summary = fmt.Sprintf("Each bundle added to a channel was compared with every bundle it upgrades from; %s could not be compared because CRDs could not be read:\n\n",
 			countNoun(unreadable, "upgrade", "upgrades")) + b.String()
@@ -353,10 +361,16 @@ func (m RegistryManifests) Manifests(ctx context.Context, image string) (map[str
 	return m.Client.Manifests(ctx, image, m.Limits)
 }
 
+// crdTally counts the upgrades of a bundle directory: compared, not compared because CRDs could not be read,
+// and of those, not compared because they are not embedded while bundle images are not read.
+type crdTally struct{ compared, unreadable, notEmbedded int }
+
 // compareBundleDir compares the CRDs of a new bundle directory with those of every bundle directory of its
 // package (in the base revision) it upgrades from: the CSV's replaces, its skips, and the versions its
-// olm.skipRange annotation covers. It returns how many upgrades it compared.
-func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (int, error) {
+// olm.skipRange annotation covers; and with those of its predecessors published only in a catalog. A
+// predecessor whose CRDs cannot be read is an upgrade not compared (a warning, the check neutral), never a
+// pass.
+func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (crdTally, error) {
 	csv := bc.Head.CSV.Value
 	spec := csv.Get("spec")
 	replaces, skips, skipRange := "", map[string]bool{}, ""
@@ -388,9 +402,10 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			}
 		}
 	}
+	var t crdTally
 	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
 	if err != nil {
-		return 0, err
+		return t, err
 	}
 	kindOf := func(name, version string) string {
 		switch {
@@ -403,9 +418,8 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 		}
 		return ""
 	}
-	compared := 0
 	diff := func(from, kind, where string, oldCRDs []*crd.CRD) error {
-		compared++
+		t.compared++
 		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
 		if err != nil {
 			return err
@@ -460,10 +474,10 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 		seen[name] = true
 		oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, dir, prev)
 		if err != nil {
-			return compared, err
+			return t, err
 		}
 		if err := diff(name, kind, "bundle directories "+dir+" → "+bc.Dir, oldCRDs); err != nil {
-			return compared, err
+			return t, err
 		}
 	}
 	// Predecessors published only in a catalog of the repository (as olm.bundle blobs).
@@ -486,16 +500,28 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			}
 			seen[cb.Name] = true
 			prev := c.readCRDs(ctx, cc, pr.Policy.Images, bc.Package, cb.Name)
+			if err := ctx.Err(); err != nil {
+				return t, err
+			}
+			*found = append(*found, prev.findings...)
 			if prev.err != nil {
+				t.unreadable++
+				if errors.Is(prev.err, errNotEmbedded) {
+					t.notEmbedded++
+				}
+				*found = append(*found, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Package: bc.Package,
+					Position: catalog.Position{File: path.Join(bc.Dir, bc.Head.CSV.File), Line: bc.Head.CSV.Pos.Line},
+					Message:  fmt.Sprintf("upgrade %s → %s (%s) not compared: bundle %q of catalog %s: %v", cb.Name, bc.Head.CSV.Name, kind, cb.Name, cc.Root, prev.err),
+					Hint:     ruleHint(ruleCRDNoSource)})
 				fmt.Fprintf(b, "- `%s` → `%s` (%s, catalog %s): not compared: %s\n", cb.Name, bc.Head.CSV.Name, kind, cc.Root, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
 				continue
 			}
 			if err := diff(cb.Name, kind, "catalog "+cc.Root+" → bundle directory "+bc.Dir, prev.crds); err != nil {
-				return compared, err
+				return t, err
 			}
 		}
 	}
-	return compared, nil
+	return t, nil
 }
 
 // bundleDirCRDs parses the CRD manifests of a bundle directory, and where each CRD is.

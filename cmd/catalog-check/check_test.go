@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // testRepo makes an empty repository and returns its directory, a git runner
@@ -184,5 +186,173 @@ func TestWorkflowCommandEscaping(t *testing.T) {
 	}
 	if got, want := escapeData("50%\r\nx"), "50%25%0D%0Ax"; got != want {
 		t.Errorf("escapeData = %q, want %q", got, want)
+	}
+}
+
+// offlineRegistry counts every request that reaches it; a request is a failure of "offline means offline".
+type offlineRegistry struct {
+	host     string
+	requests atomic.Int64
+	paths    chan string
+}
+
+func newOfflineRegistry(t *testing.T) *offlineRegistry {
+	t.Helper()
+	r := &offlineRegistry{paths: make(chan string, 100)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		select {
+		case r.paths <- req.Method + " " + req.URL.Path:
+		default:
+		}
+		http.NotFound(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.host = strings.TrimPrefix(srv.URL, "http://")
+	return r
+}
+
+// seen lists the requests received so far (up to 100).
+func (r *offlineRegistry) seen() []string {
+	var out []string
+	for {
+		select {
+		case p := <-r.paths:
+			out = append(out, p)
+		default:
+			return out
+		}
+	}
+}
+
+// allButImages are the checks of `catalog-check check` without the images check.
+const allButImages = "ownership,validation,immutability,crd-safety,templates"
+
+// checkOffline runs the check command with the registry allowed (plain HTTP, loopback), so that a request a
+// check makes would reach it, and returns the JSON verdict.
+func checkOffline(t *testing.T, reg *offlineRegistry, dir, base, head, checkList string, extra ...string) (verdict, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	runEnv(context.Background(), append([]string{"check", "--repo", dir, "--base", base, "--head", head, "--author", "bob",
+		"--checks", checkList, "--insecure-registry", reg.host, "--output", "json"}, extra...), &out, &errb, env{getenv: func(string) string { return "" }})
+	var v verdict
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("output is not JSON (%v):\n%s\n%s", err, out.String(), errb.String())
+	}
+	return v, out.String() + errb.String()
+}
+
+func resultOf(t *testing.T, v verdict, name string) checks.Result {
+	t.Helper()
+	for _, r := range v.Results {
+		if r.Check == name {
+			return r
+		}
+	}
+	t.Fatalf("no %s result", name)
+	return checks.Result{}
+}
+
+// wantNotEmbedded: crd-safety is neutral and says the CRDs are not embedded, in its title and summary.
+func wantNotEmbedded(t *testing.T, v verdict, out string) {
+	t.Helper()
+	r := resultOf(t, v, "crd-safety")
+	if r.Conclusion != checks.Neutral || r.Title != "CRDs not embedded, not compared" || !strings.Contains(r.Summary, "CRDs not embedded, not compared") {
+		t.Errorf("crd-safety = %s %q, want neutral %q\n%s", r.Conclusion, r.Title, "CRDs not embedded, not compared", out)
+	}
+}
+
+// Offline means offline on a pull request that adds a bundle directory: its predecessor is published only in
+// a catalog, without olm.bundle.object, and its CSV names images on the registry. Without the images check no
+// request reaches the registry, and crd-safety says the upgrade was not compared (neutral), never a pass.
+func TestCheckBundleDirectoryImagesOffIsOffline(t *testing.T) {
+	reg := newOfflineRegistry(t)
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true}]\nmaintainers: [alice]\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdPackage+"---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcdoperator.v1.0.0\n"+
+		"---\nschema: olm.bundle\npackage: etcd\nname: etcdoperator.v1.0.0\nimage: "+reg.host+"/acme/etcd-bundle:v1.0.0\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: 1.0.0}\n")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	files := etcdBundleFiles("1.1.0", "etcd", "registry+v1")
+	files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] = strings.ReplaceAll(bundleCSV, "1.0.0", "1.1.0") + "  replaces: etcdoperator.v1.0.0\n" +
+		"  relatedImages:\n    - name: operand\n      image: " + reg.host + "/acme/etcd:3.5\n"
+	files["operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml"] = crdWithFields("size")
+	for name, body := range files {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "1.1.0")
+	head := git("rev-parse", "HEAD")
+
+	v, out := checkOffline(t, reg, dir, base, head, allButImages)
+	if n := reg.requests.Load(); n != 0 {
+		t.Errorf("with the images check off, %d requests reached the registry %q:\n%s", n, reg.seen(), out)
+	}
+	wantNotEmbedded(t, v, out)
+	r := resultOf(t, v, "crd-safety")
+	if got := findingsOf(v, "crd-safety"); len(got) != 1 || got[0] != "crd-safety.no-source operators/etcd/1.1.0/manifests/etcd.csv.yaml" {
+		t.Errorf("crd-safety findings %q, want one crd-safety.no-source on the new CSV", got)
+	}
+	if !strings.Contains(r.Summary, "etcdoperator.v1.0.0` → `etcdoperator.v1.1.0` (replaces, catalog catalogs/v4.16): not compared") {
+		t.Errorf("summary does not name the upgrade not compared:\n%s", r.Summary)
+	}
+	// With the images check on, the predecessor's image is read (and the CSV's images checked).
+	checkOffline(t, reg, dir, base, head, "crd-safety,images")
+	if reg.requests.Load() == 0 {
+		t.Errorf("with the images check on, no request reached the registry")
+	}
+}
+
+// Offline means offline on a template pull request: the template gains a bundle image that no catalog of the
+// base holds and no bundle directory builds, and the rendered catalog gains the bundle without its CRDs.
+// Without the images check nothing is pulled: templates is "not verified" (neutral), crd-safety "CRDs not
+// embedded, not compared" (neutral), and no request reaches the registry.
+func TestCheckTemplateImagesOffIsOffline(t *testing.T) {
+	reg := newOfflineRegistry(t)
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nmaintainers: [alice]\npackages:\n  etcd: {owners: [bob]}\n"+
+		"templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n")
+	img := func(c byte) string { return reg.host + "/acme/etcd-bundle@sha256:" + strings.Repeat(string(c), 64) }
+	tmpl := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n" +
+		"  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcd.v1.0.0\n" +
+		"  - schema: olm.bundle\n    image: " + img('a') + "\n"
+	bundleBlob := func(c byte, v string) string {
+		return "---\nimage: " + img(c) + "\nname: etcd.v" + v + "\npackage: etcd\nproperties:\n- type: olm.package\n  value:\n    packageName: etcd\n    version: " + v + "\nschema: olm.bundle\n"
+	}
+	pkg := "---\ndefaultChannel: stable\nname: etcd\nschema: olm.package\n"
+	write("templates/etcd.yaml", tmpl)
+	write("catalogs/v4.16/etcd/catalog.yaml", pkg+"---\nentries:\n- name: etcd.v1.0.0\nname: stable\npackage: etcd\nschema: olm.channel\n"+bundleBlob('a', "1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	write("templates/etcd.yaml", strings.Replace(tmpl, "      - name: etcd.v1.0.0\n", "      - name: etcd.v1.0.0\n      - name: etcd.v1.1.0\n        replaces: etcd.v1.0.0\n", 1)+
+		"  - schema: olm.bundle\n    image: "+img('b')+"\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", pkg+"---\nentries:\n- name: etcd.v1.0.0\n- name: etcd.v1.1.0\n  replaces: etcd.v1.0.0\nname: stable\npackage: etcd\nschema: olm.channel\n"+
+		bundleBlob('a', "1.0.0")+bundleBlob('b', "1.1.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "1.1.0")
+	head := git("rev-parse", "HEAD")
+
+	v, out := checkOffline(t, reg, dir, base, head, allButImages)
+	if n := reg.requests.Load(); n != 0 {
+		t.Errorf("with the images check off, %d requests reached the registry %q:\n%s", n, reg.seen(), out)
+	}
+	wantNotEmbedded(t, v, out)
+	if r := resultOf(t, v, "templates"); r.Conclusion != checks.Neutral || !strings.Contains(r.Summary, "not verified") {
+		t.Errorf("templates = %s %q, want neutral, not verified:\n%s", r.Conclusion, r.Title, r.Summary)
+	}
+	for _, name := range []string{"validation", "immutability"} { // ownership: a template outside the catalogs is for maintainers
+		if r := resultOf(t, v, name); r.Conclusion != checks.Success {
+			t.Errorf("%s = %s, want success: %v", name, r.Conclusion, r.Findings)
+		}
+	}
+	// With registry access for templates (template check --pull), the image the template gains is pulled.
+	var stdout, stderr bytes.Buffer
+	runEnv(context.Background(), []string{"template", "check", "--repo", dir, "--base", base, "--head", head, "--author", "bob",
+		"--pull", "--insecure-registry", reg.host}, &stdout, &stderr, env{getenv: func(string) string { return "" }})
+	if reg.requests.Load() == 0 {
+		t.Errorf("with --pull, the templates check pulled nothing:\n%s%s", stdout.String(), stderr.String())
 	}
 }
