@@ -34,7 +34,9 @@ B=$WORK/bin
 
 measure() { # prints "seconds MiB" of the command
 	/usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >"$WORK/out" 2>&1 || true
-	awk '{printf "%s %.0f\n", $1, $2/1024}' "$WORK/time"
+	# GNU time puts "Command exited with non-zero status N" first when the
+	# command fails (validate does on an invalid catalog): the figures are last.
+	tail -n1 "$WORK/time" | awk '{printf "%s %.0f\n", $1, $2/1024}'
 }
 
 floor() { # prints "read-seconds decode-seconds" of bench-read on the catalog

@@ -37,10 +37,12 @@ func main() {
 	if flag.NArg() != 1 {
 		log.Fatal("usage: bench-read [-decode] [-j N] DIR")
 	}
+	root := flag.Arg(0)
 	var paths []string
-	err := filepath.WalkDir(flag.Arg(0), func(p string, d fs.DirEntry, err error) error {
+	// Walked as catalog-check walks it: DIR itself may be a link.
+	err := fs.WalkDir(os.DirFS(root), ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
-			paths = append(paths, p)
+			paths = append(paths, filepath.Join(root, p))
 		}
 		return err
 	})
