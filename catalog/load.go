@@ -44,6 +44,10 @@ type Limits struct {
 	// reuse the parse of contents it has seen. It is not a bound: it is here
 	// because Limits travels with every read.
 	Cache *ParseCache
+	// Index, when set and the file system is a ContentKeyer, keeps what
+	// each file content holds (FileSummary) for LoadPartial, which then
+	// parses only the files the packages it is asked for need.
+	Index *SummaryIndex
 }
 
 // DefaultLimits returns the limits used for zero fields. They are far above

@@ -41,6 +41,7 @@ type parsed struct {
 	file     string // the name the content was parsed under
 	docs     []Doc
 	findings []Finding
+	aliases  bool
 	cost     int64
 	read     int64 // the last read that used it
 }
@@ -94,7 +95,7 @@ func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
 	p.read = max(p.read, read)
 	c.mu.Unlock()
 	if p.file == file {
-		return fileResult{docs: append([]Doc(nil), p.docs...), findings: append([]Finding(nil), p.findings...)}, true
+		return fileResult{docs: append([]Doc(nil), p.docs...), findings: append([]Finding(nil), p.findings...), aliases: p.aliases}, true
 	}
 	docs := make([]Doc, len(p.docs))
 	for i, d := range p.docs {
@@ -108,7 +109,7 @@ func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
 		}
 		fs[i] = f
 	}
-	return fileResult{docs: docs, findings: fs}, true
+	return fileResult{docs: docs, findings: fs, aliases: p.aliases}, true
 }
 
 // put keeps the parse of key for read, unless room can only be made by
@@ -135,7 +136,7 @@ func (c *ParseCache) put(read int64, key, file string, size int64, r fileResult)
 		delete(c.entries, old.key)
 		c.used -= old.cost
 	}
-	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), cost: cost, read: read}
+	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), aliases: r.aliases, cost: cost, read: read}
 	c.entries[key] = c.order.PushFront(p)
 	c.used += cost
 }

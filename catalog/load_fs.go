@@ -33,14 +33,44 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	files := tree.Files
+	results, err := readFiles(ctx, fsys, tree.Files, lim, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	findings := tree.Findings
+	ndocs := 0
+	for i := range results {
+		ndocs += len(results[i].docs)
+	}
+	docs := make([]Doc, 0, ndocs)
+	for i := range results {
+		docs = append(docs, results[i].docs...)
+		findings = append(findings, results[i].findings...)
+	}
+	SortFindings(findings)
+	return docs, findings, nil
+}
+
+type fileResult struct {
+	docs     []Doc
+	findings []Finding
+	// aliases is set when the file's YAML expanded aliases (see FileSummary.Aliases).
+	aliases bool
+}
+
+// readFiles parses files (lim with defaults and its alias budget set) on
+// lim.Concurrency workers; results keep the order of files. When keep is
+// set it sees each file's result as soon as it is parsed and says whether
+// to keep it: a result not kept is dropped at once (its slot stays empty),
+// so a read that only needs a few files' blobs does not hold every file.
+func readFiles(ctx context.Context, fsys fs.FS, files []CatalogFile, lim Limits, keep func(i int, r *fileResult) bool) ([]fileResult, error) {
 	results := make([]fileResult, len(files))
 	var total atomic.Int64
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
 	// Largest files first, so that one big file read last does not leave
-	// the other workers idle; results keep the lexical order.
+	// the other workers idle; results keep the given order.
 	order := make([]int, len(files))
 	for i := range order {
 		order[i] = i
@@ -74,32 +104,17 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 					cancel(err)
 					return
 				}
-				results[i] = res
+				if keep == nil || keep(i, &res) {
+					results[i] = res
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-
-	findings := tree.Findings
-	ndocs := 0
-	for i := range results {
-		ndocs += len(results[i].docs)
-	}
-	docs := make([]Doc, 0, ndocs)
-	for i := range results {
-		docs = append(docs, results[i].docs...)
-		findings = append(findings, results[i].findings...)
-	}
-	SortFindings(findings)
-	return docs, findings, nil
-}
-
-type fileResult struct {
-	docs     []Doc
-	findings []Finding
+	return results, nil
 }
 
 // FileSet is a catalog tree's files as opm reads them: what the loader
@@ -267,7 +282,7 @@ func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, read int64, total *a
 	src := unsafe.String(unsafe.SliceData(data), len(data))
 	p := newFileParser(f.Path, src, lim)
 	p.parse()
-	res = fileResult{docs: p.docs, findings: p.findings}
+	res = fileResult{docs: p.docs, findings: p.findings, aliases: p.aliasValues > 0}
 	if !compactStrings(p.docs, src, cap(data), true) {
 		spare = data[:0]
 	}

@@ -1,0 +1,242 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"sync/atomic"
+)
+
+// PartialOptions says what LoadPartial must read.
+type PartialOptions struct {
+	// Packages are the packages the caller will judge (Validate with these
+	// Packages, their graphs, their bundles).
+	Packages []string
+	// Files are parsed whatever they hold (root-relative paths): the files a
+	// pull request changed. With PackagesOfFiles, every package a blob or
+	// finding of theirs belongs to is judged too.
+	Files           map[string]bool
+	PackagesOfFiles bool
+}
+
+// Outline is what every file of a tree holds, whether LoadPartial parsed it
+// or knew it from the index.
+type Outline struct {
+	// Files are the tree's catalog files in lexical order; Summaries[i] is
+	// of Files[i], and Parsed[i] says whether its blobs are in the catalog.
+	Files     []CatalogFile
+	Summaries []FileSummary
+	Parsed    []bool
+	// Wanted are the packages whose blobs the catalog holds all of: the
+	// packages asked for, those declared more than once, those their
+	// bundles require, and "" (blobs of no package).
+	Wanted map[string]bool
+	// FromIndex counts the files known from the index without a parse.
+	FromIndex int
+}
+
+// LoadPartial reads from set (ListFiles of fsys) only what judging
+// opt.Packages needs, and returns a catalog on which Validate limited to those
+// packages reports exactly what it reports on the whole catalog: every blob
+// of the packages asked for, of packages declared more than once (the
+// catalog-wide duplicate rule), of the packages their bundles require
+// (olm.package.required is checked against the required package's
+// versions), every blob of no package and every file with a finding of its
+// own (catalog-wide findings), plus set.Findings. Blobs keep the order a
+// whole load gives them, so "first declared at" and the like do not move.
+//
+// Which package each file holds comes from lim.Index by content key when
+// fsys names contents (a git tree): an unchanged file is then not even
+// read. A file the index does not know is parsed once, summarized into the
+// index, and kept only when it is needed, so a first load holds the wanted
+// packages, not the catalog.
+func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOptions, lim Limits) (*Catalog, *Outline, error) {
+	if fsys == nil {
+		return nil, nil, errors.New("read catalog: no file system given")
+	}
+	lim = lim.withDefaults()
+	lim.aliasSpent = new(atomic.Int64)
+	files := set.Files
+	out := &Outline{Files: files, Summaries: make([]FileSummary, len(files)), Parsed: make([]bool, len(files)), Wanted: map[string]bool{"": true}}
+	for _, p := range opt.Packages {
+		out.Wanted[p] = true
+	}
+	keyer, _ := fsys.(ContentKeyer)
+	keys := make([]string, len(files))
+	known := make([]bool, len(files))
+	var first []CatalogFile // files to parse before the packages are known
+	var firstAt []int
+	for i, f := range files {
+		if keyer != nil {
+			if k, ok := keyer.ContentKey(f.Path); ok {
+				keys[i] = k
+			}
+		}
+		if !opt.Files[f.Path] && keys[i] != "" && lim.Index != nil {
+			if s, ok := lim.Index.Get(keys[i]); ok {
+				out.Summaries[i], known[i] = s, true
+				out.FromIndex++
+				continue
+			}
+		}
+		first = append(first, f)
+		firstAt = append(firstAt, i)
+	}
+	results := make([]fileResult, len(files))
+	// The files asked for come first: their packages decide what else is kept.
+	summarize := func(j int, r *fileResult) {
+		i := firstAt[j]
+		s := Summarize(r.docs, r.findings)
+		s.Aliases = r.aliases
+		out.Summaries[i], known[i] = s, true
+		if lim.Index != nil && keys[i] != "" {
+			lim.Index.Put(keys[i], s)
+		}
+	}
+	var asked, rest []int // indexes into first
+	for j, f := range first {
+		if opt.Files[f.Path] {
+			asked = append(asked, j)
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	if err := readSome(ctx, fsys, first, asked, lim, func(j int, r *fileResult) bool {
+		summarize(j, r)
+		return true
+	}, results, firstAt, out.Parsed); err != nil {
+		return nil, nil, err
+	}
+	if opt.PackagesOfFiles {
+		for _, j := range asked {
+			for _, p := range out.Summaries[firstAt[j]].Packages {
+				out.Wanted[p] = true
+			}
+		}
+	}
+	// Files the index does not know: parse, summarize, keep what is wanted so far.
+	if err := readSome(ctx, fsys, first, rest, lim, func(j int, r *fileResult) bool {
+		summarize(j, r)
+		s := out.Summaries[firstAt[j]]
+		return s.Concerns(out.Wanted)
+	}, results, firstAt, out.Parsed); err != nil {
+		return nil, nil, err
+	}
+	// A package declared twice anywhere is judged by the catalog-wide rule.
+	declared := map[string]int{}
+	for i := range out.Summaries {
+		for _, p := range out.Summaries[i].Declares {
+			declared[p]++
+		}
+	}
+	for p, n := range declared {
+		if n > 1 {
+			out.Wanted[p] = true
+		}
+	}
+	var c *Catalog
+	for round := 0; ; round++ {
+		if err := readWanted(ctx, fsys, out, opt, lim, results); err != nil {
+			return nil, nil, err
+		}
+		c = assemble(set, results)
+		// The packages the wanted bundles require are read whole, once:
+		// the requirement rule only reads their declaration and versions.
+		if round > 0 {
+			break
+		}
+		more := false
+		for p := range out.Wanted {
+			for _, b := range c.Package(p).bundles() {
+				for _, r := range b.RequiredPackages() {
+					if !out.Wanted[r.PackageName] {
+						out.Wanted[r.PackageName] = true
+						more = true
+					}
+				}
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return c, out, nil
+}
+
+// readWanted parses the files wanted and not parsed yet.
+func readWanted(ctx context.Context, fsys fs.FS, out *Outline, opt PartialOptions, lim Limits, results []fileResult) error {
+	var todo []CatalogFile
+	var at []int
+	for i, f := range out.Files {
+		if out.Parsed[i] {
+			continue
+		}
+		if opt.Files[f.Path] || out.Summaries[i].Concerns(out.Wanted) {
+			todo = append(todo, f)
+			at = append(at, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	got, err := readFiles(ctx, fsys, todo, lim, nil)
+	if err != nil {
+		return err
+	}
+	for j, i := range at {
+		results[i] = got[j]
+		out.Parsed[i] = true
+	}
+	return nil
+}
+
+// readSome parses the files first[js], and stores at results[firstAt[j]] the
+// results keep keeps, marking them parsed.
+func readSome(ctx context.Context, fsys fs.FS, first []CatalogFile, js []int, lim Limits, keep func(j int, r *fileResult) bool, results []fileResult, firstAt []int, parsed []bool) error {
+	if len(js) == 0 {
+		return nil
+	}
+	sub := make([]CatalogFile, len(js))
+	for k, j := range js {
+		sub[k] = first[j]
+	}
+	kept := make([]bool, len(js))
+	got, err := readFiles(ctx, fsys, sub, lim, func(k int, r *fileResult) bool {
+		kept[k] = keep(js[k], r)
+		return kept[k]
+	})
+	if err != nil {
+		return err
+	}
+	for k, j := range js {
+		if kept[k] {
+			results[firstAt[j]] = got[k]
+			parsed[firstAt[j]] = true
+		}
+	}
+	return nil
+}
+
+// assemble builds the catalog of the parsed files, in the tree's order.
+func assemble(set FileSet, results []fileResult) *Catalog {
+	findings := append([]Finding(nil), set.Findings...)
+	n := 0
+	for i := range results {
+		n += len(results[i].docs)
+	}
+	docs := make([]Doc, 0, n)
+	for i := range results {
+		docs = append(docs, results[i].docs...)
+		findings = append(findings, results[i].findings...)
+	}
+	SortFindings(findings)
+	return NewCatalog(docs, findings)
+}
+
+// bundles is p's bundles, nil for a nil package.
+func (p *Package) bundles() []*Bundle {
+	if p == nil {
+		return nil
+	}
+	return p.Bundles
+}
