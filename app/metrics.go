@@ -159,17 +159,22 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // budget is too small for its catalogs.
 type cacheCollector struct {
 	parse           *catalog.ParseCache
-	layers          *image.LayerCache // nil without the rebuild
+	index           *catalog.SummaryIndex // nil when not kept
+	layers          *image.LayerCache     // nil without the rebuild
 	lookups, bytes  *prometheus.Desc
+	indexLookups    *prometheus.Desc
+	indexEntries    *prometheus.Desc
 	layerLookups    *prometheus.Desc
 	parseBudgetDesc *prometheus.Desc
 }
 
-func (m *Metrics) registerCaches(parse *catalog.ParseCache, layers *image.LayerCache) {
+func (m *Metrics) registerCaches(parse *catalog.ParseCache, index *catalog.SummaryIndex, layers *image.LayerCache) {
 	if parse == nil {
 		return
 	}
-	m.reg.MustRegister(&cacheCollector{parse: parse, layers: layers,
+	m.reg.MustRegister(&cacheCollector{parse: parse, index: index, layers: layers,
+		indexLookups:    prometheus.NewDesc("catalogbot_file_index_lookups_total", "Unchanged catalog files looked up in the file summary index by git blob, by result (hit: the file was neither read nor parsed to learn its packages).", []string{"result"}, nil),
+		indexEntries:    prometheus.NewDesc("catalogbot_file_index_entries", "File summaries the index holds.", nil, nil),
 		lookups:         prometheus.NewDesc("catalogbot_parse_cache_lookups_total", "Catalog files looked up in the parse cache by git blob, by result (hit or miss).", []string{"result"}, nil),
 		bytes:           prometheus.NewDesc("catalogbot_parse_cache_bytes", "Estimated bytes of parsed catalog files the parse cache holds.", nil, nil),
 		parseBudgetDesc: prometheus.NewDesc("catalogbot_parse_cache_budget_bytes", "The parse cache's budget.", nil, nil),
@@ -182,6 +187,8 @@ func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.bytes
 	ch <- c.parseBudgetDesc
 	ch <- c.layerLookups
+	ch <- c.indexLookups
+	ch <- c.indexEntries
 }
 
 func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
@@ -191,6 +198,12 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.lookups, prometheus.CounterValue, float64(misses), "miss")
 	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(used))
 	ch <- prometheus.MustNewConstMetric(c.parseBudgetDesc, prometheus.GaugeValue, float64(budget))
+	if c.index != nil {
+		hits, misses := c.index.Stats()
+		ch <- prometheus.MustNewConstMetric(c.indexLookups, prometheus.CounterValue, float64(hits), "hit")
+		ch <- prometheus.MustNewConstMetric(c.indexLookups, prometheus.CounterValue, float64(misses), "miss")
+		ch <- prometheus.MustNewConstMetric(c.indexEntries, prometheus.GaugeValue, float64(c.index.Len()))
+	}
 	if c.layers != nil {
 		hits, misses := c.layers.Stats()
 		ch <- prometheus.MustNewConstMetric(c.layerLookups, prometheus.CounterValue, float64(hits), "hit")

@@ -143,8 +143,10 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		checks: o.checks, checkTimeout: cfg.CheckTimeout, catalogs: cfg.Catalogs,
 		metrics: s.metrics, log: log,
 		// Parses of catalog files by git blob hash, shared by every repository
-		// and pull request: a check re-parses only what changed.
-		limits: catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes)},
+		// and pull request: a check re-parses only what changed. The index
+		// knows which packages each blob holds, so a check reads only the
+		// files of the packages it touches (catalog.LoadPartial).
+		limits: catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)},
 	}
 	s.pipeline.checked = merger
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
@@ -192,7 +194,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		layers = rb.imgLimits.Cache
 	}
-	s.metrics.registerCaches(s.pipeline.limits.Cache, layers)
+	s.metrics.registerCaches(s.pipeline.limits.Cache, s.pipeline.limits.Index, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
 		q.Close()

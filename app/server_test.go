@@ -66,7 +66,8 @@ func TestServerShutdownReleasesJobs(t *testing.T) {
 	m := scrape(t, base)
 	for _, name := range []string{"catalogbot_webhook_deliveries_received_total", "catalogbot_queue_depth",
 		"catalogbot_queue_oldest_available_seconds", "catalogbot_webhook_ack_seconds", "go_goroutines",
-		"catalogbot_parse_cache_lookups_total", "catalogbot_parse_cache_budget_bytes", "catalogbot_parse_cache_bytes"} {
+		"catalogbot_parse_cache_lookups_total", "catalogbot_parse_cache_budget_bytes", "catalogbot_parse_cache_bytes",
+		"catalogbot_file_index_lookups_total", "catalogbot_file_index_entries"} {
 		if !strings.Contains(m, name) {
 			t.Errorf("/metrics lacks %s", name)
 		}

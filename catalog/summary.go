@@ -236,3 +236,11 @@ func ReadSummaryIndex(r io.Reader, stamp string, maxEntries int) (*SummaryIndex,
 	}
 	return x, nil
 }
+
+// ParseStamp names the limits that change what a file's parse reports, for
+// the stamp of a written SummaryIndex: summaries made under other limits
+// may name other findings.
+func (l Limits) ParseStamp() string {
+	l = l.withDefaults()
+	return fmt.Sprintf("%s file=%d docs=%d depth=%d alias=%d/%d", summaryFormat, l.MaxFileSize, l.MaxDocuments, l.MaxDepth, l.MaxAliasExpansion, l.MaxAliasExpansionPerFile)
+}

@@ -80,8 +80,12 @@ type Touch struct {
 type CatalogChange struct {
 	// Root is the catalog's directory, relative to the repository root.
 	Root string
-	// Head is the whole catalog of the head revision. Its positions are
-	// relative to Root: use RepoPath to turn them into repository paths.
+	// Head is the head revision's catalog as far as judging the touched
+	// packages needs (catalog.LoadPartial): every blob of the touched
+	// packages, of the packages their bundles require, of packages declared
+	// twice, of no package, and every file the pull request changed. Its
+	// positions are relative to Root: use RepoPath to turn them into
+	// repository paths. HeldBefore answers for any package.
 	Head *catalog.Catalog
 	// Docs are the blobs added, removed or modified, ordered by key.
 	Docs []DocChange
@@ -105,6 +109,8 @@ type CatalogChange struct {
 	lines map[string]fileLines
 	// spans are the first lines of the head blobs of each file, sorted; made when first needed.
 	spans map[string][]int
+	// headPackages are the packages any blob of the head catalog belongs to, from the file summaries.
+	headPackages map[string]bool
 }
 
 // Cause is the changed file that makes an unchanged file start or stop being loaded.
@@ -256,8 +262,16 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 			}
 		}
 	}
+	// The packages of changed bundle directories are judged in every catalog too: crd-safety compares a new
+	// bundle directory with the catalog bundles it upgrades from.
+	var bundlePackages []string
+	for _, b := range cs.Bundles {
+		if b.Package != "" {
+			bundlePackages = append(bundlePackages, b.Package)
+		}
+	}
 	for _, root := range roots {
-		cc, err := diffRoot(ctx, pr, root, byRoot[root])
+		cc, err := diffRoot(ctx, pr, root, byRoot[root], bundlePackages)
 		if err != nil {
 			return fmt.Errorf("catalog %s: %w", root, err)
 		}
@@ -324,11 +338,14 @@ func (s keyedSub) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDi
 func (s keyedSub) ReadFile(name string) ([]byte, error)       { return fs.ReadFile(s.FS, name) }
 func (s keyedSub) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(s.FS, name) }
 
-// diffRoot loads the head catalog of one root in full (validation needs it)
-// and, from the base revision, only the files the pull request changed: blobs
-// in unchanged files are the same on both sides, so comparing the blobs of the
-// changed files is the exact content diff.
-func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileChange) (*CatalogChange, error) {
+// diffRoot reads, from the head revision, what judging the touched packages
+// needs (catalog.LoadPartial: their blobs, the catalog-wide ones, and from the
+// file summaries of the index which package every other file holds) and,
+// from the base revision, only the files the pull request changed: blobs in
+// unchanged files are the same on both sides, so comparing the blobs of the
+// changed files is the exact content diff. Its cost follows the change, not
+// the catalog.
+func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileChange, alsoJudged []string) (*CatalogChange, error) {
 	cc := &CatalogChange{Root: root, Files: files, Touched: map[string][]Touch{}, NewPackages: map[string]bool{}, Causes: map[string]Cause{}}
 	headFS, err := subFS(pr.Head.FS, root)
 	if err != nil {
@@ -337,7 +354,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	if headFS, err = refuseOversized(cc, headFS, pr.Policy.Limits.MaxFileBytes); err != nil {
 		return nil, err
 	}
-	cc.Head, err = catalog.Load(ctx, headFS, pr.Limits)
+	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
 			cc.Head = catalog.NewCatalog(nil, nil)
@@ -372,7 +389,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	// What opm loads is decided by more than the changed paths: an .indexignore anywhere, a rename into or out
 	// of an ignored folder. Compare the loaded file sets of both sides, so that every file whose content enters
 	// or leaves the loaded catalog counts as changed, whatever rule put it there.
-	if err := loadedDifferences(ctx, pr, cc, baseFS, headFS, changedBase, changedHead); err != nil {
+	if err := loadedDifferences(ctx, pr, cc, baseFS, headFS, headSet, changedBase, changedHead); err != nil {
 		return nil, err
 	}
 	computeChangedLines(ctx, cc, baseFS, headFS)
@@ -384,22 +401,40 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 			return nil, fmt.Errorf("reading changed files of the base revision: %w", err)
 		}
 	}
-
+	baseChanged := make([]*catalog.Doc, len(baseDocs))
 	basePackages := map[string]bool{}
+	// The packages of the changed base blobs and those asked for; the packages of the changed head files are
+	// added by LoadPartial.
+	judged := append([]string(nil), alsoJudged...)
+	for i := range baseDocs {
+		baseChanged[i] = &baseDocs[i]
+		p := packageOf(&baseDocs[i])
+		if !basePackages[p] {
+			basePackages[p] = true
+			judged = append(judged, p)
+		}
+	}
+
+	var outline *catalog.Outline
+	cc.Head, outline, err = catalog.LoadPartial(ctx, headFS, headSet, catalog.PartialOptions{Packages: judged, Files: changedHead, PackagesOfFiles: true}, pr.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("loading head catalog: %w", err)
+	}
+	cc.headPackages = map[string]bool{}
+	for i, f := range outline.Files {
+		for _, p := range outline.Summaries[i].Packages {
+			cc.headPackages[p] = true
+			if !changedHead[f.Path] {
+				basePackages[p] = true // an unchanged file is the same in base
+			}
+		}
+	}
 	var headChanged []*catalog.Doc
 	headDocs := cc.Head.Docs()
 	for i := range headDocs {
-		d := &headDocs[i]
-		if changedHead[d.Pos.File] {
+		if d := &headDocs[i]; changedHead[d.Pos.File] {
 			headChanged = append(headChanged, d)
-		} else {
-			basePackages[packageOf(d)] = true // an unchanged file is the same in base
 		}
-	}
-	baseChanged := make([]*catalog.Doc, len(baseDocs))
-	for i := range baseDocs {
-		baseChanged[i] = &baseDocs[i]
-		basePackages[packageOf(&baseDocs[i])] = true
 	}
 
 	for _, d := range headChanged {
@@ -420,6 +455,12 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	}
 	cc.Docs = pairDocs(baseChanged, headChanged)
 	return cc, nil
+}
+
+// HeldBefore reports whether the head catalog holds a blob of pkg that the
+// base revision already held: the package is in head and not new.
+func (c *CatalogChange) HeldBefore(pkg string) bool {
+	return c.headPackages[pkg] && !c.NewPackages[pkg]
 }
 
 // pairDocs pairs the blobs of the changed files by key, in load order when a
@@ -546,11 +587,7 @@ func refuseOversized(cc *CatalogChange, headFS fs.FS, maxBytes int64) (fs.FS, er
 // other, or loaded on both with other content, and records in cc.Causes why a file that the pull request did
 // not change moved in or out of the loaded catalog. Without content keys (a plain directory), files loaded on
 // both sides count as changed only when their path changed.
-func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, baseFS, headFS fs.FS, changedBase, changedHead map[string]bool) error {
-	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("listing head catalog: %w", err)
-	}
+func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, baseFS, headFS fs.FS, headSet catalog.FileSet, changedBase, changedHead map[string]bool) error {
 	baseSet, err := catalog.ListFiles(ctx, baseFS, pr.Limits)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("listing base catalog: %w", err)

@@ -135,13 +135,13 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 	}
 	// Bundle directories: the package their annotations declare (not their folder) decides.
-	basePackages := map[string]bool{}
-	for _, cc := range pr.Changes.Catalogs {
-		for _, p := range cc.Head.Packages {
-			if !cc.NewPackages[p.Name] {
-				basePackages[p.Name] = true
+	heldBefore := func(pkg string) bool {
+		for _, cc := range pr.Changes.Catalogs {
+			if cc.HeldBefore(pkg) {
+				return true
 			}
 		}
+		return false
 	}
 	for _, b := range pr.Changes.Bundles {
 		pos := b.firstFile()
@@ -152,7 +152,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		touched = append(touched, pkg)
 		_, reserved := pol.Owners(pkg)
-		existed := basePackages[pkg] || b.Base != nil || dirExists(pr.Base.FS, path.Join(b.Root.Path, pkg))
+		existed := heldBefore(pkg) || b.Base != nil || dirExists(pr.Base.FS, path.Join(b.Root.Path, pkg))
 		if !existed && !reserved && len(pr.Changes.ciOwners[pkg]) == 0 {
 			if pol.NewPackages == policy.NewPackagesAnyone {
 				added = append(added, pkg)

@@ -14,10 +14,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/internal/summarycache"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -30,6 +32,7 @@ type checkOptions struct {
 	pullTemplates                bool // template check: pull bundle images even without the images check
 	catalogs                     []string
 	registry                     registryFlags
+	cacheDir                     string
 }
 
 // addFlags registers the pull request flags; images registers them too, for --repo.
@@ -42,6 +45,24 @@ func (o *checkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit for each check")
 	fs.BoolVar(&o.direct, "direct", false, "compare head with base itself instead of with their merge base")
 	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable)")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep which packages each catalog file (git blob) holds, so that the next run reads only the files of the packages a pull request touches (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
+}
+
+// openSummaries opens the file summary index the check reads and extends; nil when it is off.
+func (o *checkOptions) openSummaries(getenv func(string) string, lim catalog.Limits, stderr io.Writer) *summarycache.Store {
+	dir := o.cacheDir
+	if dir == "" {
+		dir = summarycache.DirFrom(getenv)
+	}
+	if dir == "" || dir == "off" {
+		return nil
+	}
+	s, err := summarycache.Open(dir, summarycache.Stamp(lim))
+	if err != nil {
+		fmt.Fprintf(stderr, "catalog-check: not keeping file summaries: %v\n", err)
+		return nil
+	}
+	return s
 }
 
 // checkCommand checks a pull request: the base and head revisions of a local
@@ -116,6 +137,10 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 		return fail("%v", err)
 	}
 	defer repo.Close()
+	summaries := o.openSummaries(getenv, opt.Limits, stderr)
+	if summaries != nil {
+		opt.Limits.Index = summaries.Index
+	}
 	pr, err := gitpr.Build(ctx, repo, opt)
 	if err != nil {
 		var pe *policy.ParseError
@@ -167,6 +192,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 		return fail("%v", err)
 	}
 	results := runner.Run(ctx, pr)
+	if err := summaries.Save(); err != nil {
+		fmt.Fprintf(stderr, "catalog-check: %v (the next run parses those files again)\n", err)
+	}
 
 	return render(stdout, stderr, o.output, results, !o.noHints, getenv, checks.UpgradeGraphs(pr))
 }

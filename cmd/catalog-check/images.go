@@ -52,7 +52,7 @@ With DIR, every bundle of the catalog; with --repo, the bundles a pull request a
 				o.only = "images"
 				return runCheck(ctx, o, stdout, stderr, e.getenv)
 			}
-			for _, name := range []string{"base", "head", "author", "team-members", "direct", "catalog"} {
+			for _, name := range []string{"base", "head", "author", "team-members", "direct", "catalog", "cache-dir"} {
 				if flags.Changed(name) {
 					fmt.Fprintf(stderr, "catalog-check images: --%s needs --repo\n", name)
 					return exitCannotRun

@@ -1,0 +1,150 @@
+// Package summarycache keeps catalog.SummaryIndex on disk between runs of a
+// command, so that a fresh process checking a pull request reads only the
+// files of the packages it touches: which package every unchanged file
+// holds is known by its git blob id from an earlier run.
+//
+// The file is written whole to a temporary name and renamed, so concurrent
+// runs never see half of one (the last writer wins; a lost entry only costs
+// a parse). It carries a stamp naming the program's build and the parse
+// limits: an index written by another build is ignored and replaced, never
+// trusted.
+package summarycache
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// FileName is the index's name in the cache directory.
+const FileName = "file-summaries.jsonl"
+
+// maxFileBytes bounds the index read: a million summaries of a few dozen
+// bytes each, with room.
+const maxFileBytes = 256 << 20
+
+// Store is an index read from, and written back to, one directory.
+type Store struct {
+	dir   string
+	stamp string
+	// Index is what the loader consults (catalog.Limits.Index).
+	Index *catalog.SummaryIndex
+	// Note says why an index on disk was not used ("" when it was, or there was none).
+	Note string
+}
+
+// Open reads the index of dir written under stamp. A missing, foreign
+// (another stamp) or damaged index gives an empty one, with the reason in
+// Note; only a directory that cannot be made is an error.
+func Open(dir, stamp string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cache directory: %w", err)
+	}
+	s := &Store{dir: dir, stamp: stamp}
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		s.Index = catalog.NewSummaryIndex(0)
+		return s, nil
+	}
+	if err != nil {
+		s.Index, s.Note = catalog.NewSummaryIndex(0), err.Error()
+		return s, nil
+	}
+	defer f.Close()
+	x, err := catalog.ReadSummaryIndex(&capped{r: f, left: maxFileBytes}, stamp, 0)
+	switch {
+	case errors.Is(err, catalog.ErrSummaryStamp):
+		s.Index, s.Note = catalog.NewSummaryIndex(0), "written by another build of catalog-check; rebuilt"
+	case err != nil:
+		s.Index, s.Note = catalog.NewSummaryIndex(0), fmt.Sprintf("%v; rebuilt", err)
+	default:
+		s.Index = x
+	}
+	return s, nil
+}
+
+// Save writes the index back when this run added to it.
+func (s *Store) Save() error {
+	if s == nil || s.Index.Added() == 0 {
+		return nil
+	}
+	tmp, err := os.CreateTemp(s.dir, FileName+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing the file summary index: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
+	if err := s.Index.WriteTo(tmp, s.stamp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing the file summary index: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing the file summary index: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, FileName)); err != nil {
+		return fmt.Errorf("writing the file summary index: %w", err)
+	}
+	return nil
+}
+
+// Stamp names this program's build and the parse limits: the build from
+// its module and VCS information and the executable's size and time (a
+// rebuilt binary, even of a modified tree, has another), so an index never
+// outlives the parser that made it.
+func Stamp(lim catalog.Limits) string {
+	build := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		build = bi.Main.Path + "@" + bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+				build += " " + s.Key + "=" + s.Value
+			}
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if st, err := os.Stat(exe); err == nil {
+			build += fmt.Sprintf(" exe=%d@%d", st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return build + " " + lim.ParseStamp()
+}
+
+// DirFrom picks the cache directory from the environment (getenv):
+// CATALOGBOT_CACHE_DIR, else catalogbot under XDG_CACHE_HOME, else
+// ~/.cache/catalogbot; "" when none is set.
+func DirFrom(getenv func(string) string) string {
+	if d := getenv("CATALOGBOT_CACHE_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "catalogbot")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "catalogbot")
+	}
+	return ""
+}
+
+// capped refuses to read past its bound: an index larger than any real one
+// is damaged, not trusted in part.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("file summary index is over %d bytes", int64(maxFileBytes))
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
