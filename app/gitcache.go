@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/catalogbot/catalogbot/gitfs"
 )
 
 // GitCache keeps one bare repository per catalog repository on disk and
@@ -31,6 +33,11 @@ type GitCache struct {
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per repository; never removed (one per repository the App serves)
+
+	// objects keeps the decoded trees and blob sizes of the cached
+	// repositories, shared by the Repo each check opens: a check of a large
+	// catalog does not re-read its thousands of unchanged trees.
+	objects *gitfs.ObjectCache
 }
 
 // NewGitCache returns a cache rooted at dir (created if missing); each fetch
@@ -42,7 +49,7 @@ func NewGitCache(dir string, fetchTimeout time.Duration, log *slog.Logger) (*Git
 	if log == nil {
 		log = slog.Default()
 	}
-	return &GitCache{dir: dir, timeout: fetchTimeout, log: log, locks: map[string]*sync.Mutex{}}, nil
+	return &GitCache{dir: dir, timeout: fetchTimeout, log: log, locks: map[string]*sync.Mutex{}, objects: gitfs.NewObjectCache()}, nil
 }
 
 // GitHub owner and repository names: letters, digits, '-', '_' and '.'.

@@ -374,7 +374,7 @@ func fetchRepo(ctx context.Context, gh installationClients, cache *GitCache, ins
 	if err != nil {
 		return nil, err
 	}
-	return gitfs.Open(path)
+	return gitfs.OpenShared(path, cache.objects)
 }
 
 // mergeResults makes one check run's result out of the checks it shows.

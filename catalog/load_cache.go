@@ -15,6 +15,13 @@ type ContentKeyer interface {
 	ContentKey(name string) (key string, ok bool)
 }
 
+// EntryKeyer is implemented by the directory entries of a ContentKeyer
+// whose entries know their content's key (a git tree entry holds its blob
+// id): ListFiles records it in CatalogFile.Key as it walks.
+type EntryKeyer interface {
+	ContentKey() (key string, ok bool)
+}
+
 // ParseCache keeps the documents and findings parsed from file contents,
 // least recently used first out, within a memory budget. It is safe for
 // concurrent use; what it returns is shared and must not be modified.

@@ -137,6 +137,9 @@ type FileSet struct {
 type CatalogFile struct {
 	Path string // slash separated, relative to the root
 	Size int64
+	// Key names the content when the walk's entries know it (EntryKeyer):
+	// a git blob id. Empty otherwise; ask the file system (ContentKeyer).
+	Key string
 }
 
 // ListFiles walks fsys as ReadFS does, without reading the catalog files:
@@ -153,6 +156,7 @@ type walkEntry struct {
 	path string
 	kind uint8 // entryFile, entrySymlink, entryIrregular
 	size int64
+	key  string
 }
 
 const (
@@ -201,7 +205,11 @@ func listFiles(ctx context.Context, fsys fs.FS, lim Limits) (FileSet, error) {
 			}
 			return nil
 		}
-		entries = append(entries, walkEntry{path: p, size: info.Size()})
+		e := walkEntry{path: p, size: info.Size()}
+		if k, ok := d.(EntryKeyer); ok {
+			e.key, _ = k.ContentKey()
+		}
+		entries = append(entries, e)
 		if len(entries) > lim.MaxFiles {
 			return fmt.Errorf("read catalog: more than %d files (raise the limit if the catalog is genuine)", lim.MaxFiles)
 		}
@@ -229,7 +237,7 @@ func listFiles(ctx context.Context, fsys fs.FS, lim Limits) (FileSet, error) {
 			if total > lim.MaxTotalSize {
 				return FileSet{}, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 			}
-			tree.Files = append(tree.Files, CatalogFile{Path: e.path, Size: e.size})
+			tree.Files = append(tree.Files, CatalogFile{Path: e.path, Size: e.size, Key: e.key})
 		}
 	}
 	return tree, nil
@@ -251,7 +259,7 @@ func readCatalogFile(fsys fs.FS, f CatalogFile, lim Limits, read int64, total *a
 	}
 	var key string
 	if keyer, ok := fsys.(ContentKeyer); ok && lim.Cache != nil {
-		if k, ok := keyer.ContentKey(f.Path); ok {
+		if k := fileKey(keyer, f); k != "" {
 			key = k
 			if res, ok := lim.Cache.get(read, key, f.Path); ok {
 				if total.Add(f.Size) > lim.MaxTotalSize {

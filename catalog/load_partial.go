@@ -68,9 +68,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 	var firstAt []int
 	for i, f := range files {
 		if keyer != nil {
-			if k, ok := keyer.ContentKey(f.Path); ok {
-				keys[i] = k
-			}
+			keys[i] = fileKey(keyer, f)
 		}
 		if !opt.Files[f.Path] && keys[i] != "" && lim.Index != nil {
 			if s, ok := lim.Index.Get(keys[i]); ok {
@@ -239,4 +237,13 @@ func (p *Package) bundles() []*Bundle {
 		return nil
 	}
 	return p.Bundles
+}
+
+// fileKey is the content key of f: the one its walk recorded, else keyer's.
+func fileKey(keyer ContentKeyer, f CatalogFile) string {
+	if f.Key != "" {
+		return f.Key
+	}
+	k, _ := keyer.ContentKey(f.Path)
+	return k
 }

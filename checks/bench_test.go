@@ -129,9 +129,11 @@ func benchRepo(b *testing.B, catalogDir string, n int) (dir, base, head string) 
 
 // BenchmarkCheckPR is a full check (ownership, validation, immutability,
 // crd-safety; no registry I/O) of a pull request adding bundles to 1 and to 5
-// packages of the community v4.16 catalog committed in a repository, cold (a
-// fresh process, as the CLI runs) and warm (the App's parse cache holds the
-// unchanged files).
+// packages of the community v4.16 catalog committed in a repository: cold (a
+// fresh process that knows nothing: every file is parsed once to learn which
+// packages it holds), indexed (a fresh process with the file summary index of
+// an earlier run, as catalog-check with its cache directory: only the touched
+// packages' files are read) and warm (the App: index and parse cache).
 func BenchmarkCheckPR(b *testing.B) {
 	// CHECKPR_CATALOG picks another catalog (scripts/bench-growth.sh gives
 	// it the derived catalogs of 20-600 MB).
@@ -141,27 +143,32 @@ func BenchmarkCheckPR(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		n    int
-		warm bool
-	}{{1, false}, {5, false}, {1, true}, {5, true}} {
-		name := fmt.Sprintf("packages=%d/cold", tc.n)
-		if tc.warm {
-			name = fmt.Sprintf("packages=%d/warm", tc.n)
-		}
+		mode string
+	}{{1, "cold"}, {5, "cold"}, {1, "indexed"}, {5, "indexed"}, {1, "warm"}, {5, "warm"}} {
+		name := fmt.Sprintf("packages=%d/%s", tc.n, tc.mode)
 		b.Run(name, func(b *testing.B) {
 			dir, base, head := benchRepo(b, src, tc.n)
 			ctx := context.Background()
 			// warm: the App keeps a parse cache keyed by blob hash, so only the
 			// files a pull request changed are parsed again.
 			var cache *catalog.ParseCache
-			if tc.warm {
+			var index *catalog.SummaryIndex
+			var objects *gitfs.ObjectCache // the App's git cache shares decoded trees between checks
+			switch tc.mode {
+			case "warm":
 				cache = catalog.NewParseCache(512 << 20)
+				index = catalog.NewSummaryIndex(0)
+				objects = gitfs.NewObjectCache()
+			case "indexed":
+				index = catalog.NewSummaryIndex(0)
 			}
 			run := func() []checks.Result {
-				repo, err := gitfs.Open(dir)
+				repo, err := gitfs.OpenShared(dir, objects)
 				if err != nil {
 					b.Fatal(err)
 				}
-				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: catalog.Limits{Cache: cache}})
+				defer repo.Close()
+				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: catalog.Limits{Cache: cache, Index: index}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -592,27 +592,28 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("listing base catalog: %w", err)
 	}
-	inBase := make(map[string]bool, len(baseSet.Files))
+	// The content key of every loaded file, by path (empty when the tree names no contents).
+	_, keyed := headFS.(catalog.ContentKeyer)
+	inBase := make(map[string]string, len(baseSet.Files))
 	for _, f := range baseSet.Files {
-		inBase[f.Path] = true
+		inBase[f.Path] = keyOfFile(baseFS, f, keyed)
 	}
-	inHead := make(map[string]bool, len(headSet.Files))
+	inHead := make(map[string]string, len(headSet.Files))
 	for _, f := range headSet.Files {
-		inHead[f.Path] = true
+		inHead[f.Path] = keyOfFile(headFS, f, keyed)
 	}
 	sameContent := func(p string) bool {
-		bk, ok1 := contentKey(baseFS, p)
-		hk, ok2 := contentKey(headFS, p)
-		return ok1 && ok2 && bk == hk
+		bk, hk := inBase[p], inHead[p]
+		return bk != "" && bk == hk
 	}
 	var moved []string // unchanged paths whose loaded state changed
 	for _, f := range headSet.Files {
 		if changedHead[f.Path] {
 			continue
 		}
-		if !inBase[f.Path] || !sameContent(f.Path) {
+		if _, ok := inBase[f.Path]; !ok || !sameContent(f.Path) {
 			changedHead[f.Path] = true
-			if !inBase[f.Path] && !changedBase[f.Path] {
+			if !ok && !changedBase[f.Path] {
 				moved = append(moved, f.Path)
 			}
 		}
@@ -621,9 +622,9 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 		if changedBase[f.Path] {
 			continue
 		}
-		if !inHead[f.Path] || !sameContent(f.Path) {
+		if _, ok := inHead[f.Path]; !ok || !sameContent(f.Path) {
 			changedBase[f.Path] = true
-			if !inHead[f.Path] && !changedHead[f.Path] {
+			if !ok && !changedHead[f.Path] {
 				moved = append(moved, f.Path)
 			}
 		}
@@ -642,7 +643,8 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 	}
 	sort.Slice(ignores, func(i, j int) bool { return len(ignores[i]) > len(ignores[j]) })
 	for _, p := range moved {
-		c := Cause{Appeared: inHead[p]}
+		_, appeared := inHead[p]
+		c := Cause{Appeared: appeared}
 		for _, ig := range ignores {
 			if dir := path.Dir(ig); dir == "." || strings.HasPrefix(p, dir+"/") {
 				c.File = cc.RepoPath(ig)
@@ -653,6 +655,18 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 		cc.Causes[p] = c
 	}
 	return nil
+}
+
+// keyOfFile is the content key of a listed file, "" when the tree names no contents.
+func keyOfFile(fsys fs.FS, f catalog.CatalogFile, keyed bool) string {
+	if !keyed {
+		return ""
+	}
+	if f.Key != "" {
+		return f.Key
+	}
+	k, _ := contentKey(fsys, f.Path)
+	return k
 }
 
 // contentKey is the content key of name in fsys, when fsys names contents.

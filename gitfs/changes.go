@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/utils/merkletrie"
+	"path"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // Action is what happened to a path between two trees.
@@ -40,51 +41,189 @@ var ErrNoMergeBase = errors.New("the commits have no common ancestor")
 // against head. Renames are detected only when the content is identical; a
 // file moved and edited shows as a deletion and an addition. A submodule
 // change is a change of its path.
+//
+// Subtrees with the same hash on both sides are skipped unread, so the cost
+// follows the change: a one-file change in a catalog of thousands of
+// package folders reads the trees on the file's path, not every folder.
 func (r *Repo) ChangedPaths(ctx context.Context, base, head Hash) ([]Change, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	trees := make([]*object.Tree, 2)
+	var roots [2]Hash
 	for i, h := range []Hash{base, head} {
-		c, err := r.commit(h)
+		t, err := r.TreeHash(ctx, h)
 		if err != nil {
 			return nil, err
 		}
-		if trees[i], err = c.Tree(); err != nil {
-			return nil, fmt.Errorf("tree of commit %s: %w", h, err)
-		}
+		roots[i] = t
 	}
-	diff, err := object.DiffTreeWithOptions(ctx, trees[0], trees[1], &object.DiffTreeOptions{
-		DetectRenames:    true,
-		OnlyExactRenames: true,
-	})
-	if err != nil {
+	d := treeDiff{ctx: ctx, r: r}
+	if err := d.trees("", roots[0], roots[1]); err != nil {
 		return nil, fmt.Errorf("diffing %s..%s: %w", base, head, err)
 	}
-	if len(diff) > maxChanges {
-		return nil, fmt.Errorf("diffing %s..%s: %d changed paths, over the limit of %d", base, head, len(diff), maxChanges)
-	}
-	out := make([]Change, 0, len(diff))
-	for _, d := range diff {
-		act, err := d.Action()
-		if err != nil {
-			return nil, fmt.Errorf("diffing %s..%s: %w", base, head, err)
-		}
-		switch {
-		case act == merkletrie.Insert:
-			out = append(out, Change{Path: d.To.Name, Action: Added})
-		case act == merkletrie.Delete:
-			out = append(out, Change{Path: d.From.Name, Action: Deleted})
-		case d.From.Name != d.To.Name:
-			out = append(out, Change{Path: d.To.Name, OldPath: d.From.Name, Action: Renamed})
-		default:
-			out = append(out, Change{Path: d.To.Name, Action: Modified})
-		}
-	}
+	out := d.pairRenames()
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// treeDiff collects the files added, deleted and modified between two trees.
+type treeDiff struct {
+	ctx            context.Context
+	r              *Repo
+	added, deleted []fileAt
+	modified       []string
+	n              int
+}
+
+type fileAt struct {
+	path string
+	e    entry
+}
+
+func (d *treeDiff) count() error {
+	d.n++
+	if d.n > maxChanges {
+		return fmt.Errorf("over the limit of %d changed paths", maxChanges)
+	}
+	return d.ctx.Err()
+}
+
+// trees compares the trees a and b (zero for an absent side) under dir.
+func (d *treeDiff) trees(dir string, a, b Hash) error {
+	if a == b {
+		return nil
+	}
+	var ea, eb []entry
+	var err error
+	if !a.IsZero() {
+		if ea, err = d.r.tree(a); err != nil {
+			return err
+		}
+	}
+	if !b.IsZero() {
+		if eb, err = d.r.tree(b); err != nil {
+			return err
+		}
+	}
+	i, j := 0, 0
+	for i < len(ea) || j < len(eb) {
+		switch {
+		case j == len(eb) || (i < len(ea) && ea[i].name < eb[j].name):
+			if err := d.side(dir, ea[i], true); err != nil {
+				return err
+			}
+			i++
+		case i == len(ea) || eb[j].name < ea[i].name:
+			if err := d.side(dir, eb[j], false); err != nil {
+				return err
+			}
+			j++
+		default:
+			if err := d.both(dir, ea[i], eb[j]); err != nil {
+				return err
+			}
+			i++
+			j++
+		}
+	}
+	return nil
+}
+
+// side records an entry present on one side only (everything under it, for a tree).
+func (d *treeDiff) side(dir string, e entry, deleted bool) error {
+	p := joinPath(dir, e.name)
+	if e.mode == filemode.Dir {
+		if deleted {
+			return d.trees(p, e.hash, Hash{})
+		}
+		return d.trees(p, Hash{}, e.hash)
+	}
+	if err := d.count(); err != nil {
+		return err
+	}
+	if deleted {
+		d.deleted = append(d.deleted, fileAt{p, e})
+	} else {
+		d.added = append(d.added, fileAt{p, e})
+	}
+	return nil
+}
+
+// both compares an entry present on both sides.
+func (d *treeDiff) both(dir string, a, b entry) error {
+	if a.hash == b.hash && a.mode == b.mode {
+		return nil
+	}
+	p := joinPath(dir, a.name)
+	aDir, bDir := a.mode == filemode.Dir, b.mode == filemode.Dir
+	switch {
+	case aDir && bDir:
+		return d.trees(p, a.hash, b.hash)
+	case aDir || bDir: // a file became a folder or the other way round
+		if err := d.side(dir, a, true); err != nil {
+			return err
+		}
+		return d.side(dir, b, false)
+	}
+	if err := d.count(); err != nil {
+		return err
+	}
+	d.modified = append(d.modified, p)
+	return nil
+}
+
+// pairRenames turns a deletion and an addition of the same content (and
+// kind of file) into a rename: same base name first, then in path order.
+func (d *treeDiff) pairRenames() []Change {
+	type key struct {
+		h    Hash
+		link bool
+	}
+	kindOf := func(f fileAt) key { return key{f.e.hash, f.e.mode == filemode.Symlink} }
+	gone := map[key][]int{}
+	for i, f := range d.deleted {
+		gone[kindOf(f)] = append(gone[kindOf(f)], i)
+	}
+	usedDel := make([]bool, len(d.deleted))
+	renamedTo := make([]int, len(d.added)) // index+1 of the deletion
+	for pass := 0; pass < 2; pass++ {
+		for ai, f := range d.added {
+			if renamedTo[ai] != 0 {
+				continue
+			}
+			for _, di := range gone[kindOf(f)] {
+				if usedDel[di] || (pass == 0 && path.Base(d.deleted[di].path) != path.Base(f.path)) {
+					continue
+				}
+				usedDel[di], renamedTo[ai] = true, di+1
+				break
+			}
+		}
+	}
+	out := make([]Change, 0, len(d.added)+len(d.deleted)+len(d.modified))
+	for _, p := range d.modified {
+		out = append(out, Change{Path: p, Action: Modified})
+	}
+	for ai, f := range d.added {
+		if di := renamedTo[ai]; di != 0 {
+			out = append(out, Change{Path: f.path, OldPath: d.deleted[di-1].path, Action: Renamed})
+		} else {
+			out = append(out, Change{Path: f.path, Action: Added})
+		}
+	}
+	for di, f := range d.deleted {
+		if !usedDel[di] {
+			out = append(out, Change{Path: f.path, Action: Deleted})
+		}
+	}
+	return out
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 // MergeBase returns the best common ancestor of two commits, the commit

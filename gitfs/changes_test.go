@@ -3,7 +3,13 @@ package gitfs
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path"
+	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -114,5 +120,117 @@ func TestMergeBase(t *testing.T) {
 	b, _ := ro.Resolve("other")
 	if _, err := ro.MergeBase(ctx, a, b); !errors.Is(err, ErrNoMergeBase) {
 		t.Errorf("MergeBase of unrelated histories: got %v, want ErrNoMergeBase", err)
+	}
+}
+
+// ChangedPaths agrees with git itself (diff-tree with exact renames) on random
+// histories: files added, edited, deleted, moved, folders replaced by files
+// and back, links, many untouched folders.
+func TestChangedPathsMatchesGit(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	rng := rand.New(rand.NewPCG(5, 9))
+	files := map[string]string{}
+	serial := 0
+	content := func() string { serial++; return fmt.Sprintf("content %d\n", serial) }
+	write := func(p, body string) {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[p] = body
+	}
+	remove := func(p string) {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+			t.Fatal(err)
+		}
+		delete(files, p)
+	}
+	for i := range 60 {
+		write(fmt.Sprintf("pkg%02d/catalog.json", i), content())
+	}
+	write("README.md", content())
+	runGit(t, dir, "add", "-A")
+	runGit(t, dir, "commit", "-q", "-m", "c0")
+	commits := []string{runGit(t, dir, "rev-parse", "HEAD")}
+	for c := 1; c <= 12; c++ {
+		for range 1 + rng.IntN(6) {
+			var paths []string
+			for p := range files {
+				paths = append(paths, p)
+			}
+			slices.Sort(paths)
+			p := paths[rng.IntN(len(paths))]
+			switch rng.IntN(5) {
+			case 0:
+				write(p, content())
+			case 1:
+				remove(p)
+			case 2: // move, same content
+				body := files[p]
+				remove(p)
+				write(fmt.Sprintf("moved%d/%s", c, path.Base(p)), body)
+			case 3:
+				write(fmt.Sprintf("new%d/sub/f%d.yaml", c, rng.IntN(100)), content())
+			case 4: // a file where a folder was, or the other way round
+				if strings.Contains(p, "/") {
+					d := path.Dir(p)
+					for q := range files {
+						if strings.HasPrefix(q, d+"/") {
+							remove(q)
+						}
+					}
+					if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(d))); err != nil {
+						t.Fatal(err)
+					}
+					write(d, content())
+				} else {
+					remove(p)
+					write(p+"/inner.json", content())
+				}
+			}
+		}
+		if len(files) == 0 {
+			write("keep", content())
+		}
+		runGit(t, dir, "add", "-A")
+		runGit(t, dir, "commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", c))
+		commits = append(commits, runGit(t, dir, "rev-parse", "HEAD"))
+	}
+	r := openRepo(t, dir)
+	ctx := context.Background()
+	for i := 0; i < len(commits); i++ {
+		for _, j := range []int{i, min(i+1, len(commits)-1), min(i+4, len(commits)-1)} {
+			a, b := commits[i], commits[j]
+			got, err := r.ChangedPaths(ctx, plumbing.NewHash(a), plumbing.NewHash(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []Change
+			out := runGit(t, dir, "diff-tree", "-r", "--find-renames=100%", "--name-status", "--no-commit-id", a, b)
+			for _, line := range strings.Split(out, "\n") {
+				if line == "" {
+					continue
+				}
+				f := strings.Split(line, "\t")
+				switch f[0][0] {
+				case 'A':
+					want = append(want, Change{Path: f[1], Action: Added})
+				case 'D':
+					want = append(want, Change{Path: f[1], Action: Deleted})
+				case 'M', 'T':
+					want = append(want, Change{Path: f[1], Action: Modified})
+				case 'R':
+					want = append(want, Change{Path: f[2], OldPath: f[1], Action: Renamed})
+				}
+			}
+			sort.Slice(want, func(x, y int) bool { return want[x].Path < want[y].Path })
+			if !slices.Equal(got, want) {
+				t.Errorf("ChangedPaths(c%d, c%d) =\n%v\ngit diff-tree says\n%v", i, j, got, want)
+			}
+		}
 	}
 }

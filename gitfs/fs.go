@@ -128,9 +128,11 @@ func (f *FS) lookup(op, name string) (node, error) {
 		return n, nil
 	}
 	rest := name
-	walked := ""
+	walked := "" // the path resolved so far, for errors
 	for rest != "" {
 		var elem string
+		walked = name[:len(name)-len(rest)]
+		walked = strings.TrimSuffix(walked, "/")
 		elem, rest, _ = strings.Cut(rest, "/")
 		switch {
 		case n.mode == filemode.Symlink:
@@ -149,7 +151,6 @@ func (f *FS) lookup(op, name string) (node, error) {
 			return node{}, &fs.PathError{Op: op, Path: name, Err: fs.ErrNotExist}
 		}
 		n = node{name: elem, mode: es[i].mode, hash: es[i].hash}
-		walked = path.Join(walked, elem)
 	}
 	return n, nil
 }
@@ -392,6 +393,15 @@ func (d *dirEntry) Info() (fs.FileInfo, error) {
 }
 
 func (d *dirEntry) String() string { return fs.FormatDirEntry(d) }
+
+// ContentKey is FS.ContentKey of the entry, without resolving its path
+// again: a walk of a large tree names every file's content at no cost.
+func (d *dirEntry) ContentKey() (string, bool) {
+	if d.n.mode != filemode.Regular && d.n.mode != filemode.Executable {
+		return "", false
+	}
+	return "git-blob:" + d.n.hash.String(), true
+}
 
 // file is an open regular file; its content is read on first use.
 type file struct {

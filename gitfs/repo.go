@@ -53,13 +53,90 @@ type Repo struct {
 	packsOnce sync.Once
 	packs     *packReader // opened on first use
 
-	treesMu sync.Mutex
-	trees   map[Hash][]entry // decoded trees by tree hash; entries are never modified
+	// objects keeps decoded trees and blob sizes; shared with other Repos
+	// of the same cache when opened with OpenShared.
+	objects *ObjectCache
+	// key names the repository in objects.
+	key string
+}
+
+// ObjectCache keeps what a repository's objects say that never changes for
+// a hash: the entries of trees and the sizes of blobs. A Repo has its own
+// unless opened with OpenShared: the App opens a Repo for every check of the
+// same repository, and a shared cache saves each check re-reading the
+// thousands of trees and blob headers of a large catalog that did not
+// change. Entries are kept per repository (by git directory), never
+// reused across repositories. It is safe for concurrent use and bounded.
+type ObjectCache struct {
+	mu          sync.Mutex
+	trees       map[objectKey][]entry // entries are never modified
+	treeEntries int
+	sizes       map[objectKey]int64
+}
+
+type objectKey struct {
+	repo string
+	h    Hash
+}
+
+const (
+	// maxCachedTreeEntries bounds the entries of the trees an ObjectCache
+	// keeps (about 80 bytes each); maxCachedSizes the blob sizes.
+	maxCachedTreeEntries = 2_000_000
+	maxCachedSizes       = 2_000_000
+)
+
+// NewObjectCache returns an empty cache for OpenShared.
+func NewObjectCache() *ObjectCache {
+	return &ObjectCache{trees: map[objectKey][]entry{}, sizes: map[objectKey]int64{}}
+}
+
+func (c *ObjectCache) tree(k objectKey) ([]entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es, ok := c.trees[k]
+	return es, ok
+}
+
+func (c *ObjectCache) putTree(k objectKey, es []entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.trees) >= maxCachedTrees || c.treeEntries+len(es) > maxCachedTreeEntries {
+		clear(c.trees) // simple and bounded; a PR's base and head share most trees anyway
+		c.treeEntries = 0
+	}
+	if _, ok := c.trees[k]; !ok {
+		c.trees[k] = es
+		c.treeEntries += len(es)
+	}
+}
+
+func (c *ObjectCache) size(k objectKey) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.sizes[k]
+	return n, ok
+}
+
+func (c *ObjectCache) putSize(k objectKey, n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.sizes) >= maxCachedSizes {
+		clear(c.sizes)
+	}
+	c.sizes[k] = n
 }
 
 // Open opens the repository at path: a work tree holding .git (a directory,
 // or a file pointing at one as in linked work trees), or a bare repository.
 func Open(path string) (*Repo, error) {
+	return OpenShared(path, nil)
+}
+
+// OpenShared is Open with decoded trees and blob sizes kept in objects
+// (a Repo's own cache when nil), for callers that open the same
+// repository again and again.
+func OpenShared(path string, objects *ObjectCache) (*Repo, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
@@ -86,7 +163,10 @@ func Open(path string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
 	}
-	return &Repo{path: path, dot: dot, repo: repo, trees: map[Hash][]entry{}}, nil
+	if objects == nil {
+		objects = NewObjectCache()
+	}
+	return &Repo{path: path, dot: dot, repo: repo, objects: objects, key: gitDir}, nil
 }
 
 func findGitDir(dir string) (string, error) {
@@ -263,13 +343,10 @@ type entry struct {
 }
 
 // tree returns the entries of a tree object sorted by name (the order io/fs
-// wants, which differs from git's), decoding it at most once per Repo. Trees
+// wants, which differs from git's), decoding it at most once per ObjectCache. Trees
 // larger than maxTreeSize bytes are refused before they are read.
 func (r *Repo) tree(h Hash) ([]entry, error) {
-	r.treesMu.Lock()
-	es, ok := r.trees[h]
-	r.treesMu.Unlock()
-	if ok {
+	if es, ok := r.objects.tree(objectKey{r.key, h}); ok {
 		return es, nil
 	}
 	data, err := r.readObject(h, plumbing.TreeObject, func(size int64) error {
@@ -281,17 +358,13 @@ func (r *Repo) tree(h Hash) ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if es, err = decodeTree(data); err != nil {
+	es, err := decodeTree(data)
+	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", h, err)
 	}
 	es = sortEntries(es)
 
-	r.treesMu.Lock()
-	if len(r.trees) >= maxCachedTrees {
-		clear(r.trees) // simple and bounded; a PR's base and head share most trees anyway
-	}
-	r.trees[h] = es
-	r.treesMu.Unlock()
+	r.objects.putTree(objectKey{r.key, h}, es)
 	return es, nil
 }
 
@@ -314,10 +387,14 @@ func (r *Repo) Close() error {
 // Packs are looked at before loose objects: a lookup in an index costs no
 // system call, a missing loose object one failed open.
 func (r *Repo) blobSize(h Hash) (int64, error) {
+	if n, ok := r.objects.size(objectKey{r.key, h}); ok {
+		return n, nil
+	}
 	switch typ, size, err := r.packReader().info(h); {
 	case err == nil && typ != plumbing.BlobObject:
 		return 0, fmt.Errorf("object %s is a %s, not a blob", h, typ)
 	case err == nil:
+		r.objects.putSize(objectKey{r.key, h}, size)
 		return size, nil
 	case !errors.Is(err, errFallback):
 		return 0, fmt.Errorf("blob %s: %w", h, err)
