@@ -190,11 +190,11 @@ func (t *Template) parseBasic(doc *catalog.Value) []catalog.Finding {
 		}
 		for _, key := range []string{"schema", "package", "name"} {
 			v := field(it, key, true)
-			if v == nil || v.Kind == catalog.KindNull {
+			if v == nil {
 				continue
 			}
-			if v.Kind != catalog.KindString {
-				findings = append(findings, finding(ruleShape, v.Pos(t.File), fmt.Sprintf("%s is not a string", key)))
+			if v.Kind != catalog.KindString { // null too: opm refuses "expected value for key ... to be a string"
+				findings = append(findings, finding(ruleShape, v.Pos(t.File), fmt.Sprintf("%s is %s, not a string", key, v.String())))
 				bad = true
 				continue
 			}
