@@ -16,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -146,7 +147,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		// and pull request: a check re-parses only what changed. The index
 		// knows which packages each blob holds, so a check reads only the
 		// files of the packages it touches (catalog.LoadPartial).
-		limits: catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)},
+		limits:   catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)},
+		policies: gitpr.NewPolicyCache(),
 	}
 	s.pipeline.checked = merger
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}

@@ -154,11 +154,13 @@ func BenchmarkCheckPR(b *testing.B) {
 			var cache *catalog.ParseCache
 			var index *catalog.SummaryIndex
 			var objects *gitfs.ObjectCache // the App's git cache shares decoded trees between checks
+			var policies *gitpr.PolicyCache
 			switch tc.mode {
 			case "warm":
 				cache = catalog.NewParseCache(512 << 20)
 				index = catalog.NewSummaryIndex(0)
 				objects = gitfs.NewObjectCache()
+				policies = gitpr.NewPolicyCache()
 			case "indexed":
 				index = catalog.NewSummaryIndex(0)
 			}
@@ -168,7 +170,7 @@ func BenchmarkCheckPR(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer repo.Close()
-				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: catalog.Limits{Cache: cache, Index: index}})
+				pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: catalog.Limits{Cache: cache, Index: index}, Policies: policies})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
@@ -36,6 +37,46 @@ type Options struct {
 	Limits   catalog.Limits
 	// GitLimits bound what is read from git.
 	GitLimits gitfs.Limits
+	// Policies, when set, keeps parsed policies by the git blob of their
+	// file, so that checking many pull requests against one base parses
+	// its policy once (the App).
+	Policies *PolicyCache
+}
+
+// PolicyCache keeps parsed policy files by git blob id. A parsed Policy
+// is never modified, so one may serve every check that reads that content.
+// It is safe for concurrent use and bounded.
+type PolicyCache struct {
+	mu sync.Mutex
+	m  map[string]*policy.Policy
+}
+
+// maxCachedPolicies bounds a PolicyCache: a few base revisions of a few repositories.
+const maxCachedPolicies = 64
+
+// NewPolicyCache returns an empty cache.
+func NewPolicyCache() *PolicyCache { return &PolicyCache{m: map[string]*policy.Policy{}} }
+
+func (c *PolicyCache) get(key string) (*policy.Policy, bool) {
+	if c == nil || key == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.m[key]
+	return p, ok
+}
+
+func (c *PolicyCache) put(key string, p *policy.Policy) {
+	if c == nil || key == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxCachedPolicies {
+		clear(c.m)
+	}
+	c.m[key] = p
 }
 
 // ErrNoCatalogs: the base revision has no policy and no catalog root was given.
@@ -53,7 +94,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	if err != nil {
 		return nil, fmt.Errorf("head revision %q: %w", opt.Head, err)
 	}
-	pol, err := ReadPolicy(ctx, repo, base)
+	pol, err := readPolicyCached(ctx, repo, base, opt.Policies, opt.GitLimits)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +134,26 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})
 	}
 	return pr, nil
+}
+
+// readPolicyCached is ReadPolicy through cache (when set), keyed by the policy file's blob.
+func readPolicyCached(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, cache *PolicyCache, lim gitfs.Limits) (*policy.Policy, error) {
+	if cache == nil {
+		return ReadPolicy(ctx, repo, commit)
+	}
+	tree, err := repo.TreeFS(ctx, commit, lim)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := tree.ContentKey(policy.FileName)
+	if p, ok := cache.get(key); ok {
+		return p, nil
+	}
+	p, err := ReadPolicy(ctx, repo, commit)
+	if err == nil && p.File != "" {
+		cache.put(key, p)
+	}
+	return p, err
 }
 
 // ReadPolicy reads and parses .catalogbot.yaml of one commit. A commit
