@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench-growth.sh gives the growth curves of issue 18 (docs/benchmarks.md):
 # time and peak RSS against catalog size for whole-catalog validation
-# (catalog-check vs opm, same run), a one-package pull request checked cold
-# (the CLI, a fresh process) and warm (the App's parse cache, in process),
+# (catalog-check vs opm, same run), a one-package pull request checked by the
+# CLI in a fresh process (first without, then with the file summary index
+# its cache directory keeps) and in process cold, indexed and warm (the App:
+# index, parse cache and shared trees),
 # and the image build (scripts/bench-image.sh, on the same catalogs).
 #
 #   scripts/bench-growth.sh [SOURCE_DIR...]
@@ -47,7 +49,7 @@ floor() { # prints "read-seconds decode-seconds" of bench-read on the catalog
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-printf "%-5s %-18s %-18s %-14s %-18s %s\n" MB "validate" "opm validate" "read/decode" "PR cold (CLI)" "PR cold/warm in process (ms)"
+printf "%-5s %-18s %-18s %-14s %-18s %-18s %s\n" MB "validate" "opm validate" "read/decode" "PR CLI, no index" "PR CLI, indexed" "PR in process cold/indexed/warm (ms)"
 for mb in $SIZES; do
 	cat=$WORK/cat-$mb
 	[[ -d $cat ]] || "$B/derive-catalog" -size "${mb}MB" -o "$cat" "$@" >/dev/null
@@ -60,19 +62,26 @@ for mb in $SIZES; do
 	read -r rt dt < <(floor "$cat")
 	rm -rf "$WORK/pr-$mb"
 	(cd "$repo" && CHECKPR_CATALOG=$cat CHECKPR_REPO_DIR=$WORK/pr-$mb go test ./checks -run '^$' \
-		-bench 'CheckPR/packages=1/(cold|warm)$' -benchtime 3x -v) >"$WORK/bench-$mb" 2>&1 || cat "$WORK/bench-$mb"
+		-bench 'CheckPR/packages=1/(cold|indexed|warm)$' -benchtime 5x -v) >"$WORK/bench-$mb" 2>&1 || cat "$WORK/bench-$mb"
 	cold=$(awk '/packages=1\/cold/ && /ns\/op/ {printf "%.0f", $3/1e6}' "$WORK/bench-$mb")
-	warm=$(awk '/packages=1\/warm/ && /ns\/op/ {printf "%.0f", $3/1e6}' "$WORK/bench-$mb")
+	indexed=$(awk '/packages=1\/indexed/ && /ns\/op/ {printf "%.1f", $3/1e6}' "$WORK/bench-$mb")
+	warm=$(awk '/packages=1\/warm/ && /ns\/op/ {printf "%.1f", $3/1e6}' "$WORK/bench-$mb")
 	line=$(grep -m1 -o 'repository .*packages=1_cold: --base [0-9a-f]* --head [0-9a-f]*' "$WORK/bench-$mb" || true)
-	ct=- cr=-
+	ct=- cr=- it=- ir=-
 	if [[ -n $line ]]; then
 		dir=$(sed 's/^repository \(.*\): --base.*/\1/' <<<"$line")
 		base=$(sed 's/.*--base \([0-9a-f]*\).*/\1/' <<<"$line")
 		head=$(sed 's/.*--head \([0-9a-f]*\).*/\1/' <<<"$line")
+		# A fresh process twice: the first run has no file summary index (it
+		# parses every file once to learn its packages), the second reads the
+		# index the first wrote and only the touched packages' files.
+		rm -rf "$WORK/cache-$mb"
 		read -r ct cr < <(measure "$B/catalog-check" check --repo "$dir" --base "$base" --head "$head" --author bob \
-			--checks ownership,validation,immutability,crd-safety)
+			--checks ownership,validation,immutability,crd-safety --cache-dir "$WORK/cache-$mb")
+		read -r it ir < <(measure "$B/catalog-check" check --repo "$dir" --base "$base" --head "$head" --author bob \
+			--checks ownership,validation,immutability,crd-safety --cache-dir "$WORK/cache-$mb")
 	fi
-	printf "%-5s %-18s %-18s %-14s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${rt}s/${dt}s" "${ct}s ${cr}MiB" "${cold:-?} / ${warm:-?}"
+	printf "%-5s %-18s %-18s %-14s %-18s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${rt}s/${dt}s" "${ct}s ${cr}MiB" "${it}s ${ir}MiB" "${cold:-?} / ${indexed:-?} / ${warm:-?}"
 done
 for n in ${SYNTH:-100000}; do # bundle-dense synthetic catalogs: validate only
 	cat=$WORK/synth-$n
