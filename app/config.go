@@ -87,6 +87,7 @@ type fileConfig struct {
 		AuthFile      string   `json:"auth_file"`
 		InternalHosts []string `json:"internal_hosts"`
 		InsecureHosts []string `json:"insecure_hosts"`
+		Offline       bool     `json:"offline"`
 	} `json:"registry"`
 	Rebuild struct {
 		BaseImage     string   `json:"base_image"`
@@ -132,6 +133,13 @@ type Config struct {
 	RegistryAuthFile      string
 	RegistryInternalHosts []string
 	RegistryInsecureHosts []string
+	// RegistryOffline: the pull request checks contact no registry. The
+	// images check does not run; crd-safety compares only the CRDs a
+	// bundle embeds (olm.bundle.object) or a bundle directory holds ("CRDs
+	// not embedded, not compared", neutral, otherwise); templates render
+	// only from the base's catalogs and the bundle directories. The
+	// rebuild (catalog and bundle images) is not a check and still pushes.
+	RegistryOffline bool
 	// RebuildBaseImage is the opm image, pinned by digest, that catalog
 	// images are built on when the policy's catalogs[].baseImage is not set.
 	RebuildBaseImage string
@@ -196,8 +204,8 @@ func loadConfig(path string, getenv func(string) string, server bool) (*Config, 
 		RedeliverWindow: time.Duration(fc.RedeliverWindow), ShutdownTimeout: time.Duration(fc.ShutdownTimeout),
 		DatabaseURL:      NewSecret([]byte(fc.DatabaseURL)),
 		RegistryAuthFile: fc.Registry.AuthFile, RegistryInternalHosts: fc.Registry.InternalHosts,
-		RegistryInsecureHosts: fc.Registry.InsecureHosts,
-		RebuildBaseImage:      fc.Rebuild.BaseImage, RebuildPushAuthFile: fc.Rebuild.PushAuthFile,
+		RegistryInsecureHosts: fc.Registry.InsecureHosts, RegistryOffline: fc.Registry.Offline,
+		RebuildBaseImage: fc.Rebuild.BaseImage, RebuildPushAuthFile: fc.Rebuild.PushAuthFile,
 		RebuildAllowedImages: fc.Rebuild.AllowedImages,
 	}
 	if fc.LogLevel != "" {

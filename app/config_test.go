@@ -44,6 +44,8 @@ listen: "127.0.0.1:9000"
 workers: 3
 job_timeout: 90s
 catalogs: [catalog]
+registry:
+  offline: true
 `, key)), 0o600)
 
 	c, err := LoadConfig(file, envMap(map[string]string{
@@ -68,6 +70,7 @@ catalogs: [catalog]
 		{"GitCacheDir default", c.GitCacheDir, filepath.Join(dir, "data", "git")},
 		{"DatabaseURL", string(c.DatabaseURL.Reveal()), "postgres://u:pw@db/x"},
 		{"private key read", c.PrivateKey.Empty(), false},
+		{"RegistryOffline", c.RegistryOffline, true},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

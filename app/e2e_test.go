@@ -123,6 +123,13 @@ func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, he
 	if len(cs) == 0 {
 		cs = []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Images{}}
 	}
+	return startE2EServer(t, backend, seed, nil, WithChecks(cs...))
+}
+
+// startE2EServer is startE2EWith with the server's options as given (without WithChecks, the App's own
+// checks, as production composes them) and configure, when set, adjusting the configuration.
+func startE2EServer(t testing.TB, backend string, seed func(w *workRepo) (base, head string), configure func(*Config), opts ...ServerOption) *e2eEnv {
+	t.Helper()
 	kp, err := testAppKey()
 	if err != nil {
 		t.Fatal(err)
@@ -154,8 +161,11 @@ func startE2EWith(t testing.TB, backend string, seed func(w *workRepo) (base, he
 		cfg.DatabaseURL = NewSecret([]byte(u))
 		cfg.DatabaseSchema = freshSchema(t, u)
 	}
+	if configure != nil {
+		configure(cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := NewServer(ctx, cfg, testLogger(t), WithChecks(cs...))
+	srv, err := NewServer(ctx, cfg, testLogger(t), opts...)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

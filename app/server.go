@@ -119,16 +119,14 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		o.github = d
 	}
 	if o.checks == nil {
-		reg, err := s.newRegistry()
-		if err != nil {
-			return nil, err
+		if !cfg.RegistryOffline {
+			reg, err := s.newRegistry()
+			if err != nil {
+				return nil, err
+			}
+			s.registry = reg
 		}
-		s.registry = reg
-		o.checks = []checks.Check{
-			checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-			checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}},
-			checks.Templates{Images: checks.RegistryBundles{Client: reg}}, checks.Images{Registry: reg},
-		}
+		o.checks = defaultChecks(s.registry)
 	}
 	merger := newMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log)
 	merger.ownAppID = cfg.AppID
@@ -212,6 +210,23 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	s.handler = mux
 	return s, nil
+}
+
+// defaultChecks are the checks run on each pull request. With no registry
+// client (registry.offline) no check contacts a registry: the images check
+// is left out, crd-safety reads no bundle image (a bundle without
+// olm.bundle.object is "CRDs not embedded, not compared", neutral) and
+// templates pull nothing (an image neither the base's catalogs nor a bundle
+// directory resolves leaves its template "not verified", neutral).
+func defaultChecks(reg *registry.Client) []checks.Check {
+	if reg == nil {
+		return []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Templates{}}
+	}
+	return []checks.Check{
+		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
+		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}},
+		checks.Templates{Images: checks.RegistryBundles{Client: reg}}, checks.Images{Registry: reg},
+	}
 }
 
 func (s *Server) newRegistry() (*registry.Client, error) {
