@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -50,6 +51,15 @@ func Summarize(docs []Doc, findings []Finding) FileSummary {
 	}
 	slices.Sort(s.Packages)
 	s.Packages = slices.Compact(s.Packages)
+	// The names are substrings of the file's text: copies keep an index of
+	// a whole catalog from holding every file it summarized.
+	for i := range s.Packages {
+		s.Packages[i] = strings.Clone(s.Packages[i])
+	}
+	for i := range s.Declares {
+		s.Declares[i] = strings.Clone(s.Declares[i])
+	}
+	s.Packages = slices.Clip(s.Packages)
 	return s
 }
 
