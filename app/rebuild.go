@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -89,6 +90,51 @@ type Rebuilder struct {
 	limits    catalog.Limits
 	imgLimits image.Limits
 	metrics   *Metrics
+	// valid remembers the catalogs (by image.ContentKey) that validated, with their findings: an unchanged
+	// catalog is neither read nor validated again, and its layer comes from imgLimits.Cache.
+	valid validatedCatalogs
+	// validations counts the catalogs read and validated (not those known valid by content).
+	validations atomic.Int64
+}
+
+// validatedCatalogs are the findings of the last catalogs that validated, by content key; at most
+// maxValidatedCatalogs are kept, the oldest going first. Safe for concurrent use.
+type validatedCatalogs struct {
+	mu    sync.Mutex
+	keys  []string
+	found map[string][]catalog.Finding
+}
+
+const maxValidatedCatalogs = 64
+
+func (v *validatedCatalogs) get(key string) ([]catalog.Finding, bool) {
+	if key == "" {
+		return nil, false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	f, ok := v.found[key]
+	return f, ok
+}
+
+func (v *validatedCatalogs) put(key string, findings []catalog.Finding) {
+	if key == "" {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.found == nil {
+		v.found = map[string][]catalog.Finding{}
+	}
+	if _, ok := v.found[key]; ok {
+		return
+	}
+	v.found[key] = findings
+	v.keys = append(v.keys, key)
+	if len(v.keys) > maxValidatedCatalogs {
+		delete(v.found, v.keys[0])
+		v.keys = v.keys[1:]
+	}
 }
 
 // NewRebuilder builds the rebuild from the App's configuration: the default
@@ -576,15 +622,26 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 		res.Problem = fmt.Sprintf("the catalog directory %s: %v", c.Path, err)
 		return res, nil
 	}
-	cat, err := catalog.Load(ctx, fsys, b.r.limits)
+	// The same files (names and blob ids) validated before: not read again. Otherwise validated package by
+	// package (catalog.ValidateFS), never holding the whole parsed catalog nor filling the checks' parse cache
+	// with it.
+	key, err := image.ContentKey(ctx, fsys, b.r.imgLimits)
 	if err != nil {
-		if ctx.Err() != nil {
-			return res, err
-		}
-		res.Problem = fmt.Sprintf("reading the catalog: %v", err)
-		return res, nil
+		key = "" // the build reports it
 	}
-	findings := catalog.Validate(cat, catalog.ValidateOptions{})
+	findings, validated := b.r.valid.get(key)
+	if !validated {
+		b.r.validations.Add(1)
+		v, err := catalog.ValidateFS(ctx, fsys, b.r.limits)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, err
+			}
+			res.Problem = fmt.Sprintf("reading the catalog: %v", err)
+			return res, nil
+		}
+		findings = v.Findings
+	}
 	for _, f := range findings {
 		if f.File != "" && c.Path != "." {
 			f.File = path.Join(c.Path, f.File)
@@ -601,6 +658,7 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 		res.Problem = fmt.Sprintf("the catalog does not validate (%d %s, annotated on their lines); a catalog that does not validate is never pushed", n, plural(n, "error", "errors"))
 		return res, nil
 	}
+	b.r.valid.put(key, findings)
 	// The push target's token service must be on a host the App may push to.
 	opts := b.r.reg.RemoteOptions(registry.WithTokenHosts(ctx, b.r.allowed.RegistryHosts()...))
 	built, err := image.Build(ctx, res.Base, fsys, b.r.imgLimits, opts...)

@@ -359,6 +359,8 @@ func TestRebuildPushesImage(t *testing.T) {
 	for _, backend := range backendNames {
 		t.Run(backend, func(t *testing.T) {
 			e := newRebuildEnv(t, backend, rebuildPolicy)
+			var rb *Rebuilder
+			e.tune = func(r *Rebuilder) { rb = r }
 			srv, _, _ := e.start()
 			before, sha := e.commitMain(map[string]string{"notes/README.md": "etcd\n"}, "merge #1")
 			e.deliverPush(before, sha)
@@ -440,6 +442,14 @@ func TestRebuildPushesImage(t *testing.T) {
 			if fmt.Sprint(tags2) != fmt.Sprint(tags) {
 				// The tags already name this digest: nothing is written again.
 				t.Errorf("tag writes %v then %v, want no new write", tags, tags2)
+			}
+			// The unchanged catalog was neither validated nor compressed again: its tree validated before, and
+			// its layer came from the layer cache.
+			if n := rb.validations.Load(); n != 1 {
+				t.Errorf("the catalog was validated %d times, want once (the re-run's tree is the same)", n)
+			}
+			if hits, misses := rb.imgLimits.Cache.Stats(); hits != 1 || misses != 1 {
+				t.Errorf("layer cache: %d hits, %d misses; want the first build to miss and the re-run to hit", hits, misses)
 			}
 			waitQueueIdle(t, srv.Queue())
 		})

@@ -432,3 +432,31 @@ func TestConfigsLayerHoldsWhatTheLoaderReads(t *testing.T) {
 		t.Errorf("err = %v, want ErrLink once the link is no longer hidden", err)
 	}
 }
+
+// ContentKey names a catalog's layer without reading it: the same files give the same key, a changed file
+// another, and a file system that cannot name contents none.
+func TestContentKey(t *testing.T) {
+	ctx := context.Background()
+	lookups := 0
+	files := sampleCatalog(time.Unix(1, 0))
+	k1, err := ContentKey(ctx, keyedFS{MapFS: files, lookups: &lookups}, Limits{})
+	if err != nil || k1 == "" {
+		t.Fatalf("ContentKey = %q, %v", k1, err)
+	}
+	other := sampleCatalog(time.Unix(2, 0)) // other times, same content
+	if k, _ := ContentKey(ctx, keyedFS{MapFS: other, lookups: &lookups}, Limits{}); k != k1 {
+		t.Errorf("same content, key %s then %s", k1, k)
+	}
+	for name, f := range other {
+		if !f.Mode.IsDir() && strings.HasSuffix(name, ".yaml") {
+			other[name] = &fstest.MapFile{Data: append(append([]byte(nil), f.Data...), "\n# changed\n"...), ModTime: f.ModTime}
+			break
+		}
+	}
+	if k, _ := ContentKey(ctx, keyedFS{MapFS: other, lookups: &lookups}, Limits{}); k == k1 {
+		t.Errorf("a changed file kept the key %s", k)
+	}
+	if k, err := ContentKey(ctx, files, Limits{}); k != "" || err != nil {
+		t.Errorf("a file system without content keys: %q, %v; want none", k, err)
+	}
+}

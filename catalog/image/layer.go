@@ -94,6 +94,20 @@ func ConfigsLayer(ctx context.Context, catalogFS fs.FS, lim Limits) (v1.Layer, e
 	return l, nil
 }
 
+// ContentKey names the content of the layer ConfigsLayer would make of catalogFS (the names of the catalog's
+// files and their content keys, as a git tree names them by blob id) without reading a file: two catalogs with
+// the same key give the same layer. "" when the file system cannot name contents. The error is the listing's.
+func ContentKey(ctx context.Context, catalogFS fs.FS, lim Limits) (string, error) {
+	if _, ok := catalogFS.(catalog.ContentKeyer); !ok {
+		return "", nil
+	}
+	entries, err := layerEntries(ctx, catalogFS, lim.withDefaults())
+	if err != nil {
+		return "", err
+	}
+	return contentKey(catalogFS, entries), nil
+}
+
 type entry struct {
 	name string
 	dir  bool

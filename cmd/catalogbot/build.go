@@ -101,12 +101,14 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 	defer cancel()
 
 	rep := buildReport{Catalog: o.dir, Base: o.base, Findings: []catalog.Finding{}}
-	cat, err := catalog.LoadDir(ctx, o.dir, catalog.DefaultLimits())
+	// Validated package by package, as catalog-check validate does: the whole parsed catalog is never held,
+	// so the build's memory is the validation's plus the layer's few MiB.
+	res, err := catalog.ValidateDir(ctx, o.dir, catalog.DefaultLimits())
 	if err != nil {
 		fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", o.dir, err)
 		return exitCannotRun
 	}
-	for _, f := range catalog.Validate(cat, catalog.ValidateOptions{}) {
+	for _, f := range res.Findings {
 		if f.File != "" {
 			f.File = filepath.Join(o.dir, filepath.FromSlash(f.File))
 		}
