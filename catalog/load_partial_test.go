@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -24,7 +25,19 @@ import (
 // keyedFS names each file's content by its hash, as a git tree does by blob id.
 type keyedFS struct {
 	fs.FS
-	reads map[string]int // files opened, when counting
+	reads *openCounts // files opened, when counting
+}
+
+// openCounts counts opens by name; the loader opens files from several goroutines.
+type openCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *openCounts) get(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[name]
 }
 
 func (k keyedFS) ContentKey(name string) (string, bool) {
@@ -38,7 +51,9 @@ func (k keyedFS) ContentKey(name string) (string, bool) {
 
 func (k keyedFS) Open(name string) (fs.File, error) {
 	if k.reads != nil {
-		k.reads[name]++
+		k.reads.mu.Lock()
+		k.reads.n[name]++
+		k.reads.mu.Unlock()
 	}
 	return k.FS.Open(name)
 }
@@ -193,8 +208,8 @@ func TestPartialLoadReadsOnlyWhatIsNeeded(t *testing.T) {
 	if index.Len() != len(set.Files) {
 		t.Fatalf("index holds %d summaries, want one per file (%d)", index.Len(), len(set.Files))
 	}
-	keyed.reads = map[string]int{}
-	part, out, err := catalog.LoadPartial(ctx, keyedFS{FS: fsys, reads: keyed.reads}, set, catalog.PartialOptions{Packages: []string{"a"}}, catalog.Limits{Index: index})
+	reads := &openCounts{n: map[string]int{}}
+	part, out, err := catalog.LoadPartial(ctx, keyedFS{FS: fsys, reads: reads}, set, catalog.PartialOptions{Packages: []string{"a"}}, catalog.Limits{Index: index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +217,12 @@ func TestPartialLoadReadsOnlyWhatIsNeeded(t *testing.T) {
 		t.Errorf("FromIndex = %d, want %d", out.FromIndex, len(set.Files))
 	}
 	for _, f := range []string{"a/catalog.json", "b/catalog.json", "d/catalog.json", "d2/catalog.json", "loose/x.json", "broken/bad.yaml"} {
-		if keyed.reads[f] == 0 {
+		if reads.get(f) == 0 {
 			t.Errorf("%s was not read", f)
 		}
 	}
 	for _, f := range []string{"c/catalog.json", "e/catalog.json", "unrelated/f.json"} {
-		if keyed.reads[f] != 0 {
+		if reads.get(f) != 0 {
 			t.Errorf("%s was read, though nothing of it is needed", f)
 		}
 	}
