@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -134,6 +135,10 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 		return exitFail
 	}
 
+	// The validation's garbage is collected before the layer's buffers are taken, so that they reuse its
+	// memory rather than grow the heap past it.
+	res = nil
+	runtime.GC()
 	opts := reg.RemoteOptions(ctx)
 	built, err := image.Build(ctx, o.base, os.DirFS(o.dir), image.Limits{}, opts...)
 	if err != nil {
