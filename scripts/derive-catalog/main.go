@@ -4,7 +4,9 @@
 //
 //	go run ./scripts/derive-catalog -size 150MB -o /tmp/cat-150 DIR[=TAG]...
 //
-// TAG defaults to DIR's base name (v4.16 for catalogs/v4.16). With -synth N
+// TAG defaults to DIR's base name from its last "-v" on (v4.16 for catalogs/v4.16 and for
+// community-operators-prod-v4.16): package names are DNS labels of at most 63 characters, and a long tag
+// would push renamed packages past it (the catalog would not validate, nor be built). With -synth N
 // it writes catalogtest.Generate's bundle-dense synthetic catalog of N
 // bundles instead (seed 1, every 4th package with olm.bundle.object).
 package main
@@ -43,7 +45,7 @@ func main() {
 	for _, a := range flag.Args() {
 		dir, tag, ok := strings.Cut(a, "=")
 		if !ok {
-			tag = filepath.Base(dir)
+			tag = defaultTag(dir)
 		}
 		sources = append(sources, catalogtest.Source{Dir: dir, Tag: tag})
 	}
@@ -83,4 +85,13 @@ func writeSynthetic(dir string, bundles int) error {
 		}
 	}
 	return nil
+}
+
+// defaultTag is dir's base name, from its last "-v" on when it has one.
+func defaultTag(dir string) string {
+	tag := filepath.Base(dir)
+	if i := strings.LastIndex(tag, "-v"); i >= 0 && i+1 < len(tag) {
+		return tag[i+1:]
+	}
+	return tag
 }
