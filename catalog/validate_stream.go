@@ -125,22 +125,29 @@ type streamValidator struct {
 	queue []streamQueued // packages by their last file, oldest first
 	qhead int
 
-	found []Finding // the files' own findings
-	held  int       // blobs held by open packages
+	found []Finding    // the files' own findings
+	held  atomic.Int64 // blobs held by packages not judged yet
 	stats StreamStats
+
+	// Packages are judged on lim.Concurrency goroutines while the files
+	// that follow are read; pending counts those given and not judged.
+	jobs    chan *streamPackage
+	pending sync.WaitGroup
 }
 
-// streamPackage is one package name as the stream knows it.
+// streamPackage is one package name as the stream knows it. The fields up to
+// judged are the reading goroutine's; the others are written by the judging
+// goroutine, and read once it is done (streamValidator.pending).
 type streamPackage struct {
-	name  string  // its own copy
-	files []int32 // the files holding its blobs, ascending
-	open  bool    // blobs held, not judged yet
-	keep  bool    // read again once: judged only at the end
-	docs  []Doc   // while open
+	name   string  // its own copy
+	files  []int32 // the files holding its blobs, ascending
+	open   bool    // blobs held, not given to be judged yet
+	keep   bool    // read again once: judged only at the end
+	judged bool    // given to be judged
 
-	// Once judged: its findings (the model's load findings and the
-	// rules'), the requirements left for the end, and its facts.
-	judged   bool
+	// Its blobs until judged, then its findings (the model's load findings
+	// and the rules'), the requirements left for the end, and its facts.
+	docs     []Doc
 	findings []Finding
 	required []streamRequirement
 	declared bool
@@ -173,6 +180,26 @@ func newStreamValidator(fsys fs.FS, files []CatalogFile, lim Limits, lagFiles in
 
 // run reads every file in order and judges every package.
 func (s *streamValidator) run(ctx context.Context) error {
+	jobs := make(chan *streamPackage, s.lim.Concurrency)
+	s.jobs = jobs
+	var judges sync.WaitGroup
+	for range s.lim.Concurrency {
+		judges.Add(1)
+		go func() {
+			defer judges.Done()
+			for p := range jobs {
+				s.judge(p)
+				s.pending.Done()
+			}
+		}()
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			close(jobs)
+			judges.Wait()
+		}
+	}()
 	ahead := newStreamAhead(s.fsys, s.files, s.lim)
 	stop := ahead.start(ctx)
 	defer stop()
@@ -191,10 +218,20 @@ func (s *streamValidator) run(ctx context.Context) error {
 	s.queue = nil
 	for _, p := range s.pkgs {
 		if p.open {
-			s.judge(p)
+			s.give(p)
 		}
 	}
+	close(jobs)
+	closed = true
+	judges.Wait()
 	return nil
+}
+
+// give hands a package to be judged.
+func (s *streamValidator) give(p *streamPackage) {
+	p.open, p.judged = false, true
+	s.pending.Add(1)
+	s.jobs <- p
 }
 
 // file takes the parse of file i: its findings, and its blobs to their packages.
@@ -234,9 +271,9 @@ func (s *streamValidator) file(i int, r *streamParsed) error {
 			}
 		}
 		p.docs = append(p.docs, *d)
-		s.held++
+		s.held.Add(1)
 	}
-	s.stats.PeakHeldDocs = max(s.stats.PeakHeldDocs, s.held)
+	s.stats.PeakHeldDocs = max(s.stats.PeakHeldDocs, int(s.held.Load()))
 	return nil
 }
 
@@ -262,7 +299,7 @@ func (s *streamValidator) judgeDue(i int) {
 		s.queue[s.qhead] = streamQueued{}
 		s.qhead++
 		if p := q.p; p.open && !p.keep && int(p.files[len(p.files)-1]) == q.file {
-			s.judge(p)
+			s.give(p)
 		}
 	}
 	if s.qhead > 1024 && s.qhead*2 > len(s.queue) {
@@ -274,6 +311,7 @@ func (s *streamValidator) judgeDue(i int) {
 // reopen takes back the blobs of a judged package from its files, read
 // again, and forgets the judgement.
 func (s *streamValidator) reopen(p *streamPackage) error {
+	s.pending.Wait() // p's judgement among them
 	var buf []byte
 	var total atomic.Int64 // the files were counted the first time
 	for _, i := range p.files {
@@ -291,7 +329,7 @@ func (s *streamValidator) reopen(p *streamPackage) error {
 		for j := range docs {
 			if name, ok := packageOf(&docs[j]); ok && name == p.name {
 				p.docs = append(p.docs, docs[j])
-				s.held++
+				s.held.Add(1)
 			}
 		}
 	}
@@ -301,7 +339,8 @@ func (s *streamValidator) reopen(p *streamPackage) error {
 }
 
 // judge validates one package from its blobs, as Validate would within the
-// whole catalog, keeps what the end needs and lets the blobs go.
+// whole catalog, keeps what the end needs and lets the blobs go. It reads
+// only p's blobs and the files' broken marks, set before p was given.
 func (s *streamValidator) judge(p *streamPackage) {
 	c := NewCatalog(p.docs, nil)
 	pkg := c.Packages[0] // every blob of p.docs is of p
@@ -343,8 +382,8 @@ func (s *streamValidator) judge(p *streamPackage) {
 		}
 		p.versions = vs.String()
 	}
-	s.held -= len(p.docs)
-	p.docs, p.open, p.judged = nil, false, true
+	s.held.Add(-int64(len(p.docs)))
+	p.docs = nil
 }
 
 // result puts every finding together, the requirements judged last.
