@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	blang "github.com/blang/semver/v4"
 )
@@ -235,7 +234,7 @@ func (s *streamValidator) give(p *streamPackage) {
 }
 
 // file takes the parse of file i: its findings, and its blobs to their packages.
-func (s *streamValidator) file(i int, r *streamParsed) error {
+func (s *streamValidator) file(i int, r *fileResult) error {
 	s.stats.Files++
 	for _, f := range r.findings {
 		if f.Severity == SeverityError && f.File != "" && stopsReading(f.Rule) {
@@ -317,13 +316,11 @@ func (s *streamValidator) reopen(p *streamPackage) error {
 	for _, i := range p.files {
 		docs, ok := s.stash[int(i)]
 		if !ok {
-			var r *streamParsed
-			var err error
-			r, buf, err = readStreamFile(s.fsys, s.files[i], s.lim, &total, buf)
+			r, spare, err := readCatalogFile(s.fsys, s.files[i], s.lim, 0, &total, buf)
 			if err != nil {
 				return err
 			}
-			docs = r.docs
+			docs, buf = r.docs, spare
 			s.stats.Reread++
 		}
 		for j := range docs {
@@ -418,45 +415,6 @@ func (s *streamValidator) result(treeFindings []Finding) *FSValidation {
 	return out
 }
 
-// streamParsed is one file's parse.
-type streamParsed struct {
-	fileResult
-	aliases bool // its YAML expanded aliases
-}
-
-// readStreamFile reads and parses one file as readCatalogFile does (without
-// a parse cache) and says whether its YAML expanded aliases. It reads into
-// buf when large enough and returns a buffer the caller may pass again.
-func readStreamFile(fsys fs.FS, f CatalogFile, lim Limits, total *atomic.Int64, buf []byte) (*streamParsed, []byte, error) {
-	if f.Size > lim.MaxFileSize {
-		return &streamParsed{fileResult: fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
-			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}}, buf, nil
-	}
-	data, err := readBounded(fsys, f.Path, lim.MaxFileSize, buf)
-	if errors.Is(err, errTooLarge) {
-		return &streamParsed{fileResult: fileResult{findings: []Finding{newLoadFinding(ruleLoadFileTooLarge, f.Path,
-			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}}, buf, nil
-	}
-	if err != nil {
-		return nil, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
-	}
-	if total.Add(int64(len(data))) > lim.MaxTotalSize {
-		return nil, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
-	}
-	if len(data) == 0 {
-		return &streamParsed{}, data[:0], nil
-	}
-	src := unsafe.String(unsafe.SliceData(data), len(data))
-	p := newFileParser(f.Path, src, lim)
-	p.parse()
-	r := &streamParsed{fileResult: fileResult{docs: p.docs, findings: p.findings}, aliases: p.aliasValues > 0}
-	var spare []byte
-	if !compactStrings(p.docs, src, cap(data), true) {
-		spare = data[:0]
-	}
-	return r, spare, nil
-}
-
 // streamAhead parses files in order on lim.Concurrency workers, at most
 // streamAheadBytes per worker ahead of the file the consumer takes.
 type streamAhead struct {
@@ -468,18 +426,18 @@ type streamAhead struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	next   int             // the next file for a worker
-	taken  int             // files the consumer took
-	ahead  int64           // bytes of files given to workers and not taken
-	peak   int64           // most bytes ahead
-	parsed []*streamParsed // by file, until taken
+	next   int           // the next file for a worker
+	taken  int           // files the consumer took
+	ahead  int64         // bytes of files given to workers and not taken
+	peak   int64         // most bytes ahead
+	parsed []*fileResult // by file, until taken
 	err    error
 }
 
 var errStreamStopped = errors.New("stopped")
 
 func newStreamAhead(fsys fs.FS, files []CatalogFile, lim Limits) *streamAhead {
-	a := &streamAhead{fsys: fsys, files: files, lim: lim, parsed: make([]*streamParsed, len(files)),
+	a := &streamAhead{fsys: fsys, files: files, lim: lim, parsed: make([]*fileResult, len(files)),
 		window: int64(max(lim.Concurrency, 1)) * streamAheadBytes}
 	a.cond = sync.NewCond(&a.mu)
 	return a
@@ -530,21 +488,21 @@ func (a *streamAhead) work(ctx context.Context) {
 			a.fail(err)
 			return
 		}
-		r, spare, err := readStreamFile(a.fsys, a.files[i], a.lim, &a.total, buf)
+		r, spare, err := readCatalogFile(a.fsys, a.files[i], a.lim, 0, &a.total, buf)
 		buf = spare
 		if err != nil {
 			a.fail(err)
 			return
 		}
 		a.mu.Lock()
-		a.parsed[i] = r
+		a.parsed[i] = &r
 		a.cond.Broadcast()
 		a.mu.Unlock()
 	}
 }
 
 // take waits for file i's parse; files are taken in order.
-func (a *streamAhead) take(i int) (*streamParsed, error) {
+func (a *streamAhead) take(i int) (*fileResult, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.parsed[i] == nil && a.err == nil {
