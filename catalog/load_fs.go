@@ -37,18 +37,25 @@ func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	findings := tree.Findings
-	ndocs := 0
+	docs, findings := joinResults(tree.Findings, results)
+	return docs, findings, nil
+}
+
+// joinResults puts the files' documents in the files' order and their
+// findings, with the tree's, in the findings' order.
+func joinResults(treeFindings []Finding, results []fileResult) ([]Doc, []Finding) {
+	findings := append([]Finding(nil), treeFindings...)
+	n := 0
 	for i := range results {
-		ndocs += len(results[i].docs)
+		n += len(results[i].docs)
 	}
-	docs := make([]Doc, 0, ndocs)
+	docs := make([]Doc, 0, n)
 	for i := range results {
 		docs = append(docs, results[i].docs...)
 		findings = append(findings, results[i].findings...)
 	}
 	SortFindings(findings)
-	return docs, findings, nil
+	return docs, findings
 }
 
 type fileResult struct {

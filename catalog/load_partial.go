@@ -217,18 +217,7 @@ func readSome(ctx context.Context, fsys fs.FS, first []CatalogFile, js []int, li
 
 // assemble builds the catalog of the parsed files, in the tree's order.
 func assemble(set FileSet, results []fileResult) *Catalog {
-	findings := append([]Finding(nil), set.Findings...)
-	n := 0
-	for i := range results {
-		n += len(results[i].docs)
-	}
-	docs := make([]Doc, 0, n)
-	for i := range results {
-		docs = append(docs, results[i].docs...)
-		findings = append(findings, results[i].findings...)
-	}
-	SortFindings(findings)
-	return NewCatalog(docs, findings)
+	return NewCatalog(joinResults(set.Findings, results))
 }
 
 // bundles is p's bundles, nil for a nil package.
