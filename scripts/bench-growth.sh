@@ -31,7 +31,7 @@ if [[ $# -eq 0 ]]; then
 	set -- "$repo"/../shared/testdata/catalogs/community-operators-prod-v4.*
 fi
 mkdir -p "$WORK/bin"
-(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./scripts/bench-read ./cmd/catalog-check)
+(cd "$repo" && go build -o "$WORK/bin/" ./scripts/derive-catalog ./scripts/bench-read ./scripts/bench-warm-check ./cmd/catalog-check)
 B=$WORK/bin
 
 measure() { # prints "seconds MiB" of the command
@@ -81,7 +81,14 @@ for mb in $SIZES; do
 		read -r it ir < <(measure "$B/catalog-check" check --repo "$dir" --base "$base" --head "$head" --author bob \
 			--checks ownership,validation,immutability,crd-safety --cache-dir "$WORK/cache-$mb")
 	fi
+	# The App's warm check, 30 runs on the benchmark's warm repository: the median and the spread.
+	wline=$(grep -m1 -o 'repository .*packages=1_warm: --base [0-9a-f]* --head [0-9a-f]*' "$WORK/bench-$mb" || true)
+	if [[ -n $wline ]]; then
+		"$B/bench-warm-check" -n 30 "$(sed 's/^repository \(.*\): --base.*/\1/' <<<"$wline")" \
+			"$(sed 's/.*--base \([0-9a-f]*\).*/\1/' <<<"$wline")" "$(sed 's/.*--head \([0-9a-f]*\).*/\1/' <<<"$wline")" >"$WORK/warm-$mb" 2>&1 || true
+	fi
 	printf "%-5s %-18s %-18s %-14s %-18s %-18s %s\n" "$mb" "${vt}s ${vr}MiB" "${ot}s ${or}MiB" "${rt}s/${dt}s" "${ct}s ${cr}MiB" "${it}s ${ir}MiB" "${cold:-?} / ${indexed:-?} / ${warm:-?}"
+	[[ ! -s $WORK/warm-$mb ]] || echo "      App warm check: $(cat "$WORK/warm-$mb")"
 done
 for n in ${SYNTH:-100000}; do # bundle-dense synthetic catalogs: validate only
 	cat=$WORK/synth-$n
