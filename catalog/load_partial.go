@@ -63,61 +63,52 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 	}
 	keyer, _ := fsys.(ContentKeyer)
 	keys := make([]string, len(files))
-	known := make([]bool, len(files))
-	var first []CatalogFile // files to parse before the packages are known
-	var firstAt []int
+	var asked, rest []int // files to parse: those asked for, and those the index does not know
 	for i, f := range files {
 		if keyer != nil {
 			keys[i] = fileKey(keyer, f)
 		}
-		if !opt.Files[f.Path] && keys[i] != "" && lim.Index != nil {
+		switch {
+		case opt.Files[f.Path]:
+			asked = append(asked, i)
+			continue
+		case keys[i] != "" && lim.Index != nil:
 			if s, ok := lim.Index.Get(keys[i]); ok {
-				out.Summaries[i], known[i] = s, true
+				out.Summaries[i] = s
 				out.FromIndex++
 				continue
 			}
 		}
-		first = append(first, f)
-		firstAt = append(firstAt, i)
+		rest = append(rest, i)
 	}
 	results := make([]fileResult, len(files))
-	// The files asked for come first: their packages decide what else is kept.
-	summarize := func(j int, r *fileResult) {
-		i := firstAt[j]
+	summarize := func(i int, r *fileResult) {
 		s := Summarize(r.docs, r.findings)
 		s.Aliases = r.aliases
-		out.Summaries[i], known[i] = s, true
+		out.Summaries[i] = s
 		if lim.Index != nil && keys[i] != "" {
 			lim.Index.Put(keys[i], s)
 		}
 	}
-	var asked, rest []int // indexes into first
-	for j, f := range first {
-		if opt.Files[f.Path] {
-			asked = append(asked, j)
-		} else {
-			rest = append(rest, j)
-		}
-	}
-	if err := readSome(ctx, fsys, first, asked, lim, func(j int, r *fileResult) bool {
-		summarize(j, r)
+	// The files asked for come first: their packages decide what else is kept.
+	if err := readInto(ctx, fsys, out, asked, lim, results, func(i int, r *fileResult) bool {
+		summarize(i, r)
 		return true
-	}, results, firstAt, out.Parsed); err != nil {
+	}); err != nil {
 		return nil, nil, err
 	}
 	if opt.PackagesOfFiles {
-		for _, j := range asked {
-			for _, p := range out.Summaries[firstAt[j]].Packages {
+		for _, i := range asked {
+			for _, p := range out.Summaries[i].Packages {
 				out.Wanted[p] = true
 			}
 		}
 	}
 	// Files the index does not know: parse, summarize, keep what is wanted so far.
-	if err := readSome(ctx, fsys, first, rest, lim, func(j int, r *fileResult) bool {
-		summarize(j, r)
-		s := out.Summaries[firstAt[j]]
-		return s.Concerns(out.Wanted)
-	}, results, firstAt, out.Parsed); err != nil {
+	if err := readInto(ctx, fsys, out, rest, lim, results, func(i int, r *fileResult) bool {
+		summarize(i, r)
+		return out.Summaries[i].Concerns(out.Wanted)
+	}); err != nil {
 		return nil, nil, err
 	}
 	// A package declared twice anywhere is judged by the catalog-wide rule.
@@ -132,84 +123,65 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 			out.Wanted[p] = true
 		}
 	}
-	var c *Catalog
-	for round := 0; ; round++ {
-		if err := readWanted(ctx, fsys, out, opt, lim, results); err != nil {
-			return nil, nil, err
-		}
-		c = assemble(set, results)
-		// The packages the wanted bundles require are read whole, once:
-		// the requirement rule only reads their declaration and versions.
-		if round > 0 {
-			break
-		}
-		more := false
-		for p := range out.Wanted {
-			for _, b := range c.Package(p).bundles() {
-				for _, r := range b.RequiredPackages() {
-					if !out.Wanted[r.PackageName] {
-						out.Wanted[r.PackageName] = true
-						more = true
-					}
+	if err := readWanted(ctx, fsys, out, lim, results); err != nil {
+		return nil, nil, err
+	}
+	c := assemble(set, results)
+	// The packages the wanted bundles require are read whole, once: the
+	// requirement rule only reads their declaration and versions.
+	more := false
+	for p := range out.Wanted {
+		for _, b := range c.Package(p).bundles() {
+			for _, r := range b.RequiredPackages() {
+				if !out.Wanted[r.PackageName] {
+					out.Wanted[r.PackageName] = true
+					more = true
 				}
 			}
 		}
-		if !more {
-			break
+	}
+	if more {
+		if err := readWanted(ctx, fsys, out, lim, results); err != nil {
+			return nil, nil, err
 		}
+		c = assemble(set, results)
 	}
 	return c, out, nil
 }
 
-// readWanted parses the files wanted and not parsed yet.
-func readWanted(ctx context.Context, fsys fs.FS, out *Outline, opt PartialOptions, lim Limits, results []fileResult) error {
-	var todo []CatalogFile
-	var at []int
-	for i, f := range out.Files {
-		if out.Parsed[i] {
-			continue
-		}
-		if opt.Files[f.Path] || out.Summaries[i].Concerns(out.Wanted) {
-			todo = append(todo, f)
-			at = append(at, i)
+// readWanted parses the files that hold something wanted and are not parsed yet.
+func readWanted(ctx context.Context, fsys fs.FS, out *Outline, lim Limits, results []fileResult) error {
+	var todo []int
+	for i := range out.Files {
+		if !out.Parsed[i] && out.Summaries[i].Concerns(out.Wanted) {
+			todo = append(todo, i)
 		}
 	}
-	if len(todo) == 0 {
-		return nil
-	}
-	got, err := readFiles(ctx, fsys, todo, lim, nil)
-	if err != nil {
-		return err
-	}
-	for j, i := range at {
-		results[i] = got[j]
-		out.Parsed[i] = true
-	}
-	return nil
+	return readInto(ctx, fsys, out, todo, lim, results, nil)
 }
 
-// readSome parses the files first[js], and stores at results[firstAt[j]] the
-// results keep keeps, marking them parsed.
-func readSome(ctx context.Context, fsys fs.FS, first []CatalogFile, js []int, lim Limits, keep func(j int, r *fileResult) bool, results []fileResult, firstAt []int, parsed []bool) error {
-	if len(js) == 0 {
+// readInto parses out.Files[at...] and stores at results[i] what keep keeps
+// (everything when keep is nil), marking it parsed.
+func readInto(ctx context.Context, fsys fs.FS, out *Outline, at []int, lim Limits, results []fileResult, keep func(i int, r *fileResult) bool) error {
+	if len(at) == 0 {
 		return nil
 	}
-	sub := make([]CatalogFile, len(js))
-	for k, j := range js {
-		sub[k] = first[j]
+	sub := make([]CatalogFile, len(at))
+	for k, i := range at {
+		sub[k] = out.Files[i]
 	}
-	kept := make([]bool, len(js))
+	kept := make([]bool, len(at))
 	got, err := readFiles(ctx, fsys, sub, lim, func(k int, r *fileResult) bool {
-		kept[k] = keep(js[k], r)
+		kept[k] = keep == nil || keep(at[k], r)
 		return kept[k]
 	})
 	if err != nil {
 		return err
 	}
-	for k, j := range js {
+	for k, i := range at {
 		if kept[k] {
-			results[firstAt[j]] = got[k]
-			parsed[firstAt[j]] = true
+			results[i] = got[k]
+			out.Parsed[i] = true
 		}
 	}
 	return nil

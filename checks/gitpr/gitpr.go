@@ -94,7 +94,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	if err != nil {
 		return nil, fmt.Errorf("head revision %q: %w", opt.Head, err)
 	}
-	pol, err := readPolicyCached(ctx, repo, base, opt.Policies, opt.GitLimits)
+	pol, err := readPolicy(ctx, repo, base, opt.Policies)
 	if err != nil {
 		return nil, err
 	}
@@ -136,35 +136,32 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	return pr, nil
 }
 
-// readPolicyCached is ReadPolicy through cache (when set), keyed by the policy file's blob.
-func readPolicyCached(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, cache *PolicyCache, lim gitfs.Limits) (*policy.Policy, error) {
-	if cache == nil {
-		return ReadPolicy(ctx, repo, commit)
-	}
-	tree, err := repo.TreeFS(ctx, commit, lim)
+// ReadPolicy reads and parses .catalogbot.yaml of one commit. A commit
+// without the file gets policy.Default() (whose File is "").
+func ReadPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash) (*policy.Policy, error) {
+	return readPolicy(ctx, repo, commit, nil)
+}
+
+// readPolicy is ReadPolicy through cache (when set), keyed by the policy file's blob.
+func readPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, cache *PolicyCache) (*policy.Policy, error) {
+	tree, err := repo.TreeFS(ctx, commit, gitfs.Limits{MaxFileSize: maxPolicySize, MaxTotalBytes: maxPolicySize})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
 	}
 	key, _ := tree.ContentKey(policy.FileName)
 	if p, ok := cache.get(key); ok {
 		return p, nil
 	}
-	p, err := ReadPolicy(ctx, repo, commit)
-	if err == nil && p.File != "" {
-		cache.put(key, p)
-	}
-	return p, err
-}
-
-// ReadPolicy reads and parses .catalogbot.yaml of one commit. A commit
-// without the file gets policy.Default() (whose File is "").
-func ReadPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash) (*policy.Policy, error) {
-	data, err := repo.ReadFile(ctx, commit, policy.FileName, maxPolicySize)
+	data, err := tree.ReadFile(policy.FileName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return policy.Default(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
 	}
-	return policy.Parse(policy.FileName, data)
+	p, err := policy.Parse(policy.FileName, data)
+	if err == nil {
+		cache.put(key, p)
+	}
+	return p, err
 }

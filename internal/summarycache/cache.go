@@ -11,10 +11,8 @@
 package summarycache
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -35,35 +33,22 @@ type Store struct {
 	stamp string
 	// Index is what the loader consults (catalog.Limits.Index).
 	Index *catalog.SummaryIndex
-	// Note says why an index on disk was not used ("" when it was, or there was none).
-	Note string
 }
 
-// Open reads the index of dir written under stamp. A missing, foreign
-// (another stamp) or damaged index gives an empty one, with the reason in
-// Note; only a directory that cannot be made is an error.
+// Open reads the index of dir written under stamp. A missing, unreadable,
+// foreign (another stamp) or damaged index gives an empty one, which Save
+// then replaces; only a directory that cannot be made is an error.
 func Open(dir, stamp string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	s := &Store{dir: dir, stamp: stamp}
+	s := &Store{dir: dir, stamp: stamp, Index: catalog.NewSummaryIndex(0)}
 	f, err := os.Open(filepath.Join(dir, FileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		s.Index = catalog.NewSummaryIndex(0)
-		return s, nil
-	}
 	if err != nil {
-		s.Index, s.Note = catalog.NewSummaryIndex(0), err.Error()
 		return s, nil
 	}
 	defer f.Close()
-	x, err := catalog.ReadSummaryIndex(&capped{r: f, left: maxFileBytes}, stamp, 0)
-	switch {
-	case errors.Is(err, catalog.ErrSummaryStamp):
-		s.Index, s.Note = catalog.NewSummaryIndex(0), "written by another build of catalog-check; rebuilt"
-	case err != nil:
-		s.Index, s.Note = catalog.NewSummaryIndex(0), fmt.Sprintf("%v; rebuilt", err)
-	default:
+	if x, err := catalog.ReadSummaryIndex(&capped{r: f, left: maxFileBytes}, stamp, 0); err == nil {
 		s.Index = x
 	}
 	return s, nil
