@@ -226,7 +226,7 @@ func runDBOutage(t *testing.T, fault dbFault) {
 	final := tr.current()
 	waitAllChecked(ctx, t, w, final)
 	checkedAt := time.Now()
-	time.Sleep(2 * time.Second) // late retries land before counting
+	settle(ctx, w, tr.prs) // late retries land before counting
 	close(stopProbes)
 	<-probesDone
 

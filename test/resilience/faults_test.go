@@ -99,7 +99,7 @@ func TestGitHubFaults(t *testing.T) {
 
 	waitAllChecked(ctx, t, w, tr.current())
 	recovered := time.Since(start)
-	time.Sleep(2 * time.Second) // late retries land before counting
+	settle(ctx, w, tr.prs) // late retries land before counting
 
 	checkOneSetEach(t, w, tr.prs)
 	checkNoDoubleMerge(t, w)

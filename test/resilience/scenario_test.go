@@ -183,6 +183,28 @@ func auditRuns(w *world, prs []*prState) runAudit {
 	return a
 }
 
+// settle lets late retries land before the runs are counted: it waits at
+// least lateRetries (a duplicate set would show by then), then until no run
+// is left in progress on any head, for at most settleLimit. A job retried
+// after a fault lands after River's backoff, which a loaded machine (the
+// race detector, CI) stretches past a fixed pause; what is still in
+// progress after the limit is reported by checkOneSetEach.
+func settle(ctx context.Context, w *world, prs []*prState) {
+	time.Sleep(lateRetries)
+	deadline := time.Now().Add(settleLimit)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if a := auditRuns(w, prs); len(a.leftOld) == 0 && len(a.leftCurrent) == 0 {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+const (
+	lateRetries = 2 * time.Second
+	settleLimit = 30 * time.Second
+)
+
 // checkOneSetEach checks exactly one completed run of each name on every
 // PR's current head and none left in progress there, and no run left in
 // progress on superseded heads.
