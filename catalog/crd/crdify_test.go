@@ -225,6 +225,18 @@ func generatedPairs() []crdPair {
 			}
 		}
 	}
+	// Served-version order for a name that is not Kubernetes-style: the
+	// preflight ranks v1-10-0 below v1, so it compares v1-10-0 -> v1. An enum
+	// value v1 lacks is a removal in that direction and an addition in the
+	// other, so the verdict flips with the order, both ways.
+	enum := func(values ...any) map[string]any {
+		return specWith("f", map[string]any{"type": "string", "enum": values})
+	}
+	narrow, wide := version{"v1", true, true, enum("a")}, version{"v1", true, true, enum("a", "b")}
+	add("served-order-v1-10-0-wider", crdDocument("Namespaced", "", []string{"v1"}, narrow),
+		crdDocument("Namespaced", "", nil, narrow, version{"v1-10-0", true, false, enum("a", "b")}))
+	add("served-order-v1-10-0-narrower", crdDocument("Namespaced", "", []string{"v1"}, wide),
+		crdDocument("Namespaced", "", nil, wide, version{"v1-10-0", true, false, enum("a")}))
 	// Parts of a CRD outside the schemas.
 	base := specWith("f", map[string]any{"type": "string"})
 	v := func(name string, served, storage bool) version { return version{name, served, storage, base} }

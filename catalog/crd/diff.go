@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -349,7 +350,7 @@ func (d *differ) servedPairs(c *CRD) {
 			len(served), work, maxServedWork), "", "")
 		return
 	}
-	sort.SliceStable(served, func(i, j int) bool { return compareKubeVersions(served[i].Name, served[j].Name) < 0 })
+	slices.SortStableFunc(served, func(a, b *Version) int { return compareKubeVersions(a.Name, b.Name) })
 	for i, a := range served {
 		for _, b := range served[i+1:] {
 			d.version = fmt.Sprintf("%s -> %s", a.Name, b.Name)

@@ -120,20 +120,15 @@ spec:
 }
 
 func TestCompareKubeVersions(t *testing.T) {
-	ordered := []string{"v1alpha1", "v1alpha2", "v1beta1", "v1beta10", "v1", "v2alpha1", "v2", "v10", "foo", "v1gamma1"}
+	// Least preferred first, as the API server ranks versions: other names
+	// in reverse alphabetical order, then alpha, beta and GA releases, each
+	// by major and minor version.
+	ordered := []string{"v1gamma1", "v1-10-0", "v0x", "foo", "v1alpha1", "v2alpha1", "v1beta1", "v1beta10", "v2beta1", "v1", "v2", "v10"}
 	for i := range ordered {
 		for j := range ordered {
 			got := compareKubeVersions(ordered[i], ordered[j])
-			want := 0
-			if i < j {
-				want = -1
-			} else if i > j {
-				want = 1
-			}
-			if i < 8 || j < 8 { // the two non-Kubernetes names compare alphabetically
-				if got != want {
-					t.Errorf("compareKubeVersions(%s, %s) = %d, want %d", ordered[i], ordered[j], got, want)
-				}
+			if (i < j && got >= 0) || (i > j && got <= 0) || (i == j && got != 0) {
+				t.Errorf("compareKubeVersions(%s, %s) = %d, want the order %v", ordered[i], ordered[j], got, ordered)
 			}
 		}
 	}
