@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -161,6 +162,8 @@ type cacheCollector struct {
 	parse           *catalog.ParseCache
 	index           *catalog.SummaryIndex // nil when not kept
 	layers          *image.LayerCache     // nil without the rebuild
+	lines           *checks.LineDiffCache // nil when not kept
+	lineLookups     *prometheus.Desc
 	lookups, bytes  *prometheus.Desc
 	indexLookups    *prometheus.Desc
 	indexEntries    *prometheus.Desc
@@ -168,11 +171,12 @@ type cacheCollector struct {
 	parseBudgetDesc *prometheus.Desc
 }
 
-func (m *Metrics) registerCaches(parse *catalog.ParseCache, index *catalog.SummaryIndex, layers *image.LayerCache) {
+func (m *Metrics) registerCaches(parse *catalog.ParseCache, index *catalog.SummaryIndex, lines *checks.LineDiffCache, layers *image.LayerCache) {
 	if parse == nil {
 		return
 	}
-	m.reg.MustRegister(&cacheCollector{parse: parse, index: index, layers: layers,
+	m.reg.MustRegister(&cacheCollector{parse: parse, index: index, lines: lines, layers: layers,
+		lineLookups:     prometheus.NewDesc("catalogbot_line_diff_cache_lookups_total", "Changed files whose changed lines were looked up by their pair of git blobs, by result (hit: neither blob was read again).", []string{"result"}, nil),
 		indexLookups:    prometheus.NewDesc("catalogbot_file_index_lookups_total", "Unchanged catalog files looked up in the file summary index by git blob, by result (hit: the file was neither read nor parsed to learn its packages).", []string{"result"}, nil),
 		indexEntries:    prometheus.NewDesc("catalogbot_file_index_entries", "File summaries the index holds.", nil, nil),
 		lookups:         prometheus.NewDesc("catalogbot_parse_cache_lookups_total", "Catalog files looked up in the parse cache by git blob, by result (hit or miss).", []string{"result"}, nil),
@@ -189,6 +193,7 @@ func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.layerLookups
 	ch <- c.indexLookups
 	ch <- c.indexEntries
+	ch <- c.lineLookups
 }
 
 func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
@@ -203,6 +208,11 @@ func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.indexLookups, prometheus.CounterValue, float64(hits), "hit")
 		ch <- prometheus.MustNewConstMetric(c.indexLookups, prometheus.CounterValue, float64(misses), "miss")
 		ch <- prometheus.MustNewConstMetric(c.indexEntries, prometheus.GaugeValue, float64(c.index.Len()))
+	}
+	if c.lines != nil {
+		hits, misses, _ := c.lines.Stats()
+		ch <- prometheus.MustNewConstMetric(c.lineLookups, prometheus.CounterValue, float64(hits), "hit")
+		ch <- prometheus.MustNewConstMetric(c.lineLookups, prometheus.CounterValue, float64(misses), "miss")
 	}
 	if c.layers != nil {
 		hits, misses := c.layers.Stats()

@@ -65,7 +65,8 @@ type Pipeline struct {
 	checkTimeout time.Duration
 	catalogs     []string
 	limits       catalog.Limits
-	policies     *gitpr.PolicyCache // parsed base policies by blob, shared by every check
+	policies     *gitpr.PolicyCache    // parsed base policies by blob, shared by every check
+	lines        *checks.LineDiffCache // changed lines by pair of blobs, shared by every check
 	metrics      *Metrics
 	log          *slog.Logger
 	// checked, when set, learns what each check saw and when it completed (the merge).
@@ -319,7 +320,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	in, err := gitpr.Build(ctx, repo, gitpr.Options{
 		Base: baseFull, Head: a.HeadSHA, Author: pr.GetUser().GetLogin(),
 		Repo: a.Owner + "/" + a.Repo, Number: a.Number, DiffFromMergeBase: true,
-		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits, Policies: p.policies,
+		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits, Policies: p.policies, Lines: p.lines,
 	})
 	if err != nil {
 		var pe *policy.ParseError

@@ -150,6 +150,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		// files of the packages it touches (catalog.LoadPartial).
 		limits:   catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)},
 		policies: gitpr.NewPolicyCache(),
+		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
+		lines: checks.NewLineDiffCache(0),
 	}
 	s.pipeline.checked = merger
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
@@ -197,7 +199,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		layers = rb.imgLimits.Cache
 	}
-	s.metrics.registerCaches(s.pipeline.limits.Cache, s.pipeline.limits.Index, layers)
+	s.metrics.registerCaches(s.pipeline.limits.Cache, s.pipeline.limits.Index, s.pipeline.lines, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
 		q.Close()

@@ -77,7 +77,8 @@ func readCapped(fsys fs.FS, name string, max int64) (string, bool) {
 }
 
 // computeChangedLines fills cc.lines for the changed files of the root present in head.
-func computeChangedLines(ctx context.Context, cc *CatalogChange, baseFS, headFS fs.FS) {
+// With a cache, a (base, head) pair of contents compared before is not read again.
+func computeChangedLines(ctx context.Context, cc *CatalogChange, baseFS, headFS fs.FS, cache *LineDiffCache) {
 	cc.lines = map[string]fileLines{}
 	for _, f := range cc.Files {
 		if f.Status == FileDeleted || ctx.Err() != nil {
@@ -87,21 +88,39 @@ func computeChangedLines(ctx context.Context, cc *CatalogChange, baseFS, headFS 
 		if !ok {
 			continue
 		}
-		head, ok := readCapped(headFS, rel, maxDiffBytes)
-		if !ok {
-			continue
-		}
-		var base string
+		oldRel, hasBase := "", false
 		if f.Status != FileAdded {
 			old := f.Path
 			if f.OldPath != "" {
 				old = f.OldPath
 			}
-			if oldRel, ok := relTo(cc.Root, old); ok {
-				base, _ = readCapped(baseFS, oldRel, maxDiffBytes)
+			oldRel, hasBase = relTo(cc.Root, old)
+		}
+		// Both contents named by their keys: a pair compared before is not read again.
+		headKey, _ := contentKey(headFS, rel)
+		baseKey, baseKeyed := "", !hasBase
+		if hasBase {
+			baseKey, baseKeyed = contentKey(baseFS, oldRel)
+		}
+		if headKey != "" && baseKeyed {
+			if fl, ok := cache.get(baseKey, headKey); ok {
+				cc.lines[rel] = fl
+				continue
 			}
 		}
-		cc.lines[rel] = changedLinesOf(base, head)
+		head, ok := readCapped(headFS, rel, maxDiffBytes)
+		if !ok {
+			continue
+		}
+		var base string
+		if hasBase {
+			base, _ = readCapped(baseFS, oldRel, maxDiffBytes)
+		}
+		fl := changedLinesOf(base, head)
+		cc.lines[rel] = fl
+		if headKey != "" && baseKeyed {
+			cache.put(baseKey, headKey, fl)
+		}
 	}
 }
 

@@ -392,7 +392,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	if err := loadedDifferences(ctx, pr, cc, baseFS, headFS, headSet, changedBase, changedHead); err != nil {
 		return nil, err
 	}
-	computeChangedLines(ctx, cc, baseFS, headFS)
+	computeChangedLines(ctx, cc, baseFS, headFS, pr.Lines)
 
 	var baseDocs []catalog.Doc
 	if len(changedBase) > 0 {

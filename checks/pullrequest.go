@@ -54,6 +54,8 @@ type PullRequest struct {
 	// reads them from GitHub. An approval of an older commit is not here.
 	Approvals      []Approval
 	ApprovalsKnown bool
+	// Lines, when set, keeps the changed lines of pairs of contents across checks (the App shares one).
+	Lines *LineDiffCache
 
 	// Changes is computed by Prepare before the checks run; checks only read it.
 	Changes *ChangeSet

@@ -41,6 +41,8 @@ type Options struct {
 	// file, so that checking many pull requests against one base parses
 	// its policy once (the App).
 	Policies *PolicyCache
+	// Lines, when set, keeps the changed lines of pairs of blobs across builds (see checks.LineDiffCache).
+	Lines *checks.LineDiffCache
 }
 
 // PolicyCache keeps parsed policy files by git blob id. A parsed Policy
@@ -128,7 +130,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 		Repo: opt.Repo, Number: opt.Number, Author: opt.Author,
 		Base:   checks.Revision{SHA: from.String(), FS: baseFS},
 		Head:   checks.Revision{SHA: head.String(), FS: headFS},
-		Policy: pol, Teams: opt.Teams, Limits: opt.Limits,
+		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines,
 	}
 	for _, c := range changes {
 		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})

@@ -7,6 +7,8 @@
 //
 //	go run ./scripts/bench-warm-check -n 30 REPO BASE HEAD
 //
+// -lines=false leaves out the changed-lines cache, to measure what it saves.
+//
 // scripts/bench-growth.sh keeps BenchmarkCheckPR's repositories under
 // $WORK/pr-MB; BASE and HEAD are its last two commits.
 package main
@@ -27,15 +29,20 @@ import (
 
 func main() {
 	n := flag.Int("n", 30, "runs after the first")
+	keepLines := flag.Bool("lines", true, "share the changed-lines cache between runs, as the App does (false: compare the changed files' blobs on every run, as before issue 33.4)")
 	flag.Parse()
 	if flag.NArg() != 3 {
-		fmt.Fprintln(os.Stderr, "usage: bench-warm-check [-n 30] REPO BASE HEAD")
+		fmt.Fprintln(os.Stderr, "usage: bench-warm-check [-n 30] [-lines=false] REPO BASE HEAD")
 		os.Exit(2)
 	}
 	dir, base, head := flag.Arg(0), flag.Arg(1), flag.Arg(2)
 	ctx := context.Background()
 	lim := catalog.Limits{Cache: catalog.NewParseCache(256 << 20), Index: catalog.NewSummaryIndex(0)}
 	objects, policies := gitfs.NewObjectCache(), gitpr.NewPolicyCache()
+	var lines *checks.LineDiffCache
+	if *keepLines {
+		lines = checks.NewLineDiffCache(0)
+	}
 	run := func() (time.Duration, error) {
 		start := time.Now()
 		repo, err := gitfs.OpenShared(dir, objects)
@@ -43,7 +50,7 @@ func main() {
 			return 0, err
 		}
 		defer repo.Close()
-		pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: lim, Policies: policies})
+		pr, err := gitpr.Build(ctx, repo, gitpr.Options{Base: base, Head: head, Author: "bob", DiffFromMergeBase: true, Limits: lim, Policies: policies, Lines: lines})
 		if err != nil {
 			return 0, err
 		}
