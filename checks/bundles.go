@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,30 +108,6 @@ func prepareBundles(ctx context.Context, pr *PullRequest, cs *ChangeSet, files [
 		}
 		cs.Bundles = append(cs.Bundles, bc)
 	}
-	// Owners from ci.yaml, read from the base revision only.
-	cs.ciOwners = bundleOwners{}
-	for _, root := range pr.Policy.Bundles {
-		if !root.CIYamlOwners {
-			continue
-		}
-		for _, pkg := range cs.bundlePackages() {
-			data, err := readFileCapped(pr.Base.FS, path.Join(root.Path, pkg, "ci.yaml"), maxCIYamlBytes)
-			if err != nil || data == nil {
-				continue
-			}
-			docs, _ := catalog.ParseDocuments("ci.yaml", data, pr.Limits)
-			if len(docs) == 0 {
-				continue
-			}
-			if list := docs[0].Value.Get("reviewers"); list != nil {
-				for _, it := range list.Items() {
-					if it.Kind == catalog.KindString && policy.ValidLogin(it.Str()) {
-						cs.ciOwners[pkg] = append(cs.ciOwners[pkg], it.Str())
-					}
-				}
-			}
-		}
-	}
 	return rest, nil
 }
 
@@ -190,8 +167,42 @@ func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 	return fs.ReadFile(fsys, name)
 }
 
-// ownsBundlePackage reports whether login may change package pkg of a bundle root: a policy owner or one of
-// its ci.yaml reviewers.
+// readCIOwners reads, from the base revision only, the reviewers of <root>/<pkg>/ci.yaml of every bundle
+// root whose policy says ownersFromCIYaml, for each of pkgs.
+func readCIOwners(pr *PullRequest, pkgs []string) bundleOwners {
+	out := bundleOwners{}
+	for _, root := range pr.Policy.Bundles {
+		if !root.CIYamlOwners {
+			continue
+		}
+		for _, pkg := range pkgs {
+			if !validFolder(pkg) {
+				continue
+			}
+			data, err := readFileCapped(pr.Base.FS, path.Join(root.Path, pkg, "ci.yaml"), maxCIYamlBytes)
+			if err != nil || data == nil {
+				continue
+			}
+			docs, _ := catalog.ParseDocuments("ci.yaml", data, pr.Limits)
+			if len(docs) == 0 {
+				continue
+			}
+			if list := docs[0].Value.Get("reviewers"); list != nil {
+				for _, it := range list.Items() {
+					if it.Kind == catalog.KindString && policy.ValidLogin(it.Str()) && !slices.ContainsFunc(out[pkg], func(r string) bool { return policy.SameLogin(r, it.Str()) }) {
+						out[pkg] = append(out[pkg], it.Str())
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ownsBundlePackage reports whether login owns package pkg: a policy owner or, for bundle roots with
+// ownersFromCIYaml, a reviewer in its ci.yaml of the base revision. Such an owner owns all of the package:
+// its bundle directories, the other files of its package folders (ci.yaml and templates included) and its
+// blobs in every catalog.
 func ownsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) (policy.Decision, error) {
 	d, err := pr.Policy.IsOwner(ctx, pkg, login, pr.Teams)
 	if d == policy.Yes {
@@ -205,8 +216,8 @@ func ownsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) 
 	return d, err
 }
 
-// bundleOwnersText names who owns pkg, for messages.
-func bundleOwnersText(pr *PullRequest, pkg string) string {
+// packageOwnerNames are the owners of pkg as @names: the policy's, then its ci.yaml reviewers.
+func packageOwnerNames(pr *PullRequest, pkg string) []string {
 	owners, _ := pr.Policy.Owners(pkg)
 	var names []string
 	for _, o := range owners {
@@ -215,6 +226,12 @@ func bundleOwnersText(pr *PullRequest, pkg string) string {
 	for _, r := range pr.Changes.ciOwners[pkg] {
 		names = append(names, "@"+r)
 	}
+	return names
+}
+
+// bundleOwnersText names who owns pkg, for messages.
+func bundleOwnersText(pr *PullRequest, pkg string) string {
+	names := packageOwnerNames(pr, pkg)
 	if len(names) == 0 {
 		return "it has no owners, so only maintainers may change it"
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/policy"
 )
 
 // DocKey identifies a catalog blob by content, not by path: its schema and the
@@ -109,8 +111,9 @@ type CatalogChange struct {
 	lines map[string]fileLines
 	// spans are the first lines of the head blobs of each file, sorted; made when first needed.
 	spans map[string][]int
-	// headPackages are the packages any blob of the head catalog belongs to, from the file summaries.
-	headPackages map[string]bool
+	// headPackages are the packages any blob of the head catalog belongs to, from the file summaries;
+	// basePackages likewise for the base catalog.
+	headPackages, basePackages map[string]bool
 }
 
 // Cause is the changed file that makes an unchanged file start or stop being loaded.
@@ -221,6 +224,9 @@ type ChangeSet struct {
 	Bundles      []*BundleChange
 	PackageFiles []PackageFileChange
 	ciOwners     bundleOwners
+	// templatePackages are, for each changed template file of the policy's templates, the packages it
+	// renders on either side (sorted; empty when none).
+	templatePackages map[string][]string
 	// derived is Derived's answer, computed once.
 	derived     *Derivation
 	derivedDone bool
@@ -277,8 +283,39 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 		}
 		cs.Catalogs = append(cs.Catalogs, cc)
 	}
+	// Owners from ci.yaml, for every package the pull request touches: bundle directories, package folders
+	// and catalog blobs alike.
+	cs.templatePackages = changedTemplatePackages(ctx, pr, cs.OtherFiles)
+	cs.ciOwners = readCIOwners(pr, cs.touchedPackages())
 	pr.Changes = cs
 	return nil
+}
+
+// touchedPackages lists every package the changes concern, sorted: those of changed bundle directories and
+// package folders, and those whose catalog blobs changed.
+func (cs *ChangeSet) touchedPackages() []string {
+	set := map[string]bool{}
+	for _, p := range cs.bundlePackages() {
+		set[p] = true
+	}
+	for _, cc := range cs.Catalogs {
+		for p := range cc.Touched {
+			if p != "" {
+				set[p] = true
+			}
+		}
+	}
+	for _, pkgs := range cs.templatePackages {
+		for _, p := range pkgs {
+			set[p] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // rootOf returns the catalog root that holds p, the deepest when roots nest.
@@ -453,8 +490,36 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 			cc.NewPackages[p] = true
 		}
 	}
+	delete(basePackages, "")
+	cc.basePackages = basePackages
 	cc.Docs = pairDocs(baseChanged, headChanged)
 	return cc, nil
+}
+
+// HeldInBase reports whether the base revision's catalog holds a blob of pkg.
+func (c *CatalogChange) HeldInBase(pkg string) bool { return c.basePackages[pkg] }
+
+// NewToRepository reports whether the base revision has never held package pkg: no catalog of any root holds a
+// blob of it and no bundle root has a folder of that name (where its ci.yaml and bundle directories live). A
+// package missing from one catalog only (promoted to a new release's catalog, or given its first catalog) is
+// not new.
+func NewToRepository(pr *PullRequest, pkg string) bool {
+	if pr.Changes != nil {
+		for _, cc := range pr.Changes.Catalogs {
+			if cc.HeldInBase(pkg) {
+				return false
+			}
+		}
+	}
+	if !validFolder(pkg) {
+		return true
+	}
+	for _, r := range pr.Policy.Bundles {
+		if dirExists(pr.Base.FS, path.Join(r.Path, pkg)) {
+			return false
+		}
+	}
+	return true
 }
 
 // HeldBefore reports whether the head catalog holds a blob of pkg that the
@@ -697,4 +762,70 @@ func firstChangedLine(ctx context.Context, baseFS, headFS fs.FS, name string) in
 		return max(1, min(fl.deletedAt[0], fl.lines))
 	}
 	return 1
+}
+
+// changedTemplatePackages finds, among files changed outside the catalogs and bundle roots, the templates of
+// the policy, and names the packages each renders: for a basic template the packages its entries declare, for
+// a semver template (which names none) the packages of the catalog files it renders into; both sides count, so
+// a template cannot be moved from one package to another by its owner alone.
+func changedTemplatePackages(ctx context.Context, pr *PullRequest, files []FileChange) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range files {
+		for _, p := range changedPaths(f) {
+			for _, tm := range pr.Policy.Templates {
+				if tm.Path != p {
+					continue
+				}
+				set := map[string]bool{}
+				for _, rev := range []Revision{pr.Base, pr.Head} {
+					for _, pkg := range templateRevPackages(ctx, pr, rev.FS, tm) {
+						set[pkg] = true
+					}
+				}
+				pkgs := make([]string, 0, len(set))
+				for pkg := range set {
+					pkgs = append(pkgs, pkg)
+				}
+				sort.Strings(pkgs)
+				out[p] = pkgs
+			}
+		}
+	}
+	return out
+}
+
+// templateRevPackages names the packages a policy template renders in one revision.
+func templateRevPackages(ctx context.Context, pr *PullRequest, fsys fs.FS, tm policy.Template) []string {
+	maxFile := maxFileOf(pr.Limits)
+	var out []string
+	data, err := readFileCapped(fsys, tm.Path, maxFile)
+	if err == nil && data != nil {
+		if t, _ := template.Parse(tm.Path, data, pr.Limits); t != nil {
+			for _, e := range t.Entries {
+				switch {
+				case e.Schema == catalog.SchemaPackage && e.Name != "":
+					out = append(out, e.Name)
+				case e.Package != "":
+					out = append(out, e.Package)
+				}
+			}
+		}
+	}
+	// A semver template names no package: the catalogs it renders into say which.
+	for _, c := range tm.Catalogs {
+		if ctx.Err() != nil {
+			break
+		}
+		data, err := readFileCapped(fsys, c.Path, maxFile)
+		if err != nil || data == nil {
+			continue
+		}
+		docs, _ := catalog.ParseFile(c.Path, data, pr.Limits)
+		for i := range docs {
+			if p := packageOf(&docs[i]); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -95,7 +94,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 			touched = append(touched, pkg)
 			_, reserved := pol.Owners(pkg)
-			if cc.NewPackages[pkg] && !reserved {
+			isNew := cc.NewPackages[pkg] && NewToRepository(pr, pkg)
+			if isNew && !reserved {
 				if pol.NewPackages == policy.NewPackagesAnyone {
 					added = append(added, pkg)
 					continue
@@ -106,7 +106,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				}
 				continue
 			}
-			d, err := pol.IsOwner(ctx, pkg, pr.Author, pr.Teams)
+			// The package's owners own its blobs in every catalog: the policy's owners and its ci.yaml reviewers.
+			d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author)
 			switch d {
 			case policy.Yes:
 				owned = append(owned, pkg)
@@ -116,14 +117,10 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				}
 			default:
 				owners, listed := pol.Owners(pkg)
-				who := "it has no owners in the policy, so only maintainers may change it"
-				if listed && len(owners) > 0 {
-					who = "its owners are " + principals(owners)
-				}
-				msg := fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, who)
-				if cc.NewPackages[pkg] {
+				msg := fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, bundleOwnersText(pr, pkg))
+				if isNew {
 					// Named in the policy before it exists: reserved for its owners, whatever newPackages says.
-					msg = fmt.Sprintf("adds package %q, which the policy reserves for its owners (it is listed under packages): %s", pkg, who)
+					msg = fmt.Sprintf("adds package %q, which the policy reserves for its owners (it is listed under packages): %s", pkg, bundleOwnersText(pr, pkg))
 					if !listed || len(owners) == 0 {
 						msg = fmt.Sprintf("adds package %q, which the policy reserves (it is listed under packages with no owners), so only maintainers may add it", pkg)
 					}
@@ -135,14 +132,6 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 	}
 	// Bundle directories: the package their annotations declare (not their folder) decides.
-	heldBefore := func(pkg string) bool {
-		for _, cc := range pr.Changes.Catalogs {
-			if cc.HeldBefore(pkg) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, b := range pr.Changes.Bundles {
 		pos := b.firstFile()
 		pkg := b.Package
@@ -152,7 +141,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		touched = append(touched, pkg)
 		_, reserved := pol.Owners(pkg)
-		existed := heldBefore(pkg) || b.Base != nil || dirExists(pr.Base.FS, path.Join(b.Root.Path, pkg))
+		existed := b.Base != nil || !NewToRepository(pr, pkg)
 		if !existed && !reserved && len(pr.Changes.ciOwners[pkg]) == 0 {
 			if pol.NewPackages == policy.NewPackagesAnyone {
 				added = append(added, pkg)
@@ -173,13 +162,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	}
 	for _, f := range pr.Changes.PackageFiles {
 		pos := catalog.Position{File: f.File.Path}
-		// ci.yaml names the package's reviewers: only its policy owners and maintainers change it.
-		if path.Base(f.File.Path) == "ci.yaml" {
-			if d, _ := pol.IsOwner(ctx, f.Package, pr.Author, pr.Teams); d != policy.Yes {
-				notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s lists who owns package %q; only its owners in %s and maintainers may change it", f.File.Path, f.Package, policy.FileName))
-			}
-			continue
-		}
+		// Every file of the package folder, ci.yaml and the templates included, belongs to the package's owners
+		// as the base has them (a change to ci.yaml's reviewers applies once merged).
 		if d, _ := ownsBundlePackage(ctx, pr, f.Package, pr.Author); d != policy.Yes {
 			notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s is a file of package %q, which @%s does not own: %s", f.File.Path, f.Package, pr.Author, bundleOwnersText(pr, f.Package)))
 		}
@@ -194,6 +178,29 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	for _, f := range pr.Changes.OtherFiles {
 		if pol.Protected(f.Path) || (f.OldPath != "" && pol.Protected(f.OldPath)) {
 			continue // already reported as protected
+		}
+		// A template of the policy belongs to the packages it renders.
+		if pkgs, ok := pr.Changes.templatePackages[f.Path]; ok || (f.OldPath != "" && pr.Changes.templatePackages[f.OldPath] != nil) {
+			if !ok {
+				pkgs = pr.Changes.templatePackages[f.OldPath]
+			}
+			pos := catalog.Position{File: f.Path}
+			if len(pkgs) == 0 {
+				notMaintainer(pos, ruleNoPackage, "", fmt.Sprintf("%s is a template of %s that renders no package, so no package owner can vouch for it", f.Path, policy.FileName))
+				continue
+			}
+			for _, pkg := range pkgs {
+				touched = append(touched, pkg)
+				switch d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author); d {
+				case policy.Yes:
+					owned = append(owned, pkg)
+				case policy.Unresolved:
+					cannotVerify(pos, pkg, err)
+				default:
+					notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("%s is a template of package %q, which @%s does not own: %s", f.Path, pkg, pr.Author, bundleOwnersText(pr, pkg)))
+				}
+			}
+			continue
 		}
 		notMaintainer(catalog.Position{File: f.Path}, ruleOutsideCatalog, "",
 			fmt.Sprintf("%s is outside the catalogs of this repository (%s)", f.Path, catalogRoots(pol)))
@@ -380,7 +387,7 @@ func applyApprovals(ctx context.Context, pr *PullRequest, fs []catalog.Finding) 
 		return d == policy.Yes
 	}
 	owner := func(pkg, login string) bool {
-		d, _ := pol.IsOwner(ctx, pkg, login, pr.Teams)
+		d, _ := ownsBundlePackage(ctx, pr, pkg, login)
 		return d == policy.Yes
 	}
 	var out approvalOutcome
@@ -420,10 +427,10 @@ func applyApprovals(ctx context.Context, pr *PullRequest, fs []catalog.Finding) 
 		}
 		kept = append(kept, f)
 		if byPackage {
-			owners, _ := pol.Owners(f.Package)
+			owners := packageOwnerNames(pr, f.Package)
 			fmt.Fprintf(&who, "- package `%s` (%s): ", f.Package, f.Position)
 			if len(owners) > 0 {
-				fmt.Fprintf(&who, "an owner (%s) or a maintainer (%s)\n", principals(owners), principals(pol.Maintainers))
+				fmt.Fprintf(&who, "an owner (%s) or a maintainer (%s)\n", strings.Join(owners, ", "), principals(pol.Maintainers))
 			} else {
 				fmt.Fprintf(&who, "a maintainer (%s)\n", principals(pol.Maintainers))
 			}

@@ -412,6 +412,7 @@ func (p *parser) catalogs(k, n *yaml.Node) []Catalog {
 			return
 		}
 		var havePath bool
+		var pathNode *yaml.Node
 		p.fields(it, "a catalogs entry", map[string]func(k, v *yaml.Node){
 			"path": func(_, v *yaml.Node) {
 				s, ok := p.str(v, "catalogs[].path")
@@ -419,11 +420,15 @@ func (p *parser) catalogs(k, n *yaml.Node) []Catalog {
 					return
 				}
 				clean, err := cleanRepoPath(s)
+				if err == nil && IsPattern(clean) {
+					err = checkRootPattern(clean)
+				}
 				if err != nil {
-					p.add(v, "write the catalog directory relative to the repository root, e.g. catalogs/v4.16", "catalogs[].path: %v", err)
+					p.add(v, "write the catalog directory relative to the repository root, e.g. catalogs/v4.16, or a pattern such as catalogs/v4.*", "catalogs[].path: %v", err)
 					return
 				}
 				c.Path, havePath = clean, true
+				pathNode = v
 			},
 			"image": func(_, v *yaml.Node) {
 				s, ok := p.str(v, "catalogs[].image")
@@ -453,6 +458,14 @@ func (p *parser) catalogs(k, n *yaml.Node) []Catalog {
 				p.add(it, "add path: <directory of the catalog>", "a catalogs entry has no path")
 			}
 			return
+		}
+		if IsPattern(c.Path) {
+			// One image cannot hold the several catalogs a pattern stands for.
+			if c.Image != "" || c.BaseImage != "" {
+				p.add(pathNode, "list each catalog that is built into an image on its own, with its image", "catalog pattern %s cannot name an image or baseImage: each directory it matches would push to the same image", c.Path)
+				return
+			}
+			c.Pattern = c.Path
 		}
 		for _, prev := range out {
 			switch {

@@ -111,8 +111,13 @@ type Position struct {
 
 // Catalog is one file-based catalog root of the repository.
 type Catalog struct {
-	// Path is slash-separated, relative to the repository root, cleaned; "." is the root.
+	// Path is slash-separated, relative to the repository root, cleaned; "." is the root. In a policy as
+	// parsed it may be a pattern (catalogs/v4.*, see IsPattern); ResolveCatalogs turns each pattern into
+	// the directories it matches.
 	Path string
+	// Pattern is the pattern of the policy file this catalog was resolved from ("" for a catalog listed by
+	// its path). In a policy as parsed, Pattern equals Path for a pattern.
+	Pattern string
 	// Image is where the rebuilt catalog image is pushed; "" means not rebuilt.
 	Image string
 	// BaseImage is the opm image the catalog image is built on, pinned by

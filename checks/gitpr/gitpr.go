@@ -138,7 +138,8 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	return pr, nil
 }
 
-// ReadPolicy reads and parses .catalogbot.yaml of one commit. A commit
+// ReadPolicy reads and parses .catalogbot.yaml of one commit, its catalog
+// patterns resolved on that commit (policy.ResolveCatalogs). A commit
 // without the file gets policy.Default() (whose File is "").
 func ReadPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash) (*policy.Policy, error) {
 	return readPolicy(ctx, repo, commit, nil)
@@ -151,19 +152,21 @@ func readPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, cache 
 		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
 	}
 	key, _ := tree.ContentKey(policy.FileName)
-	if p, ok := cache.get(key); ok {
-		return p, nil
-	}
-	data, err := tree.ReadFile(policy.FileName)
-	if errors.Is(err, fs.ErrNotExist) {
-		return policy.Default(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
-	}
-	p, err := policy.Parse(policy.FileName, data)
-	if err == nil {
+	p, ok := cache.get(key)
+	if !ok {
+		data, err := tree.ReadFile(policy.FileName)
+		if errors.Is(err, fs.ErrNotExist) {
+			return policy.Default(), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
+		}
+		if p, err = policy.Parse(policy.FileName, data); err != nil {
+			return nil, err
+		}
 		cache.put(key, p)
 	}
-	return p, err
+	// Catalog patterns (catalogs/v4.*) stand for the directories they match in this commit: the cached policy
+	// keeps its patterns, each caller gets them resolved on its own commit.
+	return p.ResolveCatalogs(tree)
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// etcdCatalog is a rendered catalog of etcd with the given versions in channel stable.
+func etcdCatalog(versions ...string) string {
+	const image = "quay.io/community-operator-pipeline-prod/etcd"
+	var b strings.Builder
+	b.WriteString(etcdPackage + "---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n")
+	prev := ""
+	for _, v := range versions {
+		b.WriteString("  - name: etcd.v" + v + "\n")
+		if prev != "" {
+			b.WriteString("    replaces: etcd.v" + prev + "\n")
+		}
+		prev = v
+	}
+	for _, v := range versions {
+		b.WriteString(etcdBundle(image, v))
+	}
+	return b.String()
+}
+
+func redisCatalog() string {
+	return strings.ReplaceAll(etcdCatalog("2.0.0"), "etcd", "redis")
+}
+
+// communityRepo is a repository in the community layout: catalogs/v4.16 to v4.18 (the policy lists them as
+// catalogs/v4.*), operators/etcd with a ci.yaml naming bob, a policy template of redis owned by carol. It
+// returns the base commit and a function making a pull request branch from it.
+func communityRepo(t *testing.T) (dir, base string, pr func(branch string, files map[string]string, remove ...string) string) {
+	t.Helper()
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", `version: 1
+catalogs:
+  - path: "catalogs/v4.*"
+maintainers: [alice]
+packages:
+  redis: {owners: [carol]}
+bundles: [{path: operators, ownersFromCIYaml: true, templatesFromCIYaml: true}]
+templates:
+  - path: templates/redis.yaml
+    catalogs: [catalogs/v4.16/redis/catalog.yaml]
+`)
+	write("operators/etcd/ci.yaml", "reviewers:\n  - bob\n  - dave\nfbc:\n  enabled: true\n")
+	write("operators/mongo/ci.yaml", "reviewers: [erin]\n")
+	write("operators/etcd/catalog-templates/basic.yaml", "schema: olm.template.basic\nentries: []\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalogs/v4.17/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalogs/v4.16/redis/catalog.yaml", redisCatalog())
+	write("catalogs/v4.18/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("templates/redis.yaml", "schema: olm.template.basic\nentries:\n  - {schema: olm.package, name: redis, defaultChannel: stable}\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base = git("rev-parse", "HEAD")
+	pr = func(branch string, files map[string]string, remove ...string) string {
+		git("checkout", "-q", "-b", branch, base)
+		for name, body := range files {
+			write(name, body)
+		}
+		for _, name := range remove {
+			git("rm", "-q", "-r", name)
+		}
+		git("add", "-A")
+		git("commit", "-q", "--allow-empty", "-m", branch)
+		return git("rev-parse", "HEAD")
+	}
+	return dir, base, pr
+}
+
+// A package's ci.yaml reviewers own all of it, its rendered catalogs under every root included; a policy
+// owner owns the package's templates; catalog roots may be patterns, resolved on the base (issue 26.5 and
+// 28.1).
+func TestCheckCommunityOwnership(t *testing.T) {
+	dir, base, pr := communityRepo(t)
+	update := pr("update", map[string]string{
+		"catalogs/v4.16/etcd/catalog.yaml": etcdCatalog("1.0.0", "1.1.0"),
+		"catalogs/v4.17/etcd/catalog.yaml": etcdCatalog("1.0.0", "1.1.0"),
+	})
+	ciYaml := pr("ci-yaml", map[string]string{"operators/etcd/ci.yaml": "reviewers: [bob, dave, erin]\n"})
+	template := pr("template", map[string]string{"operators/etcd/catalog-templates/basic.yaml": "schema: olm.template.basic\nentries: [{schema: olm.package, name: etcd}]\n"})
+	other := pr("other", map[string]string{"catalogs/v4.16/redis/catalog.yaml": strings.ReplaceAll(etcdCatalog("2.0.0", "2.1.0"), "etcd", "redis")})
+	policyTemplate := pr("policy-template", map[string]string{"templates/redis.yaml": "schema: olm.template.basic\nentries:\n  - {schema: olm.package, name: redis, defaultChannel: fast}\n"})
+	smuggle := pr("smuggle", map[string]string{"catalogs/v4.16/etcd/catalog.yaml": etcdCatalog("1.0.0") + strings.ReplaceAll(etcdBundle("quay.io/x/redis", "9.0.0"), "etcd", "redis")})
+
+	for _, tc := range []struct {
+		name, head, author string
+		code               int
+		want               []string // "rule file" of the ownership errors
+	}{
+		{"a ci.yaml reviewer updates the package's catalogs", update, "bob", exitPass, nil},
+		{"another reviewer too", update, "dave", exitPass, nil},
+		{"a stranger updates them", update, "mallory", exitFail, []string{
+			"ownership.not-owner catalogs/v4.16/etcd/catalog.yaml", "ownership.not-owner catalogs/v4.17/etcd/catalog.yaml"}},
+		{"the policy owner of another package", update, "carol", exitFail, []string{
+			"ownership.not-owner catalogs/v4.16/etcd/catalog.yaml", "ownership.not-owner catalogs/v4.17/etcd/catalog.yaml"}},
+		{"a reviewer changes ci.yaml", ciYaml, "bob", exitPass, nil},
+		{"a stranger changes ci.yaml", ciYaml, "mallory", exitFail, []string{"ownership.not-owner operators/etcd/ci.yaml"}},
+		{"a reviewer changes a template", template, "dave", exitPass, nil},
+		{"a reviewer changes another package's catalog", other, "bob", exitFail, []string{"ownership.not-owner catalogs/v4.16/redis/catalog.yaml"}},
+		{"its policy owner does", other, "carol", exitPass, nil},
+		{"the policy owner changes the package's policy template", policyTemplate, "carol", exitPass, nil},
+		{"a reviewer of another package changes it", policyTemplate, "bob", exitFail, []string{"ownership.not-owner templates/redis.yaml"}},
+		{"a reviewer puts another package's blob in the package's file", smuggle, "bob", exitFail, []string{"ownership.not-owner catalogs/v4.16/etcd/catalog.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership")
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, out)
+			}
+			var got []string
+			for _, r := range v.Results {
+				for _, f := range r.Findings {
+					if f.Severity == "error" {
+						got = append(got, f.Rule+" "+f.File)
+					}
+				}
+			}
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("errors = %q\nwant     %q\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+// A catalog root pattern that matches nothing on the base is an error on its line, and nothing is checked.
+func TestCheckCatalogPatternMatchesNothing(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\nmaintainers: [alice]\ncatalogs:\n  - path: catalogs/v4.16\n  - path: \"catalogs/v5.*\"\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	var out, errb bytes.Buffer
+	code := runEnv(context.Background(), []string{"check", "--repo", dir, "--base", "HEAD", "--head", "HEAD", "--author", "alice"},
+		&out, &errb, env{getenv: func(string) string { return "" }})
+	if code != exitCannotRun {
+		t.Errorf("exit %d, want %d\n%s%s", code, exitCannotRun, out.String(), errb.String())
+	}
+	if want := ".catalogbot.yaml:5:5: catalog pattern catalogs/v5.* matches no directory of this revision"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+	}
+}
+
+// A package is new only when the repository has never held it: promoting a package to another release's
+// catalog, or adding one that has only a bundle folder so far, is an ordinary change of its owners (issue 28.2).
+func TestCheckNewPackageMeansNewToTheRepository(t *testing.T) {
+	dir, base, pr := communityRepo(t)
+	firstCatalog := pr("mongo-first-catalog", map[string]string{"catalogs/v4.16/mongo/catalog.yaml": strings.ReplaceAll(etcdCatalog("1.0.0"), "etcd", "mongo")})
+	redisTo17 := pr("redis-to-v4.17", map[string]string{"catalogs/v4.17/redis/catalog.yaml": redisCatalog()})
+	fresh := pr("fresh", map[string]string{"catalogs/v4.17/kafka/catalog.yaml": strings.ReplaceAll(etcdCatalog("1.0.0"), "etcd", "kafka")})
+	for _, tc := range []struct {
+		name, head, author string
+		code               int
+		want               []string
+	}{
+		{"the policy owner promotes a package to another catalog", redisTo17, "carol", exitPass, nil},
+		{"a stranger does", redisTo17, "mallory", exitFail, []string{"ownership.not-owner catalogs/v4.17/redis/catalog.yaml"}},
+		{"a ci.yaml reviewer gives the package its first catalog", firstCatalog, "erin", exitPass, nil},
+		{"a package the repository never held", fresh, "bob", exitFail, []string{"ownership.new-package catalogs/v4.17/kafka/catalog.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership")
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, out)
+			}
+			got := findingsOf(v, "ownership")
+			for i := range got {
+				got[i] = strings.TrimSuffix(strings.Fields(got[i])[0]+" "+strings.Split(strings.Fields(got[i])[1], ":")[0], " ")
+			}
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %q\nwant       %q\n%s", got, tc.want, out)
+			}
+		})
+	}
+}

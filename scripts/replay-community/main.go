@@ -1,0 +1,559 @@
+// Command replay-community replays the newest merged pull requests of a
+// community-layout catalog repository (redhat-openshift-ecosystem/
+// community-operators-prod) through `catalog-check check`, as a maintainer of
+// that repository would run it, and prints a table of verdicts per check,
+// the time and the peak RSS of each run.
+//
+//	go run ./scripts/replay-community -n 150 REPO > table.md
+//
+// REPO is a clone of the repository (bare or not; a partial clone is fine:
+// only trees are read here), or $COMMUNITY_REPO. It is never written to:
+// the replay works in a scratch repository that reads REPO's objects through
+// objects/info/alternates (or, with -objects links, through links to its
+// pack files, for a catalog-check that predates alternates).
+//
+// Each squash-merged commit C on the first-parent history is a pull request:
+// base = C's parent plus the policy below, head = C plus the policy (a child
+// of base, so the pull request's diff is exactly C's), author = the first
+// reviewer in the ci.yaml of the package C touches (read from the parent,
+// else from C). The policy is the one docs/policy.md describes for that
+// repository: every catalogs/v4.* root, bundle root operators with
+// ownersFromCIYaml and templatesFromCIYaml, and the pipeline's image pattern.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+type options struct {
+	repo, checkBin, objects, roots, checks, cacheDir, jsonOut, only string
+	n                                                               int
+	timeout                                                         time.Duration
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 150, "how many of the newest merged pull requests to replay")
+	flag.StringVar(&o.checkBin, "catalog-check", "", "the catalog-check binary (default: built from this source tree)")
+	flag.StringVar(&o.objects, "objects", "alternates", "how the scratch repository reaches REPO's objects: alternates or links (links to its pack files)")
+	flag.StringVar(&o.roots, "roots", "glob", `catalog roots in the policy: "glob" (catalogs/v4.*) or "literal" (each catalogs/v4.* directory of the base, listed)`)
+	flag.StringVar(&o.checks, "checks", "ownership,validation,immutability,crd-safety,templates", "checks to run")
+	flag.StringVar(&o.cacheDir, "cache-dir", "off", `catalog-check --cache-dir ("off": every run reads cold)`)
+	flag.StringVar(&o.jsonOut, "json", "", "also write one JSON line per pull request to this file")
+	flag.StringVar(&o.only, "only", "", "replay only these commits (comma-separated, abbreviated or not)")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one catalog-check run")
+	flag.Parse()
+	o.repo = flag.Arg(0)
+	if o.repo == "" {
+		o.repo = os.Getenv("COMMUNITY_REPO")
+	}
+	if o.repo == "" || flag.NArg() > 1 {
+		fmt.Fprintln(os.Stderr, "usage: replay-community [-n 150] [flags] REPO (or $COMMUNITY_REPO)")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "replay-community:", err)
+		os.Exit(1)
+	}
+}
+
+// outcome is one replayed pull request.
+type outcome struct {
+	Commit   string            `json:"commit"`
+	Subject  string            `json:"subject"`
+	Kind     string            `json:"kind"`
+	Package  string            `json:"package"`
+	Author   string            `json:"author"`
+	Exit     int               `json:"exit"`
+	Seconds  float64           `json:"seconds"`
+	RSSMiB   float64           `json:"rssMiB"`
+	Verdicts map[string]string `json:"verdicts"`
+	// Rules counts the findings of each check by rule and severity ("check rule severity").
+	Rules  map[string]int `json:"rules"`
+	Errors []string       `json:"errors,omitempty"` // checks that could not run, and why
+	Stderr string         `json:"stderr,omitempty"`
+}
+
+func run(ctx context.Context, o options) error {
+	src, err := gitDir(ctx, o.repo)
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "replay-community-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if o.checkBin == "" {
+		o.checkBin = filepath.Join(work, "catalog-check")
+		fmt.Fprintln(os.Stderr, "building catalog-check")
+		b := exec.CommandContext(ctx, "go", "build", "-o", o.checkBin, "./cmd/catalog-check")
+		b.Stderr = os.Stderr
+		if err := b.Run(); err != nil {
+			return fmt.Errorf("building catalog-check: %w", err)
+		}
+	}
+	scratch := filepath.Join(work, "repo.git")
+	if err := makeScratch(ctx, src, scratch, o.objects); err != nil {
+		return err
+	}
+	commits, err := mergedCommits(ctx, src, o.n, o.only)
+	if err != nil {
+		return err
+	}
+	var jsonl io.Writer = io.Discard
+	if o.jsonOut != "" {
+		f, err := os.Create(o.jsonOut)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		jsonl = f
+	}
+	var all []outcome
+	for i, c := range commits {
+		out, err := replay(ctx, o, src, scratch, work, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.sha, err)
+		}
+		all = append(all, out)
+		line, _ := json.Marshal(out)
+		fmt.Fprintf(jsonl, "%s\n", line)
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s %-8s %-40.40s exit %d %.2fs %.0f MiB %v\n", i+1, len(commits), c.sha[:9], out.Kind, out.Package, out.Exit, out.Seconds, out.RSSMiB, verdictLine(out))
+	}
+	report(os.Stdout, o, all)
+	return nil
+}
+
+// gitDir is the git directory of a repository path (bare or not).
+func gitDir(ctx context.Context, repo string) (string, error) {
+	out, err := git(ctx, repo, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return "", fmt.Errorf("%s is not a git repository: %w", repo, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// makeScratch makes an empty bare repository that reads src's objects.
+func makeScratch(ctx context.Context, src, dst, how string) error {
+	if _, err := git(ctx, "", nil, "init", "-q", "--bare", dst); err != nil {
+		return err
+	}
+	switch how {
+	case "alternates":
+		return os.WriteFile(filepath.Join(dst, "objects", "info", "alternates"), []byte(filepath.Join(src, "objects")+"\n"), 0o644)
+	case "links":
+		packs, _ := filepath.Glob(filepath.Join(src, "objects", "pack", "pack-*"))
+		for _, p := range packs {
+			if err := os.Symlink(p, filepath.Join(dst, "objects", "pack", filepath.Base(p))); err != nil {
+				return err
+			}
+		}
+		if len(packs) == 0 {
+			return fmt.Errorf("%s has no pack files to link", src)
+		}
+		return nil
+	}
+	return fmt.Errorf("-objects %q: want alternates or links", how)
+}
+
+type commit struct{ sha, parent, subject string }
+
+var prNumber = regexp.MustCompile(`\(#[0-9]+\)$`)
+
+// mergedCommits are the n newest first-parent commits whose subject ends in a pull request number.
+func mergedCommits(ctx context.Context, src string, n int, only string) ([]commit, error) {
+	out, err := git(ctx, src, nil, "log", "--first-parent", "--format=%H %P%x09%s", "-n", fmt.Sprint(4*n+100), "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	var wanted []string
+	if only != "" {
+		wanted = strings.Split(only, ",")
+	}
+	var cs []commit
+	for line := range strings.Lines(out) {
+		head, subject, _ := strings.Cut(strings.TrimSpace(line), "\t")
+		f := strings.Fields(head)
+		if len(f) != 2 || !prNumber.MatchString(subject) { // merge commits of two parents and direct pushes are skipped
+			continue
+		}
+		if wanted != nil && !slices.ContainsFunc(wanted, func(w string) bool { return strings.HasPrefix(f[0], w) }) {
+			continue
+		}
+		cs = append(cs, commit{sha: f[0], parent: f[1], subject: subject})
+		if len(cs) == n {
+			break
+		}
+	}
+	return cs, nil
+}
+
+// replay runs catalog-check on one merged commit.
+func replay(ctx context.Context, o options, src, scratch, work string, c commit) (outcome, error) {
+	out := outcome{Commit: c.sha, Subject: c.subject, Verdicts: map[string]string{}, Rules: map[string]int{}}
+	changed, err := git(ctx, src, nil, "diff-tree", "-r", "--no-renames", "--name-status", c.parent, c.sha)
+	if err != nil {
+		return out, err
+	}
+	out.Kind, out.Package = classify(changed)
+	out.Author = firstReviewer(ctx, src, out.Package, c.parent, c.sha)
+	pol, err := policyFor(ctx, src, c.parent, o.roots)
+	if err != nil {
+		return out, err
+	}
+	blob, err := git(ctx, scratch, strings.NewReader(pol), "hash-object", "-w", "--stdin")
+	if err != nil {
+		return out, err
+	}
+	blob = strings.TrimSpace(blob)
+	base, err := withPolicy(ctx, scratch, c.parent, blob, c.parent)
+	if err != nil {
+		return out, err
+	}
+	head, err := withPolicy(ctx, scratch, c.sha, blob, base)
+	if err != nil {
+		return out, err
+	}
+	rctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	resultFile := filepath.Join(work, "result.json")
+	f, err := os.Create(resultFile)
+	if err != nil {
+		return out, err
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(rctx, o.checkBin, "check", "--repo", scratch, "--base", base, "--head", head,
+		"--author", out.Author, "--checks", o.checks, "--output", "json", "--cache-dir", o.cacheDir)
+	cmd.Stdout, cmd.Stderr = f, &limitedBuffer{b: &stderr, max: 8 << 10}
+	start := time.Now()
+	runErr := cmd.Run()
+	out.Seconds = time.Since(start).Seconds()
+	f.Close()
+	if cmd.ProcessState != nil {
+		out.Exit = cmd.ProcessState.ExitCode()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			out.RSSMiB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
+		}
+	} else if runErr != nil {
+		return out, runErr
+	}
+	out.Stderr = strings.TrimSpace(stderr.String())
+	readVerdicts(resultFile, &out)
+	return out, nil
+}
+
+// classify says what kind of pull request the changed paths make, and the package it concerns.
+func classify(nameStatus string) (kind, pkg string) {
+	var bundles, catalogs, other, added, deleted int
+	pkgs := map[string]int{}
+	for line := range strings.Lines(nameStatus) {
+		status, p, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok {
+			continue
+		}
+		switch status {
+		case "A":
+			added++
+		case "D":
+			deleted++
+		}
+		parts := strings.Split(p, "/")
+		switch {
+		case parts[0] == "operators" && len(parts) >= 3:
+			pkgs[parts[1]]++
+			if len(parts) >= 4 && parts[2] != "catalog-templates" {
+				bundles++
+			} else {
+				catalogs++ // ci.yaml, Makefile, templates
+			}
+		case parts[0] == "catalogs" && len(parts) >= 4:
+			pkgs[parts[2]]++
+			catalogs++
+		default:
+			other++
+		}
+	}
+	for p, n := range pkgs {
+		if pkg == "" || n > pkgs[pkg] || n == pkgs[pkg] && p < pkg {
+			pkg = p
+		}
+	}
+	switch {
+	case added == 0 && deleted > 0:
+		kind = "removal"
+	case other > 0 || (bundles == 0 && catalogs == 0):
+		kind = "other"
+	case bundles > 0 && catalogs > 0:
+		kind = "mixed"
+	case bundles > 0:
+		kind = "bundle"
+	default:
+		kind = "catalog"
+	}
+	return kind, pkg
+}
+
+// firstReviewer is the first reviewer of operators/<pkg>/ci.yaml at the first of revs that has one.
+func firstReviewer(ctx context.Context, src, pkg string, revs ...string) string {
+	const nobody = "community-contributor"
+	if pkg == "" {
+		return nobody
+	}
+	for _, rev := range revs {
+		data, err := git(ctx, src, nil, "cat-file", "blob", rev+":operators/"+pkg+"/ci.yaml")
+		if err != nil {
+			continue
+		}
+		var ci struct {
+			Reviewers []any `json:"reviewers"`
+		}
+		if yaml.Unmarshal([]byte(data), &ci) != nil {
+			continue
+		}
+		for _, r := range ci.Reviewers {
+			if s, ok := r.(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	return nobody
+}
+
+// policyFor is the maintainer's .catalogbot.yaml for the community repository at base.
+func policyFor(ctx context.Context, src, base, roots string) (string, error) {
+	var b strings.Builder
+	b.WriteString("version: 1\ncatalogs:\n")
+	switch roots {
+	case "glob":
+		b.WriteString("  - path: \"catalogs/v4.*\"\n")
+	case "literal":
+		out, err := git(ctx, src, nil, "ls-tree", "--name-only", base, "catalogs/")
+		if err != nil {
+			return "", err
+		}
+		n := 0
+		for line := range strings.Lines(out) {
+			p := strings.TrimSpace(line)
+			if ok, _ := filepath.Match("catalogs/v4.*", p); ok {
+				fmt.Fprintf(&b, "  - path: %s\n", p)
+				n++
+			}
+		}
+		if n == 0 {
+			return "", fmt.Errorf("%s has no catalogs/v4.* directory", base)
+		}
+	default:
+		return "", fmt.Errorf("-roots %q: want glob or literal", roots)
+	}
+	b.WriteString(`maintainers: [community-maintainer]
+bundles:
+  - path: operators
+    ownersFromCIYaml: true
+    templatesFromCIYaml: true
+    image: "quay.io/community-operator-pipeline-prod/{package}:{version}"
+`)
+	return b.String(), nil
+}
+
+// withPolicy writes a commit whose tree is rev's with .catalogbot.yaml added, whose parent is parent.
+func withPolicy(ctx context.Context, scratch, rev, blob, parent string) (string, error) {
+	top, err := git(ctx, scratch, nil, "ls-tree", rev)
+	if err != nil {
+		return "", err
+	}
+	var entries []string
+	for line := range strings.Lines(top) {
+		if !strings.HasSuffix(strings.TrimRight(line, "\n"), "\t.catalogbot.yaml") {
+			entries = append(entries, strings.TrimRight(line, "\n"))
+		}
+	}
+	entries = append(entries, "100644 blob "+blob+"\t.catalogbot.yaml")
+	tree, err := git(ctx, scratch, strings.NewReader(strings.Join(entries, "\n")+"\n"), "mktree", "--missing")
+	if err != nil {
+		return "", err
+	}
+	c, err := git(ctx, scratch, strings.NewReader("replay of "+rev+"\n"), "commit-tree", strings.TrimSpace(tree), "-p", parent)
+	return strings.TrimSpace(c), err
+}
+
+// readVerdicts reads catalog-check's JSON verdict, field by field, so that a very large one is not held whole.
+func readVerdicts(file string, out *outcome) {
+	f, err := os.Open(file)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var v struct {
+		Results []struct {
+			Check      string `json:"check"`
+			Conclusion string `json:"conclusion"`
+			Error      string `json:"error"`
+			Findings   []struct {
+				Rule     string `json:"rule"`
+				Severity string `json:"severity"`
+			} `json:"findings"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&v); err != nil {
+		if !errors.Is(err, io.EOF) {
+			out.Errors = append(out.Errors, "reading the JSON verdict: "+err.Error())
+		}
+		return
+	}
+	for _, r := range v.Results {
+		out.Verdicts[r.Check] = r.Conclusion
+		if r.Error != "" {
+			out.Errors = append(out.Errors, r.Check+": "+r.Error)
+		}
+		for _, fd := range r.Findings {
+			out.Rules[r.Check+" "+fd.Rule+" "+fd.Severity]++
+		}
+	}
+}
+
+func verdictLine(o outcome) string {
+	var s []string
+	for _, c := range sortedKeys(o.Verdicts) {
+		if v := o.Verdicts[c]; v != "success" && v != "skipped" {
+			s = append(s, c+"="+v)
+		}
+	}
+	if len(s) == 0 && o.Exit != 0 {
+		return "exit " + fmt.Sprint(o.Exit) + ": " + firstLine(o.Stderr)
+	}
+	return strings.Join(s, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// report prints the tables: check × verdict, exits, kinds, times and RSS, and every pull request that did not pass.
+func report(w io.Writer, o options, all []outcome) {
+	fmt.Fprintf(w, "Replayed %d merged pull requests (--checks %s, roots %s, cache %s).\n\n", len(all), o.checks, o.roots, o.cacheDir)
+	checkNames := strings.Split(o.checks, ",")
+	verdicts := []string{"success", "failure", "action_required", "neutral", "skipped", "(absent)"}
+	fmt.Fprintf(w, "| check | %s |\n|---|%s\n", strings.Join(verdicts, " | "), strings.Repeat("---|", len(verdicts)))
+	for _, c := range checkNames {
+		counts := map[string]int{}
+		for _, a := range all {
+			v, ok := a.Verdicts[c]
+			if !ok {
+				v = "(absent)"
+			}
+			counts[v]++
+		}
+		fmt.Fprintf(w, "| %s |", c)
+		for _, v := range verdicts {
+			fmt.Fprintf(w, " %d |", counts[v])
+		}
+		fmt.Fprintln(w)
+	}
+	exits := map[int]int{}
+	kinds := map[string]int{}
+	var secs, rss []float64
+	for _, a := range all {
+		exits[a.Exit]++
+		kinds[a.Kind]++
+		secs = append(secs, a.Seconds)
+		rss = append(rss, a.RSSMiB)
+	}
+	fmt.Fprintf(w, "\nExit codes: %v. Kinds: %v.\n", exits, kinds)
+	sort.Float64s(secs)
+	sort.Float64s(rss)
+	fmt.Fprintf(w, "Time per pull request: median %.2f s, p95 %.2f s, max %.2f s. Peak RSS: median %.0f MiB, p95 %.0f MiB, max %.0f MiB.\n",
+		pct(secs, 50), pct(secs, 95), pct(secs, 100), pct(rss, 50), pct(rss, 95), pct(rss, 100))
+	fmt.Fprintf(w, "\nPull requests with a verdict other than success:\n\n| commit | kind | package | subject | exit | s | MiB | verdicts | rules |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, a := range all {
+		line := verdictLine(a)
+		if line == "" && a.Exit == 0 {
+			continue
+		}
+		var rules []string
+		for _, k := range sortedKeys(a.Rules) {
+			if !strings.HasSuffix(k, " error") {
+				continue
+			}
+			rules = append(rules, fmt.Sprintf("%s×%d", strings.TrimSuffix(k, " error"), a.Rules[k]))
+		}
+		if len(rules) > 6 {
+			rules = append(rules[:6], fmt.Sprintf("… %d more", len(rules)-6))
+		}
+		extra := ""
+		if len(a.Errors) > 0 {
+			extra = "; " + firstLine(a.Errors[0])
+		}
+		if len(extra) > 200 {
+			extra = extra[:200] + "…"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %.2f | %.0f | %s | %s%s |\n", a.Commit[:9], a.Kind, a.Package,
+			strings.ReplaceAll(a.Subject, "|", "/"), a.Exit, a.Seconds, a.RSSMiB, line, strings.Join(rules, ", "), strings.ReplaceAll(extra, "|", "/"))
+	}
+}
+
+func pct(sorted []float64, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(0, min(len(sorted)-1, i-1))]
+}
+
+// git runs git in dir (a git directory; "" for none) and returns its standard output.
+func git(ctx context.Context, dir string, stdin io.Reader, args ...string) (string, error) {
+	if dir != "" {
+		args = append([]string{"--git-dir", dir}, args...)
+	}
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Stdin = stdin
+	// A partial clone's missing blobs are never fetched: this replay reads what is there.
+	cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &limitedBuffer{b: &stderr, max: 4 << 10}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
