@@ -15,12 +15,12 @@
 # It prints wall time and peak RSS of each (the fastest of ROUNDS rounds), the ratios, whether both validators give the same verdict on every
 # directory, and the load average before and after.
 #   scripts/bench-bundles.sh [BUNDLES_DIR]   (default ../shared/testdata/bundles)
-# Environment: OPM=/work/tools/bin/opm, WORK=/tmp/catalogbot-bench-bundles, BENCHTIME=10x (in process),
+# Environment: OPM=$CATALOGBOT_TOOLS/bin/opm, WORK=/tmp/catalogbot-bench-bundles, BENCHTIME=10x (in process),
 # ROUNDS=3 (each side's fastest round counts).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "${1:-$repo/../shared/testdata/bundles}" && pwd)
-OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+OPM=${OPM:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm}
 WORK=${WORK:-/tmp/catalogbot-bench-bundles}
 BENCHTIME=${BENCHTIME:-10x}
 ROUNDS=${ROUNDS:-3}

@@ -8,11 +8,11 @@
 #   CRDIFY=/path/to/crdify CATALOG_CHECK=/path/to/catalog-check RUNS=9 scripts/bench-crd-diff.sh
 #
 # Needs GNU time at /usr/bin/time (apt-get install time) and a crdify v0.6.0
-# binary (scripts/build-reference-tools.sh builds it into /work/tools/bin).
+# binary (scripts/build-reference-tools.sh builds it into $CATALOGBOT_TOOLS/bin).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-CRDIFY=${CRDIFY:-/work/tools/bin/crdify}
+CRDIFY=${CRDIFY:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/crdify}
 RUNS=${RUNS:-5}
 
 [ -x /usr/bin/time ] || { echo "bench-crd-diff: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }

@@ -20,12 +20,12 @@
 # and decoding every document into generic values ("decode").
 #
 # Environment: SIZES="20 150 300 600", SYNTH="100000", WORK=/tmp/catalogbot-bench-image,
-# OPM=/work/tools/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_DECODE=1, SKIP_IMAGE=1.
+# OPM=$CATALOGBOT_TOOLS/bin/opm, SKIP_OPM=1 to leave opm out, SKIP_DECODE=1, SKIP_IMAGE=1.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 SIZES=${SIZES-20 150 300 600}
 WORK=${WORK:-/tmp/catalogbot-bench-image}
-OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+OPM=${OPM:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm}
 [[ -x /usr/bin/time ]] || { echo "bench-growth: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
 if [[ $# -eq 0 ]]; then
 	set -- "$repo"/../shared/testdata/catalogs/community-operators-prod-v4.*

@@ -14,7 +14,7 @@
 #
 # Environment:
 #   RUNS=5            runs per tool and catalog
-#   OPM=path          opm binary (default ${CATALOGBOT_TOOLS:-/work/tools}/bin/opm,
+#   OPM=path          opm binary (default ${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm,
 #                     built by scripts/build-reference-tools.sh)
 #   CATALOG_CHECK=path  use this catalog-check instead of building one
 #   OPM_ONLY=1        time opm alone (no catalog-check build or runs)
@@ -26,7 +26,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${RUNS:-5}
-OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+OPM=${OPM:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm}
 OPM_ONLY=${OPM_ONLY:-0}
 
 die() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build-reference-tools.sh builds the reference tools catalogbot is compared
-# against — opm v1.60.0 and crdify v0.6.0 — into ${CATALOGBOT_TOOLS:-/work/tools}/bin.
+# against — opm v1.60.0 and crdify v0.6.0 — into ${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin.
 #
 # Nothing of theirs enters this repository. The module proxy refuses the
 # version-list lookup that `go install mod@version` needs, so each module is
@@ -22,7 +22,7 @@ OPM_VERSION=v1.60.0
 CRDIFY_MODULE=sigs.k8s.io/crdify
 CRDIFY_VERSION=v0.6.0
 
-TOOLS=${CATALOGBOT_TOOLS:-/work/tools}
+TOOLS=${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}
 OUT="$TOOLS/bin"
 mkdir -p "$OUT"
 

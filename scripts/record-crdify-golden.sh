@@ -6,10 +6,10 @@
 # unhandled changes an error. The test TestCrdifyDifferential compares our
 # verdicts with it; it never runs crdify itself.
 #
-# usage: scripts/record-crdify-golden.sh [path/to/crdify]   (default /work/tools/bin/crdify,
+# usage: scripts/record-crdify-golden.sh [path/to/crdify]   (default $CATALOGBOT_TOOLS/bin/crdify,
 #        built from sigs.k8s.io/crdify@v0.6.0 by scripts/build-reference-tools.sh)
 set -euo pipefail
-crdify=${1:-${CRDIFY:-/work/tools/bin/crdify}}
+crdify=${1:-${CRDIFY:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/crdify}}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -32,7 +32,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cases="$repo/testdata/opm-parity/cases"
-OPM=${OPM:-${CATALOGBOT_TOOLS:-/work/tools}/bin/opm}
+OPM=${OPM:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm}
 OPM_NEWER=${OPM_NEWER:-}
 
 # opm_version BINARY prints the opmVersion an opm binary reports.

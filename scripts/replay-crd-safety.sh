@@ -7,7 +7,7 @@
 #   REPO         a clone (bare or not) of redhat-openshift-ecosystem/community-operators-prod
 #   CATALOG_DIR  catalog directories in it whose bundles carry olm.bundle.object
 #                (default: catalogs/v4.16)
-# CRDIFY (default /work/tools/bin/crdify) is the crdify binary.
+# CRDIFY (default $CATALOGBOT_TOOLS/bin/crdify) is the crdify binary.
 #
 # Each commit that touched a package directory is a case: the directory at the
 # commit's parent and at the commit. Packages whose files the clone lacks
@@ -17,7 +17,7 @@ repo=${1:?usage: $0 REPO [CATALOG_DIR ...]}
 shift
 dirs=("$@")
 [ ${#dirs[@]} -gt 0 ] || dirs=(catalogs/v4.16)
-crdify=${CRDIFY:-/work/tools/bin/crdify}
+crdify=${CRDIFY:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/crdify}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

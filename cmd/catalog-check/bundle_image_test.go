@@ -32,6 +32,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/internal/opmrun"
 )
 
 // loopbackRegistry starts go-containerregistry's registry on 127.0.0.1 and returns its host:port.
@@ -88,11 +89,10 @@ func TestBundleRenderImageMatchesDirectoryAndOpm(t *testing.T) {
 	if testing.Short() {
 		anns = anns[:5]
 	}
-	opm := filepath.Join(toolsDir(), "bin", "opm")
+	opm, why := opmrun.Tool("", "OPM", "opm")
 	home := t.TempDir()
-	if _, err := os.Stat(opm); err != nil {
-		t.Logf("%s is absent: the image renders are compared with the directory renders only", opm)
-		opm = ""
+	if why != "" {
+		t.Logf("%s: the image renders are compared with the directory renders only", why)
 	} else {
 		policy := filepath.Join(home, ".config", "containers", "policy.json")
 		os.MkdirAll(filepath.Dir(policy), 0o755)
@@ -171,13 +171,6 @@ func clipText(s string) string {
 		return s[:2000] + "…"
 	}
 	return s
-}
-
-func toolsDir() string {
-	if d := os.Getenv("CATALOGBOT_TOOLS"); d != "" {
-		return d
-	}
-	return "/work/tools"
 }
 
 // TestBundleRenderImageBadInput: what is not a bundle image, a bundle image without annotations, layers beyond

@@ -12,7 +12,10 @@
 //
 // It prints total wall time, the sum of the processes' peak RSS, ratios, and the load average.
 //
-//	go run ./scripts/bench-templates -opm /work/tools/bin/opm -catalog-check /tmp/catalog-check
+//	go run ./scripts/bench-templates [-opm PATH] [-catalog-check PATH]
+//
+// opm is -opm, else $OPM, else $CATALOGBOT_TOOLS/bin/opm; with none of them, or without the bundles of
+// -bundles (the shared community test data), it says what it skips and exits 0.
 package main
 
 import (
@@ -46,13 +49,15 @@ const placeholder = "127.0.0.1:5000"
 var opmVersion string
 
 func main() {
-	opm := flag.String("opm", "/work/tools/bin/opm", "the opm binary")
+	opm := flag.String("opm", "", "the opm binary (default $OPM, else $CATALOGBOT_TOOLS/bin/opm)")
 	cc := flag.String("catalog-check", "", "the catalog-check binary (built from this tree if empty)")
 	root := flag.String("bundles", "../shared/testdata/bundles", "tree of <package>/<version>/ bundle directories")
 	cases := flag.String("templates", "catalog/template/testdata/opm", "directory of <case>/template.yaml")
 	limit := flag.Int("n", 0, "only the first n templates (0: all)")
 	flag.StringVar(&opmVersion, "opm-version", "v1.60.0", "the release of -opm (catalog-check renders as it does)")
 	flag.Parse()
+	opmrun.NeedDir("bench-templates", *root, "the community bundles of the shared test data, which live beside the repository; give another tree with -bundles")
+	*opm = opmrun.NeedTool("bench-templates", *opm, "OPM", "opm")
 	if err := run(*opm, *cc, *root, *cases, *limit); err != nil {
 		log.Fatal(err)
 	}
@@ -226,8 +231,10 @@ func proc(ctx context.Context, home, bin string, args ...string) ([]byte, timing
 	start := time.Now()
 	out, err := cmd.Output()
 	t := timing{wall: time.Since(start)}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && cmd.ProcessState != nil {
-		t.maxRSS = ru.Maxrss
+	if cmd.ProcessState != nil { // nil when the process could not start
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			t.maxRSS = ru.Maxrss
+		}
 	}
 	if err != nil {
 		return nil, t, fmt.Errorf("%v: %s", err, stderr.String())

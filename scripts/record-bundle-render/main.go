@@ -5,7 +5,7 @@
 // replaced by "<image>" and each olm.bundle.object's data by the sha256 of its base64 (the manifests
 // themselves are in the bundle directories; the goldens stay small).
 //
-//	go run ./scripts/record-bundle-render -opm /work/tools/bin/opm -bundles ../shared/testdata/bundles -o testdata/bundle-render/opm-v1.60.0
+//	go run ./scripts/record-bundle-render -opm $CATALOGBOT_TOOLS/bin/opm -bundles ../shared/testdata/bundles -o testdata/bundle-render/opm-v1.60.0
 //
 // opm reads ~/.config/containers/policy.json; the program writes an accept-anything policy to a temporary
 // HOME for its runs, so nothing of yours is changed.
@@ -36,11 +36,13 @@ import (
 )
 
 func main() {
-	opm := flag.String("opm", "/work/tools/bin/opm", "the opm binary")
+	opm := flag.String("opm", "", "the opm binary (default $OPM, else $CATALOGBOT_TOOLS/bin/opm)")
 	root := flag.String("bundles", "../shared/testdata/bundles", "tree of <package>/<version>/ bundle directories")
 	out := flag.String("o", "testdata/bundle-render/opm-v1.60.0", "where the goldens go")
 	migrate := flag.String("migrate-level", "", "opm render's --migrate-level (e.g. bundle-object-to-csv-metadata); empty: none")
 	flag.Parse()
+	opmrun.NeedDir("record-bundle-render", *root, "the community bundles of the shared test data, which live beside the repository; give another tree with -bundles")
+	*opm = opmrun.NeedTool("record-bundle-render", *opm, "OPM", "opm")
 	if err := run(*opm, *root, *out, *migrate); err != nil {
 		log.Fatal(err)
 	}

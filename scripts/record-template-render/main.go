@@ -12,8 +12,11 @@
 // registry's address is written as 127.0.0.1:5000 in templates and outputs, so the goldens do not
 // depend on the port.
 //
-//	go run ./scripts/record-template-render -opm v1.60.0=/work/tools/bin/opm,v1.69.0=/work/tools/bin/opm-v1.69.0 \
+//	go run ./scripts/record-template-render -opm v1.60.0=$CATALOGBOT_TOOLS/bin/opm,v1.69.0=$CATALOGBOT_TOOLS/bin/opm-v1.69.0 \
 //	    -bundles ../shared/testdata/bundles -o catalog/template/testdata/opm
+//
+// Without -opm it records the releases scripts/build-reference-tools.sh builds into $CATALOGBOT_TOOLS/bin;
+// with neither, or without the bundle tree, it says what it skips and exits 0.
 //
 // opm reads ~/.config/containers/policy.json; the program writes an accept-anything policy to a temporary
 // HOME for its runs, so nothing of yours is changed.
@@ -49,12 +52,18 @@ import (
 const Placeholder = "127.0.0.1:5000"
 
 func main() {
-	opms := flag.String("opm", "v1.60.0=/work/tools/bin/opm,v1.69.0=/work/tools/bin/opm-v1.69.0", "comma-separated VERSION=BINARY of the opm releases to record")
+	opms := flag.String("opm", "", "comma-separated VERSION=BINARY of the opm releases to record (default v1.60.0 and v1.69.0 from $CATALOGBOT_TOOLS/bin)")
 	root := flag.String("bundles", "../shared/testdata/bundles", "tree of <package>/<version>/ bundle directories")
 	out := flag.String("o", "catalog/template/testdata/opm", "where the templates and goldens go")
 	flag.StringVar(&only, "only", "", "record only this package")
 	flag.StringVar(&dump, "dump", "", "also write opm's raw outputs under this directory")
 	flag.Parse()
+	opmrun.NeedDir("record-template-render", *root, "the community bundles of the shared test data, which live beside the repository; give another tree with -bundles")
+	if *opms == "" {
+		older := opmrun.NeedTool("record-template-render", "", "OPM", "opm")
+		newer := opmrun.NeedTool("record-template-render", "", "OPM_NEWER", "opm-v1.69.0")
+		*opms = "v1.60.0=" + older + ",v1.69.0=" + newer
+	}
 	if err := run(*opms, *root, *out); err != nil {
 		log.Fatal(err)
 	}

@@ -1,0 +1,115 @@
+package docs_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestNoPathOfThisMachine: no tracked file names the directory the repository was cloned into, nor its
+// parent (where the shared test data and the reference tools of the machine it was written on live): what
+// a file needs from outside the repository is a relative path (../shared/testdata), a flag or an
+// environment variable. Paths that are the same on every machine (/tmp, /) are not looked for.
+func TestNoPathOfThisMachine(t *testing.T) {
+	root := repoRoot(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): nothing to scan", err)
+	}
+	var needles []string
+	for _, dir := range []string{root, filepath.Dir(root)} {
+		clean := filepath.Clean(dir)
+		if clean == "/" || clean == filepath.Clean(os.TempDir()) || clean == "/home" || clean == "/root" {
+			continue
+		}
+		needles = append(needles, clean+"/")
+	}
+	if len(needles) == 0 {
+		t.Skipf("the repository is at %s: no directory of this machine to look for", root)
+	}
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			continue // removed in the work tree, or binary
+		}
+		for _, n := range needles {
+			if i := bytes.Index(data, []byte(n)); i >= 0 {
+				line := 1 + bytes.Count(data[:i], []byte("\n"))
+				t.Errorf("%s:%d names %s, a directory of this machine: use a path relative to the repository, a flag or an environment variable", f, line, n)
+			}
+		}
+	}
+}
+
+// TestScriptsWithoutReferenceTools: the programs under scripts/ that run a reference tool say what they skip
+// and exit 0 on a machine without it (they are documented commands, and a fresh clone must pass CI), and
+// exit 2 with a message, never a panic, when the path given for it is not a tool.
+func TestScriptsWithoutReferenceTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the scripts; not in -short")
+	}
+	root := repoRoot(t)
+	bin := t.TempDir()
+	scripts := []string{"bench-templates", "record-bundle-render", "record-template-render"}
+	args := []string{"build", "-o", bin + string(filepath.Separator)}
+	for _, s := range scripts {
+		args = append(args, "./scripts/"+s)
+	}
+	build := exec.Command("go", args...)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// Any directory will do as the bundle tree: the tool is looked for first.
+	bundles := t.TempDir()
+	home := t.TempDir()
+	run := func(t *testing.T, script string, env []string, args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, script), args...)
+		cmd.Dir = t.TempDir() // a relative default path must not find anything by chance
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache")}, env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("%s: %v", script, err)
+		}
+		if strings.Contains(string(out), "panic") || strings.Contains(string(out), "goroutine ") {
+			t.Errorf("%s %v panicked:\n%s", script, args, out)
+		}
+		return string(out), code
+	}
+	for _, s := range scripts {
+		t.Run(s, func(t *testing.T) {
+			out, code := run(t, s, nil, "-bundles", bundles)
+			if code != 0 || !strings.Contains(out, s+": skipped: no opm binary") {
+				t.Errorf("without opm: exit %d, output %q; want exit 0 and %q", code, out, s+": skipped: no opm binary")
+			}
+			out, code = run(t, s, nil, "-bundles", filepath.Join(bundles, "absent"))
+			if code != 0 || !strings.Contains(out, "skipped: ") || !strings.Contains(out, "is not a directory") {
+				t.Errorf("without the bundle tree: exit %d, output %q; want exit 0 and a skip naming the directory", code, out)
+			}
+			out, code = run(t, s, []string{"OPM=" + filepath.Join(home, "no-opm"), "CATALOGBOT_TOOLS=" + home}, "-bundles", bundles)
+			if code != 0 || !strings.Contains(out, "is not an executable file") {
+				t.Errorf("with $OPM naming nothing: exit %d, output %q; want exit 0 and a skip naming $OPM", code, out)
+			}
+		})
+	}
+	for _, s := range []string{"bench-templates", "record-bundle-render"} {
+		out, code := run(t, s, nil, "-bundles", bundles, "-opm", filepath.Join(home, "no-opm"))
+		if code != 2 || !strings.Contains(out, "-opm names") {
+			t.Errorf("%s -opm MISSING: exit %d, output %q; want exit 2 and a message naming -opm", s, code, out)
+		}
+	}
+}
