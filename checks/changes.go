@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -361,6 +363,60 @@ func subFS(fsys fs.FS, root string) (fs.FS, error) {
 	return sub, nil
 }
 
+// rootFS is the catalog root of a revision: an empty catalog when the revision has no directory there (git
+// keeps no empty folder, so a pull request that removes every file of a root removes the root).
+func rootFS(fsys fs.FS, root string) (fs.FS, error) {
+	if root != "." {
+		st, err := fs.Stat(fsys, root)
+		if errors.Is(err, fs.ErrNotExist) {
+			return emptyFS{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory", root)
+		}
+	}
+	return subFS(fsys, root)
+}
+
+// emptyFS is a directory with nothing in it.
+type emptyFS struct{}
+
+func (emptyFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if name == "." {
+		return emptyDir{}, nil
+	}
+	return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+}
+
+type emptyDir struct{}
+
+func (emptyDir) Stat() (fs.FileInfo, error) { return emptyDirInfo{}, nil }
+func (emptyDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: ".", Err: fs.ErrInvalid}
+}
+func (emptyDir) Close() error { return nil }
+func (emptyDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if n > 0 {
+		return nil, io.EOF
+	}
+	return nil, nil
+}
+
+type emptyDirInfo struct{}
+
+func (emptyDirInfo) Name() string       { return "." }
+func (emptyDirInfo) Size() int64        { return 0 }
+func (emptyDirInfo) Mode() fs.FileMode  { return fs.ModeDir | 0o555 }
+func (emptyDirInfo) ModTime() time.Time { return time.Time{} }
+func (emptyDirInfo) IsDir() bool        { return true }
+func (emptyDirInfo) Sys() any           { return nil }
+
 type keyedSub struct {
 	fs.FS
 	keys catalog.ContentKeyer
@@ -384,7 +440,7 @@ func (s keyedSub) Stat(name string) (fs.FileInfo, error)      { return fs.Stat(s
 // the catalog.
 func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileChange, alsoJudged []string) (*CatalogChange, error) {
 	cc := &CatalogChange{Root: root, Files: files, Touched: map[string][]Touch{}, NewPackages: map[string]bool{}, Causes: map[string]Cause{}}
-	headFS, err := subFS(pr.Head.FS, root)
+	headFS, err := rootFS(pr.Head.FS, root)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +475,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 		}
 	}
 
-	baseFS, err := subFS(pr.Base.FS, root)
+	baseFS, err := rootFS(pr.Base.FS, root)
 	if err != nil {
 		return nil, err
 	}

@@ -183,3 +183,36 @@ func TestCheckNewPackageMeansNewToTheRepository(t *testing.T) {
 		})
 	}
 }
+
+// A pull request that removes every file of a catalog root (git then has no such folder) is judged like any
+// change: the removal is the package owners' to make, and immutability reports the released bundles it removes
+// (issue 28.4; it was `open .: file does not exist`, exit 2).
+func TestCheckRootEmptied(t *testing.T) {
+	dir, base, pr := communityRepo(t)
+	emptied := pr("remove-v4.18", nil, "catalogs/v4.18")
+	for _, tc := range []struct {
+		author string
+		want   []string
+	}{
+		{"bob", []string{"immutability.bundle-removed catalogs/v4.18/etcd/catalog.yaml", "immutability.entry-removed catalogs/v4.18/etcd/catalog.yaml"}},
+		{"mallory", []string{"immutability.bundle-removed catalogs/v4.18/etcd/catalog.yaml", "immutability.entry-removed catalogs/v4.18/etcd/catalog.yaml", "ownership.not-owner catalogs/v4.18/etcd/catalog.yaml"}},
+	} {
+		code, v, out := checkJSON(t, dir, base, emptied, tc.author, "ownership,validation,immutability,crd-safety,templates")
+		if code != exitFail {
+			t.Errorf("%s: exit %d, want %d\n%s", tc.author, code, exitFail, out)
+		}
+		var got []string
+		for _, r := range v.Results {
+			for _, f := range r.Findings {
+				if f.Severity == "error" {
+					got = append(got, f.Rule+" "+f.File)
+				}
+			}
+		}
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: errors = %q\nwant     %q\n%s", tc.author, got, tc.want, out)
+		}
+	}
+}
