@@ -50,6 +50,18 @@ func Build(ctx context.Context, baseRef string, catalog fs.FS, lim Limits, opts 
 	if err != nil {
 		return nil, err
 	}
+	return BuildOn(ctx, baseRef, layer, opts...)
+}
+
+// BuildOn is Build with the catalog layer already made (ConfigsLayer, or a DiskCache's).
+func BuildOn(ctx context.Context, baseRef string, layer v1.Layer, opts ...remote.Option) (*Built, error) {
+	ref, err := name.ParseReference(baseRef, name.StrictValidation)
+	if err != nil {
+		return nil, fmt.Errorf("base image %q: %w", baseRef, err)
+	}
+	if _, ok := ref.(name.Digest); !ok {
+		return nil, fmt.Errorf("base image %q is not pinned by digest; write it as repository@sha256:<digest> so that the same catalog always gives the same image", baseRef)
+	}
 	desc, err := remote.Get(ref, append([]remote.Option{remote.WithContext(ctx)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading base image %s: %w", baseRef, err)

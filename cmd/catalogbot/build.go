@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/internal/summarycache"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -29,11 +31,14 @@ type buildReport struct {
 	Digest    string            `json:"digest,omitempty"`
 	Platforms []string          `json:"platforms,omitempty"`
 	Pushed    []string          `json:"pushed,omitempty"`
+	// Cache says where the layer came from: "hit" (an unchanged catalog, not read again), "miss" or "off".
+	Cache string `json:"cache"`
 }
 
 // buildOptions are the flags of the build command.
 type buildOptions struct {
 	dir, base, push, authFile, output string
+	cacheDir                          string
 	tags, insecure                    []string
 	timeout                           time.Duration
 }
@@ -63,6 +68,7 @@ Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`
 			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
 			fs.StringVar(&o.output, "output", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+			fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep built layers and their validation, so that building an unchanged catalog again reads none of its files (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 			return runBuild(ctx, o, stdout, stderr)
@@ -101,15 +107,33 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
-	rep := buildReport{Catalog: o.dir, Base: o.base, Findings: []catalog.Finding{}}
-	// Validated package by package, as catalog-check validate does: the whole parsed catalog is never held,
-	// so the build's memory is the validation's plus the layer's few MiB.
-	res, err := catalog.ValidateDir(ctx, o.dir, catalog.DefaultLimits())
-	if err != nil {
-		fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", o.dir, err)
-		return exitCannotRun
+	rep := buildReport{Catalog: o.dir, Base: o.base, Findings: []catalog.Finding{}, Cache: "off"}
+	cache := openLayerCache(o.cacheDir, os.Getenv, stderr)
+	// An unchanged catalog (same files, same metadata) built on this machine before is not read again: its
+	// layer and its validation's findings come from the cache.
+	var key string
+	var layer v1.Layer
+	var findings []catalog.Finding
+	if cache != nil {
+		rep.Cache = "miss"
+		if k, ok, err := cache.DirKey(ctx, o.dir, image.Limits{}); err == nil && ok {
+			key = k
+			if l, fs, hit := cache.Load(key); hit {
+				layer, findings, rep.Cache = l, fs, "hit"
+			}
+		}
 	}
-	for _, f := range res.Findings {
+	if layer == nil {
+		// Validated package by package, as catalog-check validate does: the whole parsed catalog is never
+		// held, so the build's memory is the validation's plus the layer's few MiB.
+		res, err := catalog.ValidateDir(ctx, o.dir, catalog.DefaultLimits())
+		if err != nil {
+			fmt.Fprintf(stderr, "catalogbot build: reading the catalog %s: %v\n", o.dir, err)
+			return exitCannotRun
+		}
+		findings = res.Findings
+	}
+	for _, f := range findings {
 		if f.File != "" {
 			f.File = filepath.Join(o.dir, filepath.FromSlash(f.File))
 		}
@@ -135,12 +159,27 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 		return exitFail
 	}
 
-	// The validation's garbage is collected before the layer's buffers are taken, so that they reuse its
-	// memory rather than grow the heap past it.
-	res = nil
-	runtime.GC()
+	if layer == nil {
+		// The validation's garbage is collected before the layer's buffers are taken, so that they reuse its
+		// memory rather than grow the heap past it.
+		runtime.GC()
+		l, err := image.ConfigsLayer(ctx, os.DirFS(o.dir), image.Limits{})
+		if err != nil {
+			fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+			return exitCannotRun
+		}
+		layer = l
+		// Kept only when no file changed while it was read: the key is taken again and must not have moved.
+		if key != "" {
+			if again, ok, err := cache.DirKey(ctx, o.dir, image.Limits{}); err == nil && ok && again == key {
+				if err := cache.Save(key, layer, findings); err != nil {
+					fmt.Fprintf(stderr, "catalogbot build: not keeping the layer: %v\n", err)
+				}
+			}
+		}
+	}
 	opts := reg.RemoteOptions(ctx)
-	built, err := image.Build(ctx, o.base, os.DirFS(o.dir), image.Limits{}, opts...)
+	built, err := image.BuildOn(ctx, o.base, layer, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
 		return exitCannotRun
@@ -152,7 +191,11 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 	}
 	rep.Digest, rep.Platforms = d.String(), built.Platforms
 	if o.output == "text" {
-		fmt.Fprintf(stdout, "built %s for %s\n", rep.Digest, strings.Join(rep.Platforms, ", "))
+		from := ""
+		if rep.Cache == "hit" {
+			from = " (catalog unchanged since an earlier build: its layer and validation from the cache)"
+		}
+		fmt.Fprintf(stdout, "built %s for %s%s\n", rep.Digest, strings.Join(rep.Platforms, ", "), from)
 	}
 	for _, ref := range targets {
 		pushed, err := built.Push(ctx, ref, opts...)
@@ -169,6 +212,22 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 		writeJSON(stdout, rep)
 	}
 	return exitOK
+}
+
+// openLayerCache opens the build's layer cache; nil when it is off or cannot be opened.
+func openLayerCache(dir string, getenv func(string) string, stderr io.Writer) *image.DiskCache {
+	if dir == "" {
+		dir = summarycache.DirFrom(getenv)
+	}
+	if dir == "" || dir == "off" {
+		return nil
+	}
+	c, err := image.OpenDiskCache(dir, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "catalogbot build: not keeping layers: %v\n", err)
+		return nil
+	}
+	return c
 }
 
 // pushTargets turns --push and --tag into the tag references to push.

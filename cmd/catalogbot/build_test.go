@@ -153,3 +153,89 @@ func TestBuildCommandUsage(t *testing.T) {
 		}
 	}
 }
+
+// An unchanged catalog built again on the same machine is not read again: its layer and its validation come
+// from the layer cache, and the image is the same. A file whose content changed is never taken from it, even
+// with its size and modification time put back.
+func TestBuildCommandLayerCache(t *testing.T) {
+	host, base := localRegistry(t)
+	sample := filepath.Join("..", "..", "testdata", "catalogs", "sample")
+	auth := filepath.Join(t.TempDir(), "auth.json")
+	os.WriteFile(auth, []byte(`{"auths":{}}`), 0o600)
+	cacheDir := t.TempDir()
+	common := []string{"--base-image", base, "--insecure-registry", host, "--registry-config", auth, "--cache-dir", cacheDir}
+	mtime := time.Unix(1, 0)
+	dir := copyDir(t, sample, mtime)
+
+	build := func(wantCache string, extra ...string) buildReport {
+		t.Helper()
+		rep, code, stderr := runBuildJSON(t, append(append(common, "--catalog", dir), extra...)...)
+		if code != exitOK {
+			t.Fatalf("build exit %d: %s", code, stderr)
+		}
+		if rep.Cache != wantCache {
+			t.Fatalf("cache = %q, want %q", rep.Cache, wantCache)
+		}
+		return rep
+	}
+	// Files written just now could change again within their time stamps: not trusted, not kept.
+	first := build("miss")
+	time.Sleep(2100 * time.Millisecond)
+	if again := build("miss", "--push", host+"/acme/catalog:one"); again.Digest != first.Digest {
+		t.Fatalf("digest %s, want %s", again.Digest, first.Digest)
+	}
+	hit := build("hit", "--push", host+"/acme/catalog:two")
+	if hit.Digest != first.Digest || !hit.Valid || len(hit.Pushed) != 1 {
+		t.Fatalf("from the cache: %+v, want digest %s, valid, pushed", hit, first.Digest)
+	}
+	if d, err := remote.Head(mustRef(t, host+"/acme/catalog:two")); err != nil || d.Digest.String() != first.Digest {
+		t.Fatalf("pushed from the cache: %v, %v", d, err)
+	}
+	// The findings of the validation come back with the layer: text output is the same with or without it.
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), append([]string{"build"}, append(common, "--catalog", dir)...), &out, &errb); code != exitOK ||
+		!strings.Contains(out.String(), "built "+first.Digest) || !strings.Contains(out.String(), "from the cache") {
+		t.Fatalf("text build from the cache: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+
+	// Same size, same modification time, other content: the change time moved, so the layer is built again.
+	var target string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, _ error) error {
+		if target == "" && !d.IsDir() && strings.HasSuffix(p, ".yaml") {
+			target = p
+		}
+		return nil
+	})
+	data, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(data), "description: ")
+	if i < 0 {
+		t.Skipf("%s has no description to change", target)
+	}
+	changed := []byte(string(data))
+	j := i + len("description: ")
+	if changed[j] == 'X' {
+		changed[j] = 'Y'
+	} else {
+		changed[j] = 'X'
+	}
+	if err := os.WriteFile(target, changed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(target, mtime, mtime)
+	time.Sleep(2100 * time.Millisecond)
+	if other := build("miss"); other.Digest == first.Digest {
+		t.Fatal("a changed catalog got the cached layer")
+	}
+	if back := build("hit"); back.Digest == first.Digest {
+		t.Fatal("the cache answered the old layer for the changed catalog")
+	}
+
+	// --cache-dir off keeps nothing.
+	rep, code, stderr := runBuildJSON(t, "--base-image", base, "--insecure-registry", host, "--registry-config", auth, "--catalog", dir, "--cache-dir", "off")
+	if code != exitOK || rep.Cache != "off" {
+		t.Fatalf("--cache-dir off: exit %d cache %q (%s)", code, rep.Cache, stderr)
+	}
+}
