@@ -127,3 +127,66 @@ func TestOfflineAppMakesNoRegistryRequest(t *testing.T) {
 		t.Errorf("without registry.offline no request reached the registry")
 	}
 }
+
+// The policy's image rules are rules about text: with registry.offline (no images run, no registry client) a
+// pull request that adds a bundle whose image is outside images.allowedRegistries and whose related image is
+// referenced by tag under requireDigest fails catalogbot/validate, each finding annotated on its line, and no
+// request reaches any registry.
+func TestOfflineAppEnforcesImageRules(t *testing.T) {
+	var requests atomic.Int64
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	policy := "version: 1\ncatalogs:\n  - path: catalogs/v4.16\nmaintainers: [bob]\nimages: {allowedRegistries: [\"" + host + "/acme\"], requireDigest: true}\n"
+	digest := "@sha256:" + strings.Repeat("a", 64)
+	etcd := func(bundles string) string {
+		return "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: etcd\nname: stable\nentries:\n  - name: etcd.v1.0.0\n" + bundles
+	}
+	blob := func(v, image, related string) string {
+		s := "---\nschema: olm.bundle\npackage: etcd\nname: etcd.v" + v + "\nimage: " + image + "\nproperties:\n  - type: olm.package\n    value: {packageName: etcd, version: " + v + "}\n"
+		if related != "" {
+			s += "relatedImages:\n  - name: operand\n    image: " + related + "\n"
+		}
+		return s
+	}
+	good := blob("1.0.0", host+"/acme/etcd-bundle"+digest, "")
+	e := startE2EServer(t, BackendSQLite, func(w *workRepo) (string, string) {
+		base := w.commit(map[string]string{".catalogbot.yaml": policy, "catalogs/v4.16/etcd/catalog.yaml": etcd(good)}, "base")
+		w.push("HEAD", "refs/heads/main")
+		runGit(w.t, w.dir, "checkout", "-q", "-b", "pr")
+		head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": strings.Replace(etcd(good), "  - name: etcd.v1.0.0\n", "  - name: etcd.v1.0.0\n  - name: etcd.v1.1.0\n    replaces: etcd.v1.0.0\n", 1) +
+			blob("1.1.0", "evil.example/acme/etcd-bundle"+digest, host+"/acme/etcd:3.5")}, "etcd 1.1.0")
+		w.push("HEAD", "refs/pull/1/head")
+		return base, head
+	}, func(c *Config) {
+		c.RegistryInternalHosts, c.RegistryInsecureHosts = []string{host}, []string{host}
+		c.RegistryOffline = true
+	})
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	runs := latestByName(e.waitRuns(t, e.headSHA, 4))
+	e.waitIdle(t)
+	if n := requests.Load(); n != 0 {
+		t.Errorf("registry.offline: %d requests reached the registry", n)
+	}
+	if _, ok := runs["catalogbot/images"]; ok {
+		t.Errorf("registry.offline, yet an images run: %v", keys(runs))
+	}
+	v := runs["catalogbot/validate"]
+	if v.Conclusion != "failure" {
+		t.Fatalf("catalogbot/validate = %s (%s), want failure\n%s", v.Conclusion, v.Title, v.Summary)
+	}
+	want := map[string]int{"images.registry-not-allowed": 25, "images.not-pinned": 31}
+	for _, a := range v.Annotations {
+		for rule, line := range want {
+			if strings.Contains(a.Title+a.Message, rule) && a.Path == "catalogs/v4.16/etcd/catalog.yaml" && a.StartLine == line {
+				delete(want, rule)
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("catalogbot/validate lacks annotations %v; it has %+v", want, v.Annotations)
+	}
+}

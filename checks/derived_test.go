@@ -47,7 +47,7 @@ func TestDerived(t *testing.T) {
 	tmpl := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcd.v1.0.0\n  - schema: olm.bundle\n    image: " + img1 + "\n"
 	pol := policy.Default()
 	pol.Catalogs = []policy.Catalog{{Path: "catalogs"}}
-	pol.Bundles = []policy.BundleRoot{{Path: "operators"}}
+	pol.Bundles = []policy.BundleRoot{{Path: "operators", Image: "quay.io/acme/{package}-bundle:v{version}"}}
 	pol.Templates = []policy.Template{{Path: tmplPath, Catalogs: []policy.TemplateCatalog{{Path: catPath, MigrateLevel: "none"}}}}
 	pt := checks.PackageTemplate{Template: tmplPath, Catalogs: pol.Templates[0].Catalogs}
 	render := func(fsys fstest.MapFS, src string) string {
@@ -78,6 +78,7 @@ func TestDerived(t *testing.T) {
 		return h
 	}
 	good := render(base, string(next))
+	elsewhere := strings.Replace(img2, "quay.io/acme/etcd-bundle", "evil.example/acme/etcd-bundle", 1)
 	for _, tc := range []struct {
 		name     string
 		head     fstest.MapFS
@@ -89,6 +90,9 @@ func TestDerived(t *testing.T) {
 		{"the catalog edited by hand", headOf(string(next), strings.Replace(good, "replaces: etcd.v1.0.0", "skipRange: <1.1.0", 1)), false, ""},
 		{"an image no base directory builds", headOf(strings.Replace(string(next), img2, "quay.io/acme/etcd-bundle@sha256:"+strings.Repeat("0", 64), 1), good), false, ""},
 		{"another file changed", headOf(string(next), good), false, "README.md"},
+		// The digest of the directory's build, in a repository that is not the bundle root's image: not that
+		// directory, so not derived (and the catalog rendered from it is not what the template renders either).
+		{"the directory's digest in another repository", headOf(strings.ReplaceAll(string(next), img2, elsewhere), strings.ReplaceAll(good, img2, elsewhere)), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := []checks.FileChange{{Path: tmplPath, Status: checks.FileModified}, {Path: catPath, Status: checks.FileModified}}

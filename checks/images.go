@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -47,10 +48,10 @@ func imagesRules() []catalog.Rule {
 			Summary: "an image reference does not parse",
 			Hint:    "write it in full: registry/repository:tag or registry/repository@sha256:<64 hex digits>"},
 		{ID: ruleImageNotAllowed, Severity: catalog.SeverityError, Source: "policy images.allowedRegistries",
-			Summary: "an image reference points outside the registries the policy allows; it was not contacted",
+			Summary: "an image reference a pull request adds (a bundle's image or related image, a bundle directory's CSV, a template entry) points outside the registries the policy allows; reported by the validation check, without a registry, and never contacted",
 			Hint:    "push the image to an allowed registry (images.allowedRegistries in the base branch's .catalogbot.yaml)"},
 		{ID: ruleImageNotPinned, Severity: catalog.SeverityError, Source: "policy images.requireDigest; OpenShift disconnected-install guidance",
-			Summary: "an image is referenced by tag, and the policy requires digests",
+			Summary: "an image reference a pull request adds is a tag, and the policy requires digests; reported by the validation check, without a registry",
 			Hint:    "reference the image by digest (@sha256:…), e.g. from `skopeo inspect` or `crane digest`"},
 		{ID: ruleImageMissing, Severity: catalog.SeverityError, Source: "catalogbot",
 			Summary: "the registry says the image does not exist (404)",
@@ -90,29 +91,58 @@ func BundleImageRefs(b *catalog.Bundle) []ImageRef {
 	return out
 }
 
+// ImageTextFindings applies the policy's rules about the text of image references, which need no
+// registry: a reference outside images.allowedRegistries (images.registry-not-allowed) and, under
+// images.requireDigest, a reference by tag (images.not-pinned). It returns the findings and the references
+// that break neither rule (references that do not parse are among them: they are the images check's).
+func ImageTextFindings(rules policy.Images, refs []ImageRef) (fs []catalog.Finding, rest []ImageRef) {
+	for _, r := range refs {
+		ref, err := registry.ParseRef(r.Ref)
+		switch {
+		case err != nil:
+			rest = append(rest, r)
+		case !rules.RegistryAllowed(r.Ref):
+			fs = append(fs, imageFinding(r, ruleImageNotAllowed, catalog.SeverityError,
+				fmt.Sprintf("%s is not in an allowed registry (%s); it was not contacted", r.Ref, strings.Join(rules.AllowedRegistries, ", "))))
+		case rules.RequireDigest && !strings.HasPrefix(ref.Identifier(), "sha256:"):
+			fs = append(fs, imageFinding(r, ruleImageNotPinned, catalog.SeverityError, fmt.Sprintf("%s is referenced by tag %q, not by digest", r.Ref, ref.Identifier())))
+		default:
+			rest = append(rest, r)
+		}
+	}
+	return fs, rest
+}
+
+func imageFinding(r ImageRef, rule string, sev catalog.Severity, msg string) catalog.Finding {
+	what := fmt.Sprintf("bundle %q %s", r.Bundle, r.Field)
+	if r.Bundle == "" {
+		what = r.Field
+	}
+	return catalog.Finding{Rule: rule, Severity: sev, Position: r.Pos, Package: r.Package,
+		Message: what + ": " + msg, Hint: ruleHint(rule)}
+}
+
 // CheckImageRefs judges image references against the policy and the
 // registry. It returns the findings and whether some could not be verified.
 // Each distinct reference is asked once; references that are invalid, not
 // allowed or (under requireDigest) not pinned are never sent to a registry.
 func CheckImageRefs(ctx context.Context, reg ImageRegistry, rules policy.Images, refs []ImageRef) (fs []catalog.Finding, unverified bool, asked int) {
+	fs, refs = ImageTextFindings(rules, refs)
+	return checkImageRefs(ctx, reg, rules, refs, fs)
+}
+
+func checkImageRefs(ctx context.Context, reg ImageRegistry, rules policy.Images, refs []ImageRef, fs []catalog.Finding) ([]catalog.Finding, bool, int) {
 	add := func(r ImageRef, rule string, sev catalog.Severity, msg string) {
-		fs = append(fs, catalog.Finding{Rule: rule, Severity: sev, Position: r.Pos, Package: r.Package,
-			Message: fmt.Sprintf("bundle %q %s: %s", r.Bundle, r.Field, msg), Hint: ruleHint(rule)})
+		fs = append(fs, imageFinding(r, rule, sev, msg))
 	}
+	unverified := false
 	var contact []ImageRef
 	for _, r := range refs {
-		ref, err := registry.ParseRef(r.Ref)
-		switch {
-		case err != nil:
+		if _, err := registry.ParseRef(r.Ref); err != nil {
 			add(r, ruleImageInvalid, catalog.SeverityError, err.Error())
-		case !rules.RegistryAllowed(r.Ref):
-			add(r, ruleImageNotAllowed, catalog.SeverityError,
-				fmt.Sprintf("%s is not in an allowed registry (%s); it was not contacted", r.Ref, strings.Join(rules.AllowedRegistries, ", ")))
-		case rules.RequireDigest && !strings.HasPrefix(ref.Identifier(), "sha256:"):
-			add(r, ruleImageNotPinned, catalog.SeverityError, fmt.Sprintf("%s is referenced by tag %q, not by digest", r.Ref, ref.Identifier()))
-		default:
-			contact = append(contact, r)
+			continue
 		}
+		contact = append(contact, r)
 	}
 	if len(contact) == 0 {
 		return fs, false, 0
@@ -151,10 +181,10 @@ func CheckImageRefs(ctx context.Context, reg ImageRegistry, rules policy.Images,
 	return fs, unverified, len(list)
 }
 
-func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
-	if err := Prepare(ctx, pr); err != nil {
-		return Result{}, err
-	}
+// changedImageRefs lists the image references of the bundles a pull request adds or changes: the image and
+// related images of every olm.bundle blob of a changed catalog file, and the images a changed bundle
+// directory's CSV names.
+func changedImageRefs(pr *PullRequest) []ImageRef {
 	var refs []ImageRef
 	for _, cc := range pr.Changes.Catalogs {
 		for _, d := range cc.Docs {
@@ -181,13 +211,26 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	for _, b := range pr.Changes.Bundles {
 		refs = append(refs, bundleDirImageRefs(b)...)
 	}
-	fs, unverified, asked := CheckImageRefs(ctx, c.Registry, pr.Policy.Images, refs)
+	return refs
+}
+
+func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+	if err := Prepare(ctx, pr); err != nil {
+		return Result{}, err
+	}
+	refs := changedImageRefs(pr)
+	// The policy's rules about the text of references are the validation check's (they need no registry);
+	// the references they refuse are not contacted here.
+	_, contact := ImageTextFindings(pr.Policy.Images, refs)
+	fs, unverified, asked := checkImageRefs(ctx, c.Registry, pr.Policy.Images, contact, nil)
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
 	case len(refs) == 0:
 		res.Title = "No image added or changed"
 		res.Summary = "This pull request adds or changes no bundle, so there is no image to check."
 		return res, nil
+	case len(contact) == 0:
+		res.Title = "No image to look up"
 	case res.Conclusion == Success:
 		res.Title = "Every image exists"
 	case res.Conclusion == Neutral:
@@ -197,7 +240,47 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	}
 	res.Summary = fmt.Sprintf("%s in the bundles this pull request adds or changes; %s looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
 		Count(len(refs), "image reference", "image references"), Count(asked, "distinct reference was", "distinct references were"))
+	if n := len(refs) - len(contact); n > 0 {
+		res.Summary += fmt.Sprintf(" %s not looked up: outside images.allowedRegistries or, under images.requireDigest, not pinned by digest (the validation check reports %s).",
+			Count(n, "reference was", "references were"), map[bool]string{true: "it", false: "them"}[n == 1])
+	}
 	return res, nil
+}
+
+// templateImageRefs lists the bundle images that the templates a pull request touches name in the head and
+// did not name in the base, each at its line in the template.
+func templateImageRefs(pr *PullRequest) []ImageRef {
+	maps, _ := Templates{}.mappings(pr)
+	var out []ImageRef
+	seen := map[string]bool{}
+	for _, m := range maps {
+		if seen[m.template] {
+			continue
+		}
+		seen[m.template] = true
+		head, err := readFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+		if err != nil || head == nil {
+			continue
+		}
+		ht, _ := template.Parse(m.template, head, pr.Limits)
+		if ht == nil {
+			continue
+		}
+		had := map[string]bool{}
+		if base, err := readFileCapped(pr.Base.FS, m.template, maxTemplateBytes); err == nil && base != nil {
+			if bt, _ := template.Parse(m.template, base, pr.Limits); bt != nil {
+				for _, r := range bt.Refs() {
+					had[r.Image] = true
+				}
+			}
+		}
+		for _, r := range ht.Refs() {
+			if !had[r.Image] {
+				out = append(out, ImageRef{Ref: r.Image, Pos: r.Pos, Package: m.pkg, Field: "template bundle image"})
+			}
+		}
+	}
+	return out
 }
 
 // bundleDirImageRefs lists the images a bundle directory's CSV names: spec.relatedImages and the containers

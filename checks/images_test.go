@@ -118,12 +118,22 @@ func TestImagesCheck(t *testing.T) {
 	reg.mu.Lock()
 	clear(reg.reqs) // count only what the check sends
 	reg.mu.Unlock()
-	v := runChecksWith(t, r, base, head, "bob", checks.Images{Registry: reg.client(t)})
-	v.expect(t, "images", checks.Failure, "images.missing", "images.registry-not-allowed", "images.not-pinned", "images.invalid-reference")
-	for _, f := range v["images"].Findings {
-		if f.Line < 30 {
-			t.Errorf("finding %v should point at the reference's line in the new bundle", f)
+	v := runChecksWith(t, r, base, head, "bob", checks.Images{Registry: reg.client(t)}, checks.Validation{})
+	v.expect(t, "images", checks.Failure, "images.missing", "images.invalid-reference")
+	// The rules about the text of references are validation's, and need no registry.
+	v.expect(t, "validation", checks.Failure, "images.registry-not-allowed", "images.not-pinned")
+	for _, name := range []string{"images", "validation"} {
+		for _, f := range v[name].Findings {
+			if f.Line < 30 {
+				t.Errorf("finding %v should point at the reference's line in the new bundle", f)
+			}
+			if name == "images" && (f.Rule == "images.registry-not-allowed" || f.Rule == "images.not-pinned") {
+				t.Errorf("the images check repeats validation's finding %v", f)
+			}
 		}
+	}
+	if !strings.Contains(v["images"].Summary, "2 references were not looked up") {
+		t.Errorf("the images summary does not say what it left to validation:\n%s", v["images"].Summary)
 	}
 	reg.mu.Lock()
 	gets, heads := reg.reqs[http.MethodGet], reg.reqs[http.MethodHead]

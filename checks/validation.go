@@ -81,6 +81,20 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		fmt.Fprintf(&b2, "- bundle `%s`: %s (package `%s`)\n", b.Dir, verdict, b.Package)
 	}
 	b.WriteString(b2.String())
+	// The policy's rules about image references are rules about text: they hold without a registry.
+	if im := pr.Policy.Images; len(im.AllowedRegistries) > 0 || im.RequireDigest {
+		refs := append(changedImageRefs(pr), templateImageRefs(pr)...)
+		imf, _ := ImageTextFindings(im, refs)
+		fs = append(fs, imf...)
+		if len(refs) > 0 {
+			checked++
+			verdict := "allowed"
+			if len(imf) > 0 {
+				verdict = "**" + Count(len(imf), "refused", "refused") + "**"
+			}
+			fmt.Fprintf(&b, "- %s added or changed, against images.allowedRegistries and images.requireDigest: %s\n", Count(len(refs), "image reference", "image references"), verdict)
+		}
+	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case checked == 0:

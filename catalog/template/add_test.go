@@ -27,7 +27,7 @@ type basicDoc struct {
 func TestAddBundleRendersAsTheOriginal(t *testing.T) {
 	ctx := context.Background()
 	dirs := realBundleDirs(t)
-	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
+	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none").AnyRepository()
 	beh, _ := BehaviourOf("v1.60.0")
 	cases, _ := filepath.Glob("testdata/opm/*-basic/template.yaml")
 	n := 0

@@ -15,7 +15,7 @@ import (
 func BenchmarkRenderAndDrift(b *testing.B) {
 	ctx := context.Background()
 	dirs := realBundleDirs(b)
-	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
+	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none").AnyRepository()
 	files, _ := filepath.Glob("testdata/opm/*/template.yaml")
 	var srcs [][]byte
 	for _, f := range files {

@@ -32,7 +32,7 @@ type opmGolden struct {
 func TestRenderMatchesOpm(t *testing.T) {
 	ctx := context.Background()
 	dirs := realBundleDirs(t)
-	base := NewDirResolver(os.DirFS(realBundles), dirs, "", "none")
+	base := NewDirResolver(os.DirFS(realBundles), dirs, "", "none").AnyRepository()
 	levels := map[string]*DirResolver{"yaml": base, "json": base, "json-csv-metadata": base.AtLevel("bundle-object-to-csv-metadata")}
 	cases, _ := filepath.Glob("testdata/opm/*/template.yaml")
 	if len(cases) == 0 {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -207,10 +209,14 @@ func decodeCSV(val *catalog.Value) *catalog.Value {
 	return &docs[0].Value
 }
 
-// DirResolver resolves images built from bundle directories of the repository: a reference by digest
-// when a directory's deterministic bundle image (catalog/image.BundleImage) has that digest, a reference
-// by tag when it is what the pattern gives for a directory's package and version (for example
-// "quay.io/acme/{package}-bundle:v{version}", the target the App pushes merged bundles to).
+// DirResolver resolves images built from bundle directories of the repository. A directory is named by
+// the reference its bundle root's image pattern gives for its package and version (for example
+// "quay.io/acme/{package}-bundle:v{version}", the target the App pushes merged bundles to, gives
+// quay.io/acme/etcd-bundle:v1.0.0), and by that repository with the digest of the directory's deterministic
+// bundle image (catalog/image.BundleImage): quay.io/acme/etcd-bundle@sha256:<digest of its build>. A digest
+// alone names nothing: any.host/any/repo@sha256:<the same digest> is not that directory, whatever it holds.
+// Without a pattern no reference names a directory, unless AnyRepository says the caller vouches for the
+// references (a local render of directories the user named).
 type DirResolver struct {
 	level string
 	idx   *dirIndex
@@ -222,24 +228,69 @@ type dirIndex struct {
 	fsys    fs.FS
 	dirs    []string
 	pattern string
+	anyRepo bool
 
 	mu      sync.Mutex
 	indexed bool
-	byRef   map[string]string // "@sha256:..." or a pattern reference -> directory
-	loaded  map[string]*bundle.Bundle
+	byRef   map[string]string // a pattern reference, or <repository>@sha256:... -> directory
+	// byDigest maps a build's digest to its directory, to say why a reference by that digest in another
+	// repository is not taken (and, with anyRepo, to take it).
+	byDigest map[string]string
+	// expect is the repository each directory's image lives in ("" without a pattern).
+	expect map[string]string
+	loaded map[string]*bundle.Bundle
 	// rendered keeps each (reference, level) rendered once: rendering is deterministic.
 	rendered map[[2]string]*Resolved
 }
 
-// NewDirResolver makes a resolver over the bundle directories dirs of fsys. The directories are read,
-// and their images built to learn the digests, on the first Resolve.
+// NewDirResolver makes a resolver over the bundle directories dirs of fsys, named by pattern (a bundle
+// root's image, with {package} and {version}; "" names none). The directories are read, and their images
+// built to learn the digests, on the first Resolve.
 func NewDirResolver(fsys fs.FS, dirs []string, pattern, level string) *DirResolver {
-	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern, byRef: map[string]string{}, loaded: map[string]*bundle.Bundle{}}}
+	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern,
+		byRef: map[string]string{}, byDigest: map[string]string{}, expect: map[string]string{}, loaded: map[string]*bundle.Bundle{}}}
+}
+
+// AnyRepository makes d take a reference by digest in any repository as the directory whose build has
+// that digest. Only for directories and references the user vouches for (catalog-check template render
+// --bundles without --bundle-image); never for a pull request's content. Call it before the first Resolve.
+func (d *DirResolver) AnyRepository() *DirResolver {
+	d.idx.anyRepo = true
+	return d
 }
 
 // AtLevel is a resolver over the same directories (and the same index) at another migrate level.
 func (d *DirResolver) AtLevel(level string) *DirResolver {
 	return &DirResolver{level: level, idx: d.idx}
+}
+
+// Repository is the repository an image reference names, normalised (registry lower-cased, Docker Hub's
+// aliases as index.docker.io, a tag or digest dropped); "" when ref does not parse.
+func Repository(ref string) string {
+	var repo name.Repository
+	if strings.Contains(ref, "@") {
+		dg, err := name.NewDigest(ref)
+		if err != nil {
+			return ""
+		}
+		repo = dg.Repository
+	} else {
+		r, err := name.ParseReference(ref)
+		if err != nil {
+			return ""
+		}
+		repo = r.Context()
+	}
+	return strings.ToLower(repo.RegistryStr()) + "/" + repo.RepositoryStr()
+}
+
+// digestOf is the sha256:... of a reference by digest, "" otherwise.
+func digestOf(ref string) string {
+	at := strings.LastIndex(ref, "@")
+	if at < 0 || !strings.HasPrefix(ref[at+1:], "sha256:") {
+		return ""
+	}
+	return ref[at+1:]
 }
 
 func (d *dirIndex) index(ctx context.Context) {
@@ -257,15 +308,26 @@ func (d *dirIndex) index(ctx context.Context) {
 			continue
 		}
 		d.loaded[dir] = b
-		if dg, err := bundleDigest(ctx, sub, b); err == nil {
-			d.byRef["@"+dg] = dir
+		dg, err := bundleDigest(ctx, sub, b)
+		if err != nil {
+			dg = ""
 		}
-		if d.pattern != "" {
-			version := str(field(&b.CSV.Value, "spec", false), "version")
-			if version != "" && b.Package != "" {
-				ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
-				d.byRef[ref] = dir
-			}
+		if dg != "" {
+			d.byDigest[dg] = dir
+		}
+		if d.pattern == "" {
+			continue
+		}
+		version := str(field(&b.CSV.Value, "spec", false), "version")
+		if version == "" || b.Package == "" {
+			continue
+		}
+		ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
+		d.byRef[ref] = dir
+		repo := Repository(ref)
+		d.expect[dir] = repo
+		if repo != "" && dg != "" {
+			d.byRef[repo+"@"+dg] = dir
 		}
 	}
 }
@@ -286,7 +348,7 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	cached := x.rendered[[2]string{img, d.level}]
 	x.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("built by no bundle directory of the repository: %w", ErrNotFound)
+		return nil, fmt.Errorf("%s: %w", d.notFound(img), ErrNotFound)
 	}
 	if cached != nil {
 		return cached, nil
@@ -304,7 +366,25 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	return res, nil
 }
 
-// DirOf is the bundle directory whose image img names (by digest, or by the image pattern), if any.
+// notFound says why img names no directory: in particular when its digest is a directory's build but its
+// repository is not that directory's.
+func (d *DirResolver) notFound(img string) string {
+	x := d.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	dg := digestOf(img)
+	dir, ok := x.byDigest[dg]
+	if dg == "" || !ok {
+		return "built by no bundle directory of the repository"
+	}
+	if want := x.expect[dir]; want != "" {
+		return fmt.Sprintf("%s is the digest of bundle directory %s's build, but that directory's image is in %s, not %s (a digest names a directory only in its bundle root's image repository)", dg, dir, want, Repository(img))
+	}
+	return fmt.Sprintf("%s is the digest of bundle directory %s's build, but its bundle root declares no image pattern, so no reference names the directory (set bundles[].image)", dg, dir)
+}
+
+// DirOf is the bundle directory img names (the pattern's reference, or the pattern's repository with the
+// digest of the directory's build), if any.
 func (d *DirResolver) DirOf(ctx context.Context, img string) (string, bool) {
 	x := d.idx
 	x.mu.Lock()
@@ -313,8 +393,17 @@ func (d *DirResolver) DirOf(ctx context.Context, img string) (string, bool) {
 	if dir, ok := x.byRef[img]; ok {
 		return dir, true
 	}
-	if at := strings.LastIndex(img, "@"); at >= 0 {
-		dir, ok := x.byRef[img[at:]]
+	dg := digestOf(img)
+	if dg == "" {
+		return "", false
+	}
+	if repo := Repository(img); repo != "" {
+		if dir, ok := x.byRef[repo+"@"+dg]; ok {
+			return dir, true
+		}
+	}
+	if x.anyRepo {
+		dir, ok := x.byDigest[dg]
 		return dir, ok
 	}
 	return "", false

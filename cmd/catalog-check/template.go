@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -38,6 +39,7 @@ func templateCommand(e env) cli.Command {
 func templateRenderCommand() cli.Command {
 	var (
 		output, migrateLevel, opm string
+		bundleImage               string
 		catalogs, bundles         []string
 		offline                   bool
 		rf                        registryFlags
@@ -50,13 +52,17 @@ render-template prints, byte for byte, on stdout. FILE "-" reads standard input.
 
 Each bundle image the template names is resolved without pulling when possible: from the olm.bundle
 blobs of the catalogs given with --catalog (digest-pinned references only: a digest names the image's
-content), then from the bundle directories under --bundles (an image built from a directory, by its
-digest), and last pulled through the registry client (--offline: never).
+content), then from the bundle directories under --bundles, and last pulled through the registry client
+(--offline: never). With --bundle-image (the bundle root's image pattern, as bundles[].image of the
+policy) a directory is named only by that pattern's reference for its package and version, or by that
+repository with the digest of the directory's build, as the templates check has it; without it a
+reference by digest in any repository names the directory whose build has that digest.
 Findings (a template that does not render) go to stderr as file:line:col: rule: message.
 Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 		Example: `  catalog-check template render operators/foo/catalog-templates/basic.yaml --output yaml > catalogs/v4.16/foo/catalog.yaml
   catalog-check template render semver.yaml --migrate-level bundle-object-to-csv-metadata --catalog catalogs/v4.18
-  catalog-check template render basic.yaml --offline --catalog catalogs --bundles operators/foo`,
+  catalog-check template render basic.yaml --offline --catalog catalogs --bundles operators/foo
+  catalog-check template render basic.yaml --offline --bundles operators/foo --bundle-image 'quay.io/acme/{package}-bundle:v{version}'`,
 		Args: cli.ExactArgs(1),
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml (opm's default is json)")
@@ -64,16 +70,17 @@ Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 			fs.StringVar(&opm, "opm", "", "render as this opm release does (olm.semver differs: v1.60 and older link each channel alone; v1.61+ link per archetype and stream; v1.65+ add the package's icon and description); default the newest known")
 			fs.StringArrayVar(&catalogs, "catalog", nil, "a catalog directory or file whose olm.bundle blobs resolve digest-pinned images (repeatable)")
 			fs.StringArrayVar(&bundles, "bundles", nil, "a bundle directory, a package folder of <version>/ directories, or a tree of <package>/<version>/ (repeatable)")
+			fs.StringVar(&bundleImage, "bundle-image", "", "the image pattern of the --bundles directories, with {package} and {version} (quay.io/acme/{package}-bundle:v{version}): only its references, by tag or in its repository by digest, name a directory")
 			fs.BoolVar(&offline, "offline", false, "never pull: images not resolved from --catalog or --bundles make the template not render")
 			rf.addFlags(fs)
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runTemplateRender(ctx, args[0], output, migrateLevel, opm, catalogs, bundles, offline, &rf, os.Stdin, stdout, stderr)
+			return runTemplateRender(ctx, args[0], output, migrateLevel, opm, bundleImage, catalogs, bundles, offline, &rf, os.Stdin, stdout, stderr)
 		},
 	}
 }
 
-func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm string, catalogs, bundleDirs []string, offline bool, rf *registryFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm, bundleImage string, catalogs, bundleDirs []string, offline bool, rf *registryFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "catalog-check template render: "+format+"\n", args...)
 		return code
@@ -90,6 +97,10 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm stri
 	beh, err := template.BehaviourOf(opm)
 	if err != nil {
 		return fail(exitCannotRun, "--opm: %v", err)
+	}
+	if bundleImage != "" && (!strings.Contains(bundleImage, "{package}") || !strings.Contains(bundleImage, "{version}") ||
+		template.Repository(strings.NewReplacer("{package}", "p", "{version}", "1.0.0").Replace(bundleImage)) == "") {
+		return fail(exitCannotRun, "--bundle-image %q: write an image reference with {package} and {version}, e.g. quay.io/acme/{package}-bundle:v{version}", bundleImage)
 	}
 	var src []byte
 	name := file
@@ -139,7 +150,11 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm stri
 		if err != nil {
 			return fail(exitCannotRun, "--bundles %s: %v", b, err)
 		}
-		chain = append(chain, template.NewDirResolver(os.DirFS(b), dirs, "", migrateLevel))
+		dr := template.NewDirResolver(os.DirFS(b), dirs, bundleImage, migrateLevel)
+		if bundleImage == "" {
+			dr = dr.AnyRepository()
+		}
+		chain = append(chain, dr)
 	}
 	if !offline {
 		client, err := rf.client()

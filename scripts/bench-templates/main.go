@@ -174,7 +174,7 @@ func run(opm, cc, root, casesDir string, limit int) error {
 		_ = out.WriteYAML(&buf)
 	}
 	inPull.wall = time.Since(start)
-	dirRes := template.NewDirResolver(os.DirFS(root), dirs, "", "none")
+	dirRes := template.NewDirResolver(os.DirFS(root), dirs, "", "none").AnyRepository()
 	// The digests of the bundle directories are learned once (the App keeps them); not timed.
 	if tmpl, _ := template.Parse(tcs[0].path, []byte(tcs[0].body), catalog.Limits{}); tmpl != nil {
 		template.Render(ctx, tmpl, template.Options{Resolver: dirRes, Behaviour: beh})

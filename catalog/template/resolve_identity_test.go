@@ -1,0 +1,64 @@
+package template
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// A bundle directory is named by its bundle root's image pattern (by tag) or by that repository with the
+// digest of its build, never by the digest alone; without a pattern nothing names it, unless the caller
+// vouches for the references (AnyRepository).
+func TestDirResolverRepositoryAndDigest(t *testing.T) {
+	ctx := context.Background()
+	ann := "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: etcd\n  operators.operatorframework.io.bundle.channels.v1: stable\n"
+	csv := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcd.v1.0.0\nspec:\n  version: 1.0.0\n"
+	fsys := fstest.MapFS{
+		"operators/etcd/1.0.0/metadata/annotations.yaml": {Data: []byte(ann)},
+		"operators/etcd/1.0.0/manifests/etcd.csv.yaml":   {Data: []byte(csv)},
+	}
+	sub, _ := fsys.Sub("operators/etcd/1.0.0")
+	dg, err := BundleImageDigest(ctx, sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{"operators/etcd/1.0.0"}
+	for _, tc := range []struct {
+		pattern string
+		any     bool
+		ref     string
+		want    bool
+	}{
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle@" + dg, true},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.0", true},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.0@" + dg, true},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:latest@" + dg, true}, // the digest decides, in the repository
+		{"quay.io/acme/{package}-bundle:v{version}", false, "QUAY.IO/acme/etcd-bundle@" + dg, true},         // hosts compare case-insensitively
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.1", false},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle@sha256:" + strings.Repeat("0", 64), false},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/evil/etcd-bundle@" + dg, false},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "evil.example/acme/etcd-bundle@" + dg, false},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io:443/acme/etcd-bundle@" + dg, false}, // another host to a registry client
+		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle/extra@" + dg, false},
+		{"quay.io/acme/{package}-bundle:v{version}", false, "@" + dg, false},
+		{"quay.io/acme/{package}-bundle:v{version}", true, "evil.example/acme/etcd-bundle@" + dg, true},
+		{"docker.io/acme/{package}-bundle:v{version}", false, "index.docker.io/acme/etcd-bundle@" + dg, true}, // Docker Hub's aliases
+		{"docker.io/acme/{package}-bundle:v{version}", false, "acme/etcd-bundle@" + dg, true},
+		{"", false, "quay.io/acme/etcd-bundle@" + dg, false},
+		{"", false, "quay.io/acme/etcd-bundle:v1.0.0", false},
+		{"", true, "evil.example/acme/etcd-bundle@" + dg, true},
+	} {
+		d := NewDirResolver(fsys, dirs, tc.pattern, "none")
+		if tc.any {
+			d = d.AnyRepository()
+		}
+		dir, ok := d.DirOf(ctx, tc.ref)
+		if ok != tc.want || ok && dir != dirs[0] {
+			t.Errorf("pattern %q (any repository: %v): DirOf(%s) = %q, %v; want %v", tc.pattern, tc.any, tc.ref, dir, ok, tc.want)
+		}
+		if _, err := d.Resolve(ctx, tc.ref); (err == nil) != tc.want {
+			t.Errorf("pattern %q: Resolve(%s) error %v, want resolved: %v", tc.pattern, tc.ref, err, tc.want)
+		}
+	}
+}
