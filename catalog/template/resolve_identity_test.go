@@ -34,7 +34,7 @@ func TestDirResolverRepositoryAndDigest(t *testing.T) {
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.0", true},
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.0@" + dg, true},
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:latest@" + dg, true}, // the digest decides, in the repository
-		{"quay.io/acme/{package}-bundle:v{version}", false, "QUAY.IO/acme/etcd-bundle@" + dg, true},         // hosts compare case-insensitively
+		{"quay.io/acme/{package}-bundle:v{version}", false, "QUAY.IO/acme/etcd-bundle@" + dg, true},        // hosts compare case-insensitively
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle:v1.0.1", false},
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/acme/etcd-bundle@sha256:" + strings.Repeat("0", 64), false},
 		{"quay.io/acme/{package}-bundle:v{version}", false, "quay.io/evil/etcd-bundle@" + dg, false},
