@@ -9,6 +9,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -232,6 +234,10 @@ type ChangeSet struct {
 	// derived is Derived's answer, computed once.
 	derived     *Derivation
 	derivedDone bool
+	// preview is Preview's answer, computed once for every check that asks.
+	preview        *CatalogPreview
+	previewOnce    sync.Once
+	previewStarted atomic.Bool
 }
 
 // Prepare computes pr.Changes once, before the checks run. The runner calls it;

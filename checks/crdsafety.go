@@ -190,7 +190,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		compared += t.compared
 		unreadable += t.unreadable
 		notEmbedded += t.notEmbedded
-		unverified = unverified || t.unreadable > 0
+		unverified = unverified || t.unreadable > 0 || t.unverified
 	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
@@ -209,7 +209,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	}
 	switch {
 	case compared == 0 && unreadable == 0:
-		res.Summary = "No bundle added to a channel has a bundle it upgrades from (no predecessor), so there are no CRDs to compare."
+		res.Summary = "No bundle added to a channel has a bundle it upgrades from (no predecessor), so there are no CRDs to compare.\n\n" + b.String()
 	case unreadable > 0 && notEmbedded == unreadable:
 		res.Summary = fmt.Sprintf("Each bundle added was compared with every bundle it upgrades from; %s not compared: CRDs not embedded (no olm.bundle.object) and reading bundle images is off (it comes with the images check):\n\n",
 			countNoun(unreadable, "upgrade was", "upgrades were")) + b.String()
@@ -269,11 +269,15 @@ func unreadableWhy(err error, otherwise string) string {
 // offline: such a bundle is not compared, and nothing is fetched for it.
 var errNotEmbedded = errors.New("CRDs not embedded, not compared: the bundle has no olm.bundle.object properties and reading bundle images is off")
 
-// readCRDs gets a bundle's CRDs from its olm.bundle.object properties, or
-// from its image's manifests/ when it has none.
+// readCRDs gets the CRDs of bundle name of package pkg in a changed catalog.
 func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, rules policy.Images, pkg, name string) *bundleCRDs {
+	return c.bundleCRDsOf(ctx, cc.Head.Package(pkg).Bundle(name), cc.RepoPath, rules, name)
+}
+
+// bundleCRDsOf gets a catalog bundle's CRDs from its olm.bundle.object properties, or from its image's
+// manifests/ when it has none. repoPath turns the catalog's positions into repository paths.
+func (c CRDSafety) bundleCRDsOf(ctx context.Context, b *catalog.Bundle, repoPath func(string) string, rules policy.Images, name string) *bundleCRDs {
 	bc := &bundleCRDs{pos: map[string]catalog.Position{}}
-	b := cc.Head.Package(pkg).Bundle(name)
 	if b == nil {
 		bc.err = errors.New("the bundle is not in the catalog")
 		return bc
@@ -295,7 +299,7 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, rules policy
 			if i < len(props) {
 				pos = props[i].Pos
 			}
-			pos.File = cc.RepoPath(pos.File)
+			pos.File = repoPath(pos.File)
 			bc.add(ctx, fmt.Sprintf("%s (olm.bundle.object #%d of %s)", pos.File, i, name), data, pos)
 		}
 		return bc
@@ -320,7 +324,7 @@ func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, rules policy
 	}
 	sort.Strings(names)
 	pos := b.ImagePos
-	pos.File = cc.RepoPath(pos.File)
+	pos.File = repoPath(pos.File)
 	for _, n := range names {
 		bc.add(ctx, b.Image+"#"+path.Clean(n), files[n], pos)
 	}
@@ -363,35 +367,261 @@ func (m RegistryManifests) Manifests(ctx context.Context, image string) (map[str
 
 // crdTally counts the upgrades of a bundle directory: compared, not compared because CRDs could not be read,
 // and of those, not compared because they are not embedded while bundle images are not read.
-type crdTally struct{ compared, unreadable, notEmbedded int }
+type crdTally struct {
+	compared, unreadable, notEmbedded int
+	// unverified: the predecessors themselves are not all known (the catalog update could not be previewed).
+	unverified bool
+}
 
-// compareBundleDir compares the CRDs of a new bundle directory with those of every bundle directory of its
-// package (in the base revision) it upgrades from: the CSV's replaces, its skips, and the versions its
-// olm.skipRange annotation covers; and with those of its predecessors published only in a catalog. A
-// predecessor whose CRDs cannot be read is an upgrade not compared (a warning, the check neutral), never a
-// pass.
-func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (crdTally, error) {
-	csv := bc.Head.CSV.Value
-	spec := csv.Get("spec")
-	replaces, skips, skipRange := "", map[string]bool{}, ""
-	if spec != nil {
-		if r := spec.Get("replaces"); r != nil && r.Kind == catalog.KindString {
-			replaces = r.Str()
+// catalogSource is a catalog a predecessor's blob may be found in.
+type catalogSource struct {
+	cat      *catalog.Catalog
+	label    string
+	repoPath func(string) string
+}
+
+// bundlePredecessor is one bundle a new bundle directory would be upgraded from, and how.
+type bundlePredecessor struct {
+	name, kind, where string
+}
+
+// baseDirs finds the bundle directories of a package folder in the base revision by CSV name, reading the
+// directory a version names first and the whole folder only when that misses.
+type baseDirs struct {
+	fsys    fs.FS
+	bc      *BundleChange
+	byName  map[string]dirBundle
+	all     []dirBundle
+	scanned bool
+}
+
+func (d *baseDirs) scan(ctx context.Context) []dirBundle {
+	if !d.scanned {
+		d.scanned = true
+		d.all = packageBundles(ctx, d.fsys, d.bc)
+		for _, db := range d.all {
+			d.byName[db.bundle.CSV.Name] = db
 		}
-		if sk := spec.Get("skips"); sk != nil {
-			for _, it := range sk.Items() {
-				if it.Kind == catalog.KindString {
-					skips[it.Str()] = true
-				}
+	}
+	return d.all
+}
+
+func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, bool) {
+	if db, ok := d.byName[name]; ok {
+		return db, true
+	}
+	if version != "" && !d.scanned {
+		folder := path.Join(d.bc.Root.Path, d.bc.Folder)
+		for _, cand := range []string{version, "v" + version} {
+			dir := path.Join(folder, cand)
+			if dir == d.bc.Dir || !validFolder(cand) {
+				continue
+			}
+			if b, _, err := readBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {
+				db := dirBundle{dir: dir, version: version, bundle: b}
+				d.byName[name] = db
+				return db, true
 			}
 		}
 	}
-	if md := csv.Get("metadata"); md != nil {
-		if ann := md.Get("annotations"); ann != nil {
-			if sr := ann.Get("olm.skipRange"); sr != nil && sr.Kind == catalog.KindString {
-				skipRange = sr.Str()
+	d.scan(ctx)
+	db, ok := d.byName[name]
+	return db, ok
+}
+
+// compareBundleDir compares the CRDs of a new bundle directory with those of every bundle that would be
+// upgraded into it. The predecessors come from the catalog preview: the rendered channels of the package's
+// templates (replaces, skips, skipRange, semver edges); without templates, ci.yaml's updateGraph or the
+// highest lower version; or the CSV's replaces, skips and olm.skipRange. A predecessor's CRDs come from its
+// bundle directory (base revision), else from a catalog's olm.bundle.object, else from its image when
+// images are read. A predecessor whose CRDs cannot be read is an upgrade not compared (a warning, the
+// check neutral), never a pass.
+func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (crdTally, error) {
+	var t crdTally
+	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
+	if err != nil {
+		return t, err
+	}
+	csvPos := catalog.Position{File: path.Join(bc.Dir, bc.Head.CSV.File), Line: bc.Head.CSV.Pos.Line}
+	newName := bc.Head.CSV.Name
+	dirs := &baseDirs{fsys: pr.Base.FS, bc: bc, byName: map[string]dirBundle{}}
+	pp := Preview(ctx, pr).Package(bc.Package)
+	pb := pp.Bundle(bc.Dir)
+
+	// The catalogs a predecessor may be found in: the preview's (committed, then rendered), then the
+	// pull request's changed catalogs.
+	var sources []catalogSource
+	if pp != nil {
+		for _, pc := range pp.Catalogs {
+			if pc.Before != nil {
+				sources = append(sources, catalogSource{pc.Before, pc.Path, func(string) string { return pc.Path }})
 			}
 		}
+		for _, pc := range pp.Catalogs {
+			sources = append(sources, catalogSource{pc.After, pc.Path + " (as the catalog update renders it)", func(string) string { return pc.Path }})
+		}
+	}
+	for _, cc := range pr.Changes.Catalogs {
+		sources = append(sources, catalogSource{cc.Head, "catalog " + cc.Root, cc.RepoPath})
+	}
+	versionOf := func(name string) string {
+		for _, s := range sources {
+			if cb := s.cat.Package(bc.Package).Bundle(name); cb != nil {
+				if v, err := cb.Version(); err == nil {
+					return v.String()
+				}
+			}
+		}
+		return ""
+	}
+
+	rule := "the CSV's replaces, skips and olm.skipRange"
+	var preds []bundlePredecessor
+	fromCSV := pb == nil || pb.FromCSV
+	if pb != nil && pp.Templates && pp.Unverified != "" {
+		fromCSV = true
+		t.unverified = true
+		*found = append(*found, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Package: bc.Package, Position: csvPos,
+			Message: fmt.Sprintf("the catalog update of %s could not be previewed, so the bundles that would upgrade into %s are not all known: %s", bc.Package, newName, pp.Unverified),
+			Hint:    ruleHint(ruleCRDNoSource)})
+		rule += " (the catalog update could not be previewed: " + pp.Unverified + ")"
+	} else if pb != nil && pb.Rule != "" {
+		rule = pb.Rule
+	}
+	if fromCSV {
+		preds = csvPredecessors(ctx, bc, dirs, sources)
+	}
+	if pb != nil && !pb.FromCSV {
+		// The rendered channels (those that rendered, when some did not).
+		have := map[string]bool{}
+		for _, p := range preds {
+			have[p.name] = true
+		}
+		for _, e := range pb.Edges {
+			if have[e.From] && fromCSV {
+				continue
+			}
+			where := "channel " + e.Channel
+			if e.Channel == "" {
+				where = "bundle directories"
+			}
+			if len(e.Catalogs) > 0 {
+				where += " of " + strings.Join(e.Catalogs, ", ")
+			}
+			preds = append(preds, bundlePredecessor{name: e.From, kind: e.Kind, where: where})
+		}
+	}
+	fmt.Fprintf(b, "- `%s`: predecessors from %s\n", newName, rule)
+	if len(preds) == 0 {
+		fmt.Fprintf(b, "  - none: no bundle upgrades into `%s`\n", newName)
+	}
+
+	diff := func(p bundlePredecessor, oldCRDs []*crd.CRD, from string) error {
+		t.compared++
+		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
+		if err != nil {
+			return err
+		}
+		for _, ch := range changes {
+			if ch.Rule == crd.RuleInvalidOverride {
+				continue
+			}
+			f := ch.Finding
+			f.Package = bc.Package
+			msg := ch.Message
+			if f.File == "" || f.Line <= 0 || !isNewCRDFile(newPos, f.File) {
+				// Nothing to point at in the new CRD (a field removed): the CRD's document, saying where it was.
+				if f.File != "" && f.Line > 0 {
+					msg += fmt.Sprintf(" (was at %s:%d)", f.File, f.Line)
+				}
+				if pos, ok := newPos[ch.CRD]; ok {
+					f.Position = pos
+				} else {
+					f.Position = bc.firstFile()
+				}
+			}
+			f.Message = fmt.Sprintf("upgrade %s → %s (%s, %s): %s", p.name, newName, p.kind, p.where, msg)
+			if m := ch.OLMMessage(); m != "" {
+				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
+			}
+			*found = append(*found, f)
+		}
+		verdict := "safe"
+		if crd.Unsafe(changes) {
+			verdict = "**unsafe**"
+		}
+		fmt.Fprintf(b, "  - `%s` → `%s` (%s, %s; CRDs of %s): %s\n", p.name, newName, p.kind, p.where, from, verdict)
+		return nil
+	}
+	for _, p := range preds {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		if db, ok := dirs.find(ctx, p.name, versionOf(p.name)); ok {
+			oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, db.dir, db.bundle)
+			if err != nil {
+				return t, err
+			}
+			if err := diff(p, oldCRDs, "bundle directory "+db.dir); err != nil {
+				return t, err
+			}
+			continue
+		}
+		// Not in a bundle directory: a catalog's blob, embedded objects first.
+		var prev *bundleCRDs
+		from := ""
+		for pass := 0; pass < 2 && prev == nil; pass++ {
+			for _, s := range sources {
+				cb := s.cat.Package(bc.Package).Bundle(p.name)
+				if cb == nil || (pass == 0 && !cb.HasObjects()) {
+					continue
+				}
+				prev, from = c.bundleCRDsOf(ctx, cb, s.repoPath, pr.Policy.Images, p.name), s.label
+				break
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		if prev == nil {
+			prev = &bundleCRDs{err: errors.New("it is in neither a bundle directory of the base revision nor a catalog")}
+		}
+		*found = append(*found, prev.findings...)
+		if prev.err != nil {
+			t.unreadable++
+			if errors.Is(prev.err, errNotEmbedded) {
+				t.notEmbedded++
+			}
+			*found = append(*found, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Package: bc.Package, Position: csvPos,
+				Message: fmt.Sprintf("upgrade %s → %s (%s, %s) not compared: bundle %q: %v", p.name, newName, p.kind, p.where, p.name, prev.err),
+				Hint:    ruleHint(ruleCRDNoSource)})
+			fmt.Fprintf(b, "  - `%s` → `%s` (%s, %s): not compared: %s\n", p.name, newName, p.kind, p.where, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
+			continue
+		}
+		if err := diff(p, prev.crds, from); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// isNewCRDFile reports whether file is one of the new bundle's CRD files.
+func isNewCRDFile(newPos map[string]catalog.Position, file string) bool {
+	for _, p := range newPos {
+		if p.File == file {
+			return true
+		}
+	}
+	return false
+}
+
+// csvPredecessors are the bundles the CSV's replaces, skips and olm.skipRange name: among the package's
+// bundle directories of the base revision, then among the catalogs' bundles.
+func csvPredecessors(ctx context.Context, bc *BundleChange, dirs *baseDirs, sources []catalogSource) []bundlePredecessor {
+	replaces, skipList, skipRange := csvEdges(bc.Head)
+	skips := map[string]bool{}
+	for _, s := range skipList {
+		skips[s] = true
 	}
 	var inRange func(string) bool
 	if skipRange != "" {
@@ -401,11 +631,6 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 				return err == nil && r(sv)
 			}
 		}
-	}
-	var t crdTally
-	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
-	if err != nil {
-		return t, err
 	}
 	kindOf := func(name, version string) string {
 		switch {
@@ -418,110 +643,37 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 		}
 		return ""
 	}
-	diff := func(from, kind, where string, oldCRDs []*crd.CRD) error {
-		t.compared++
-		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
-		if err != nil {
-			return err
-		}
-		for _, ch := range changes {
-			if ch.Rule == crd.RuleInvalidOverride {
-				continue
-			}
-			f := ch.Finding
-			f.Package = bc.Package
-			if pos, ok := newPos[ch.CRD]; ok {
-				f.Position = pos
-			} else {
-				f.Position = bc.firstFile()
-			}
-			f.Message = fmt.Sprintf("upgrade %s → %s (%s): %s", from, bc.Head.CSV.Name, kind, ch.Message)
-			if m := ch.OLMMessage(); m != "" {
-				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
-			}
-			*found = append(*found, f)
-		}
-		verdict := "safe"
-		if crd.Unsafe(changes) {
-			verdict = "**unsafe**"
-		}
-		fmt.Fprintf(b, "- `%s` → `%s` (%s, %s): %s\n", from, bc.Head.CSV.Name, kind, where, verdict)
+	if replaces == "" && len(skips) == 0 && inRange == nil {
 		return nil
 	}
-	seen := map[string]bool{}
-	folder := path.Join(bc.Root.Path, bc.Folder)
-	entries, _ := fs.ReadDir(pr.Base.FS, folder) // none: no earlier versions in bundle directories
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := path.Join(folder, e.Name())
-		prev, _, err := readBundle(ctx, pr.Base.FS, dir)
-		if err != nil || prev == nil || prev.CSV == nil || prev.Package != bc.Package {
-			continue
-		}
-		name := prev.CSV.Name
-		prevVersion := ""
-		if ps := prev.CSV.Value.Get("spec"); ps != nil {
-			if v := ps.Get("version"); v != nil && v.Kind == catalog.KindString {
-				prevVersion = v.Str()
-			}
-		}
-		kind := kindOf(name, prevVersion)
-		if kind == "" {
-			continue
-		}
-		seen[name] = true
-		oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, dir, prev)
-		if err != nil {
-			return t, err
-		}
-		if err := diff(name, kind, "bundle directories "+dir+" → "+bc.Dir, oldCRDs); err != nil {
-			return t, err
+	var out []bundlePredecessor
+	seen := map[string]bool{bc.Head.CSV.Name: true}
+	for _, db := range dirs.scan(ctx) {
+		if k := kindOf(db.bundle.CSV.Name, db.version); k != "" && !seen[db.bundle.CSV.Name] {
+			seen[db.bundle.CSV.Name] = true
+			out = append(out, bundlePredecessor{name: db.bundle.CSV.Name, kind: k, where: "bundle directory " + db.dir})
 		}
 	}
-	// Predecessors published only in a catalog of the repository (as olm.bundle blobs).
-	for _, cc := range pr.Changes.Catalogs {
-		p := cc.Head.Package(bc.Package)
+	for _, s := range sources {
+		p := s.cat.Package(bc.Package)
 		if p == nil {
 			continue
 		}
 		for _, cb := range p.Bundles {
-			if seen[cb.Name] || cb.Name == bc.Head.CSV.Name {
+			if seen[cb.Name] {
 				continue
 			}
 			version := ""
 			if v, err := cb.Version(); err == nil {
 				version = v.String()
 			}
-			kind := kindOf(cb.Name, version)
-			if kind == "" {
-				continue
-			}
-			seen[cb.Name] = true
-			prev := c.readCRDs(ctx, cc, pr.Policy.Images, bc.Package, cb.Name)
-			if err := ctx.Err(); err != nil {
-				return t, err
-			}
-			*found = append(*found, prev.findings...)
-			if prev.err != nil {
-				t.unreadable++
-				if errors.Is(prev.err, errNotEmbedded) {
-					t.notEmbedded++
-				}
-				*found = append(*found, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Package: bc.Package,
-					Position: catalog.Position{File: path.Join(bc.Dir, bc.Head.CSV.File), Line: bc.Head.CSV.Pos.Line},
-					Message:  fmt.Sprintf("upgrade %s → %s (%s) not compared: bundle %q of catalog %s: %v", cb.Name, bc.Head.CSV.Name, kind, cb.Name, cc.Root, prev.err),
-					Hint:     ruleHint(ruleCRDNoSource)})
-				fmt.Fprintf(b, "- `%s` → `%s` (%s, catalog %s): not compared: %s\n", cb.Name, bc.Head.CSV.Name, kind, cc.Root, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
-				continue
-			}
-			if err := diff(cb.Name, kind, "catalog "+cc.Root+" → bundle directory "+bc.Dir, prev.crds); err != nil {
-				return t, err
+			if k := kindOf(cb.Name, version); k != "" {
+				seen[cb.Name] = true
+				out = append(out, bundlePredecessor{name: cb.Name, kind: k, where: s.label})
 			}
 		}
 	}
-	return t, nil
+	return out
 }
 
 // bundleDirCRDs parses the CRD manifests of a bundle directory, and where each CRD is.

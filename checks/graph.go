@@ -1,9 +1,11 @@
 package checks
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -88,10 +90,73 @@ func UpgradeGraphs(in *PullRequest) string {
 			drawn++
 		}
 	}
+	// Bundle pull requests: the channels the catalog update would change, from the preview. A channel drawn
+	// the same in several catalogs (one template rendered into v4.20, v4.21, v4.22) is drawn once.
+	if in.Changes.previewStarted.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		p := Preview(ctx, in)
+		cancel()
+		type drawnKey struct{ pkg, channel, before, after string }
+		index := map[drawnKey]int{}
+		type graph struct {
+			pkg, channel, md string
+			catalogs         []string
+		}
+		var graphs []graph
+		for _, pp := range previewPackages(p) {
+			for _, pc := range pp.Catalogs {
+				names := append(channelNames(pc.Before, pp.Package), channelNames(pc.After, pp.Package)...)
+				sort.Strings(names)
+				for i, ch := range names {
+					if i > 0 && names[i-1] == ch {
+						continue
+					}
+					before, after := channelSignature(pc.Before, pp.Package, ch), channelSignature(pc.After, pp.Package, ch)
+					if before == after {
+						continue
+					}
+					k := drawnKey{pp.Package, ch, before, after}
+					if j, ok := index[k]; ok {
+						graphs[j].catalogs = append(graphs[j].catalogs, catalogLabel(pc.Path))
+						continue
+					}
+					index[k] = len(graphs)
+					graphs = append(graphs, graph{pkg: pp.Package, channel: ch, catalogs: []string{catalogLabel(pc.Path)},
+						md: UpgradeGraphMermaid(pc.Before, pc.After, pp.Package, ch)})
+				}
+			}
+		}
+		for _, g := range graphs {
+			if g.md == "" {
+				continue
+			}
+			if drawn >= maxGraphs || sb.Len()+len(g.md) > maxGraphMarkdown {
+				omitted++
+				continue
+			}
+			fmt.Fprintf(&sb, "#### Upgrade graph of `%s`, channel `%s`, after the catalog update (previewed; %s)\n\n%s\n",
+				MarkdownCode(g.pkg), MarkdownCode(g.channel), strings.Join(g.catalogs, ", "), g.md)
+			drawn++
+		}
+	}
 	if omitted > 0 {
 		fmt.Fprintf(&sb, "\n%d more changed channel(s) not drawn.\n", omitted)
 	}
 	return sb.String()
+}
+
+// previewPackages are the previewed packages rendered from templates.
+func previewPackages(p *CatalogPreview) []*PackagePreview {
+	if p == nil {
+		return nil
+	}
+	var out []*PackagePreview
+	for _, pp := range p.Packages {
+		if pp.Templates && len(pp.Catalogs) > 0 {
+			out = append(out, pp)
+		}
+	}
+	return out
 }
 
 // docPackage is the package a blob belongs to.
@@ -100,4 +165,20 @@ func docPackage(d catalog.Doc) string {
 		return d.Name
 	}
 	return d.Package
+}
+
+// channelNames lists the channels of pkg in c (nil when either is absent).
+func channelNames(c *catalog.Catalog, pkg string) []string {
+	if c == nil {
+		return nil
+	}
+	p := c.Package(pkg)
+	if p == nil {
+		return nil
+	}
+	out := make([]string, 0, len(p.Channels))
+	for _, ch := range p.Channels {
+		out = append(out, ch.Name)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ func Rules() []catalog.Rule {
 	rs = append(rs, crdSafetyRules()...)
 	rs = append(rs, imagesRules()...)
 	rs = append(rs, templatesRules()...)
+	rs = append(rs, previewRules()...)
 	rs = append(rs, catalog.Rule{ID: ruleFileTooLarge, Severity: catalog.SeverityError, Source: "policy limits.maxFileBytes",
 		Summary: "a catalog file the pull request adds or changes is larger than the policy allows; it is not read",
 		Hint:    "split the package's content into several files (opm reads every file of the catalog), or ask a maintainer to raise limits.maxFileBytes in the base branch's .catalogbot.yaml"})

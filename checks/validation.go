@@ -95,6 +95,35 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			fmt.Fprintf(&b, "- %s added or changed, against images.allowedRegistries and images.requireDigest: %s\n", Count(len(refs), "image reference", "image references"), verdict)
 		}
 	}
+	// The catalog update the merge leads to, previewed: its rendered catalogs must be valid too.
+	if p := Preview(ctx, pr); p != nil {
+		for _, pp := range p.Packages {
+			if !pp.Templates {
+				continue
+			}
+			checked++
+			errs := 0
+			for _, f := range pp.Findings {
+				fs = append(fs, f)
+				if f.Severity == catalog.SeverityError {
+					errs++
+				}
+			}
+			var cats []string
+			for _, pc := range pp.Catalogs {
+				cats = append(cats, pc.Path)
+			}
+			switch {
+			case errs > 0:
+				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): **invalid**: %s\n", pp.Package, Count(errs, "error", "errors"))
+			case pp.Unverified != "":
+				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): not verified: %s\n", pp.Package, pp.Unverified)
+			default:
+				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): valid (%s rendered with the new bundles: %s)\n", pp.Package,
+					Count(len(cats), "catalog", "catalogs"), quoteList(cats))
+			}
+		}
+	}
 	res := Result{Findings: fs, Conclusion: Conclude(fs, false)}
 	switch {
 	case checked == 0:

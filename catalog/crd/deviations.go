@@ -55,7 +55,7 @@ crdify's on generated pairs covering every keyword, added, removed and changed, 
 | ` + "`format`, `title`, `example`, `externalDocs`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `uniqueItems`, `x-kubernetes-*`" + ` | ` + "`crd.unknown-change`" + ` |
 | ` + "`spec.scope`" + ` | ` + "`crd.scope-changed`" + ` |
 | a stored version removed | ` + "`crd.stored-version-removed`" + ` |
-| two served versions incompatible (conversion ` + "`None`" + `) | ` + "`crd.served-version-incompatible`" + `: every pair of served versions is compared, older to newer, and only incompatibilities the old CRD did not already have are reported |
+| two served versions incompatible (conversion ` + "`None`" + `) | ` + "`crd.served-version-incompatible`" + `: every pair of served versions is compared, less preferred to more preferred as Kubernetes ranks versions (apimachinery's ` + "`CompareKubeAwareVersionStrings`" + `, as the preflight sorts them: other names before alpha, beta, then GA; other names in reverse alphabetical order, so ` + "`v1-10-0 -> v1`" + `), and only incompatibilities the old CRD did not already have are reported |
 
 Not compared, as the preflight does not compare them: ` + "`subresources`, `additionalPrinterColumns`, `selectableFields`, `names.shortNames`, `names.categories`" + `, and keys
 that are not JSONSchemaProps fields (the API server drops them). Our own additions, all warnings:

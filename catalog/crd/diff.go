@@ -289,7 +289,7 @@ func (d *differ) diffCRD(o, n *CRD) {
 	d.servedCompat(o, n)
 }
 
-// servedCompat compares every pair of served versions of n, older to newer,
+// servedCompat compares every pair of served versions of n, less preferred to more preferred,
 // when objects pass between them unconverted, and reports what the same
 // comparison of o's served versions did not already show: the preflight lets
 // an upgrade keep the incompatibilities it had.

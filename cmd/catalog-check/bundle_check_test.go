@@ -164,7 +164,7 @@ func TestCheckBundleCRDSafety(t *testing.T) {
 	found := false
 	for _, r := range v.Results {
 		for _, f := range r.Findings {
-			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces)") {
+			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces, ") {
 				found = true
 			}
 		}
@@ -205,7 +205,7 @@ func TestCheckBundleCRDSafetyAgainstACatalogBundle(t *testing.T) {
 	found := false
 	for _, r := range v.Results {
 		for _, f := range r.Findings {
-			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces)") {
+			if f.Rule == "crd.field-removed" && f.File == "operators/etcd/1.1.0/manifests/etcdclusters.crd.yaml" && strings.Contains(f.Message, "etcdoperator.v1.0.0 → etcdoperator.v1.1.0 (replaces, ") {
 				found = true
 			}
 		}
