@@ -643,8 +643,20 @@ func checkRegistryPrefix(s string) error {
 var ruleID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 func (p *parser) crdSafety(n *yaml.Node) CRDSafety {
-	var c CRDSafety
+	c := CRDSafety{Profile: ProfilePreflight}
 	p.fields(n, "crdSafety", map[string]func(k, v *yaml.Node){
+		"profile": func(k, v *yaml.Node) {
+			s, ok := p.str(v, "crdSafety.profile")
+			if !ok {
+				return
+			}
+			switch s {
+			case ProfilePreflight, ProfileCompatibility:
+				c.Profile, c.ProfilePos = s, Position{k.Line, k.Column}
+			default:
+				p.add(v, "write preflight (OLM v1's verdict, the default) or compatibility", "crdSafety.profile %q is not known", s)
+			}
+		},
 		"overrides": func(_, v *yaml.Node) {
 			m := p.deref(v)
 			if m == nil || isNull(m) {

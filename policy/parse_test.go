@@ -92,6 +92,10 @@ func TestParseKeys(t *testing.T) {
 			o := p.CRDSafety.Overrides
 			return len(o) == 2 && o[0] == Override{"z.rule", "ignore", Position{6, 5}} && o[1].Rule == "a.rule"
 		}},
+		{"crdSafety profile compatibility", "crdSafety: {profile: compatibility}\n", func(p *Policy) bool {
+			return p.CRDSafety.Profile == ProfileCompatibility && p.CRDSafety.ProfilePos.Line == 4
+		}},
+		{"crdSafety profile defaults to preflight", "crdSafety: {overrides: {}}\n", func(p *Policy) bool { return p.CRDSafety.Profile == ProfilePreflight }},
 		{"automerge", "automerge: {enabled: true, method: rebase, holdLabels: [hold, wip], requireOwnerApproval: true}\n", func(p *Policy) bool {
 			a := p.Automerge
 			return a.Enabled && a.Method == MergeMethodRebase && slices.Equal(a.HoldLabels, []string{"hold", "wip"}) && a.RequireOwnerApproval
@@ -171,6 +175,7 @@ func TestParseProblems(t *testing.T) {
 		{"crdSafety", minimal + "crdSafety:\n  overrides:\n    crd.a: warn\n    crd.b: 1\n    \"bad id\": error\n", []want{
 			{6, 12, "not known"}, {7, 12, "must be a string"}, {8, 5, "not a rule id"}}},
 		{"crdSafety overrides a list", minimal + "crdSafety: {overrides: [a]}\n", []want{{4, 24, "must be a mapping from rule id"}}},
+		{"crdSafety profile", minimal + "crdSafety: {profile: strict}\n", []want{{4, 22, `crdSafety.profile "strict" is not known`}}},
 		{"automerge", minimal + "automerge:\n  enabled: \"true\"\n  method: fast-forward\n  holdLabels: hold\n  requireOwnerApproval: 1\n", []want{
 			{5, 12, "must be true or false"}, {6, 11, "not a GitHub merge method"}, {7, 15, "must be a list"}, {8, 25, "must be true or false"}}},
 		{"limits", minimal + "limits:\n  maxFileBytes: 16MiB\n", []want{{5, 17, "must be a number of bytes"}}},

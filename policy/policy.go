@@ -157,7 +157,19 @@ type CRDSafety struct {
 	// ids are not checked here: the caller knows them and reports unknown ones
 	// at Override.Pos.
 	Overrides []Override
+	// Profile is what the check enforces: ProfilePreflight (the default: an error exactly where OLM v1's
+	// preflight refuses the upgrade) or ProfileCompatibility (an error where stored objects or existing
+	// clients break; the preflight's other refusals are warnings).
+	Profile string
+	// ProfilePos is where profile is set (zero when it is not).
+	ProfilePos Position
 }
+
+// The crdSafety profiles.
+const (
+	ProfilePreflight     = "preflight"
+	ProfileCompatibility = "compatibility"
+)
 
 // Override sets the severity of one rule.
 type Override struct {
