@@ -7,9 +7,9 @@ import (
 )
 
 // Comment commands: a pull request comment line that is exactly one of these, as Prow reads them: the
-// line starts with the slash, case does not matter, trailing spaces do not either. Lines in fenced code
-// blocks (and indented or quoted lines) are not commands; anything else starting with a slash is not ours
-// and gets no reaction.
+// line starts with the slash, case does not matter, extra spaces do not either. Only lines a reader sees as
+// text count (see commandLines: code, quotes, HTML comments and hidden elements are not commands); anything
+// else starting with a slash is not ours and gets no reaction.
 const (
 	cmdHold          = "hold"
 	cmdHoldCancel    = "hold cancel"
@@ -17,6 +17,9 @@ const (
 	cmdApprove       = "approve"
 	cmdApproveCancel = "approve cancel"
 	cmdHelp          = "help"
+	// cmdLGTM and cmdLGTMCancel are Prow's; catalogbot answers them with a pointer to /approve.
+	cmdLGTM       = "lgtm"
+	cmdLGTMCancel = "lgtm cancel"
 )
 
 // maxCommandsPerComment bounds the commands one comment carries (the rest are ignored); maxCommandBody
@@ -26,39 +29,50 @@ const (
 	maxCommandBody        = 64 << 10
 )
 
-// parseCommands returns the commands of a comment body in order, each once.
+// parseCommands returns the commands of a comment body in order, each once. Within one comment the last
+// word wins: of /approve and /approve cancel (and of /hold and /hold cancel) only the last one written
+// counts, in its place.
 func parseCommands(body string) []string {
 	if len(body) > maxCommandBody {
 		body = body[:maxCommandBody]
 	}
 	var out []string
-	fenced := false
-	for _, line := range strings.Split(body, "\n") {
-		if f := strings.TrimSpace(line); strings.HasPrefix(f, "```") || strings.HasPrefix(f, "~~~") {
-			fenced = !fenced
+	for _, line := range commandLines(body) {
+		c := normalCommand(line[1:])
+		if c == "" {
 			continue
 		}
-		t := strings.TrimRight(line, " \t\r")
-		if fenced || !strings.HasPrefix(t, "/") {
-			continue
-		}
-		c := normalCommand(t[1:])
-		if c == "" || slices.Contains(out, c) {
+		if fam := commandFamily(c); fam != c {
+			out = slices.DeleteFunc(out, func(o string) bool { return commandFamily(o) == fam })
+		} else if slices.Contains(out, c) {
 			continue
 		}
 		out = append(out, c)
-		if len(out) == maxCommandsPerComment {
-			break
-		}
+	}
+	if len(out) > maxCommandsPerComment {
+		out = out[:maxCommandsPerComment]
 	}
 	return out
+}
+
+// commandFamily maps a command and its cancel to one name ("approve", "hold"); other commands to themselves.
+func commandFamily(c string) string {
+	switch c {
+	case cmdApprove, cmdApproveCancel:
+		return "approve family"
+	case cmdHold, cmdHoldCancel:
+		return "hold family"
+	case cmdLGTM, cmdLGTMCancel:
+		return "lgtm family"
+	}
+	return c
 }
 
 // normalCommand maps "Hold   CANCEL" to "hold cancel"; "" for anything that is not one of ours.
 func normalCommand(s string) string {
 	c := strings.ToLower(strings.Join(strings.Fields(s), " "))
 	switch c {
-	case cmdHold, cmdHoldCancel, cmdRetest, cmdApprove, cmdApproveCancel, cmdHelp:
+	case cmdHold, cmdHoldCancel, cmdRetest, cmdApprove, cmdApproveCancel, cmdHelp, cmdLGTM, cmdLGTMCancel:
 		return c
 	}
 	return ""

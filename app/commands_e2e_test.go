@@ -385,7 +385,11 @@ func TestCommentHelpAndIgnored(t *testing.T) {
 	}
 	e.waitReaction(t, help)
 
-	unknown := e.comment(t, "carol", "/lgtm\n/assign @maria\n```\n/approve\n```\n> /approve")
+	unknown := e.comment(t, "carol", "/assign @maria\n```\n/approve\n```\n> /approve")
+	lgtm := e.comment(t, "carol", "/lgtm")
+	if reply := e.waitReply(t, lgtm, cmdLGTM); !strings.Contains(reply, "`/approve`") || strings.Count(strings.TrimSpace(reply), "\n") != 1 {
+		t.Errorf("the reply to /lgtm is not one line pointing to /approve:\n%s", reply)
+	}
 	edited := e.comment(t, "carol", "looks fine")
 	if err := e.fake.EditComment("acme", "catalog", edited, "/approve"); err != nil {
 		t.Fatal(err)
@@ -406,7 +410,7 @@ func TestCommentHelpAndIgnored(t *testing.T) {
 	e.waitIdle(t)
 	time.Sleep(500 * time.Millisecond)
 	e.waitIdle(t)
-	for _, id := range []int64{unknown, edited, own} {
+	for _, id := range []int64{unknown, lgtm, edited, own} {
 		if r := e.reactions(id); len(r) != 0 {
 			t.Errorf("comment %d got reactions %v", id, r)
 		}
@@ -504,5 +508,52 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 	var n int64
 	if n, err = e.srv.Queue().b.count(context.Background(), "catalogbot_delivery"); err != nil || n < 3 {
 		t.Errorf("deliveries stored = %d, %v", n, err)
+	}
+}
+
+// A command counts only where GitHub shows it as text: an owner's /approve hidden in an HTML comment, <pre>,
+// <details>, a quote's lazy line, a code span or a fence that a different fence does not close gets no 👍
+// and merges nothing; /approve then /approve cancel in one comment leaves no approval; a plain /approve
+// then merges.
+func TestCommentHiddenApproveDoesNotMerge(t *testing.T) {
+	e := commandEnv(t, BackendSQLite)
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	e.waitOwnership(t, e.headSHA, "action_required")
+	var hidden []int64
+	for _, body := range []string{
+		"thanks <!--\n/approve\n-->",
+		"<!--\n\n/approve\n\n-->",
+		"<pre>\n/approve\n</pre>",
+		"<details><summary>notes</summary>\n\n/approve\n\n</details>",
+		"> looks fine\n/approve",
+		"`see\n/approve\n`",
+		"```\n~~~\n/approve\n```",
+		"````\n```\n/approve\n````",
+		"/approve\n/approve cancel",
+	} {
+		hidden = append(hidden, e.comment(t, "carol", body))
+	}
+	last := hidden[len(hidden)-1]
+	e.waitReaction(t, last) // the cancel is accepted
+	e.waitIdle(t)
+	for _, id := range hidden[:len(hidden)-1] {
+		if r := e.reactions(id); len(r) != 0 {
+			t.Errorf("hidden command %d got reactions %v", id, r)
+		}
+	}
+	if n := len(e.fake.Merges()); n != 0 {
+		t.Fatalf("merges = %d: a hidden or cancelled /approve merged", n)
+	}
+	if got := latestByName(e.fake.CheckRuns("acme", "catalog", e.headSHA))["catalogbot/ownership"]; got.Conclusion != "action_required" {
+		t.Errorf("ownership = %s: a hidden or cancelled /approve counted", got.Conclusion)
+	}
+	log, _ := e.srv.Queue().ApprovalLog(context.Background(), "", 0)
+	if len(log) != 1 || log[0].Action != approvalCancel || log[0].CommentID != last {
+		t.Errorf("approvals = %+v, want the cancel of comment %d only", log, last)
+	}
+	ok := e.comment(t, "carol", "Fine by me.\n\n/approve")
+	e.waitReaction(t, ok)
+	if merges := e.waitMerged(t, 30*time.Second); len(merges) != 1 {
+		t.Fatalf("merges = %+v, want one after the visible /approve", merges)
 	}
 }

@@ -205,6 +205,13 @@ func (c *Commands) run(ctx context.Context, cc *commandContext, cmd string) (str
 		}
 	case cmdRetest:
 		refusal, err = c.retest(ctx, cc)
+	case cmdLGTM, cmdLGTMCancel:
+		// Prow's habit: one line saying what catalogbot reads instead.
+		instead := "`/approve` by an owner of the touched packages or a maintainer (or their approving review)"
+		if cmd == cmdLGTMCancel {
+			instead = "`/approve cancel`"
+		}
+		refusal = fmt.Sprintf("@%s, catalogbot does not read `/%s`: use %s; `/help` lists the commands.", cc.a.Commenter, cmd, instead)
 	}
 	if err != nil {
 		return "", err
