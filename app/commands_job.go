@@ -442,9 +442,6 @@ func (c *Commands) retest(ctx context.Context, cc *commandContext) (string, erro
 	if level == "" || level == "none" {
 		return fmt.Sprintf("@%s, `/retest` was not applied: only people with read access to the repository may use it.", a.Commenter), nil
 	}
-	if cc.pr.GetDraft() {
-		return fmt.Sprintf("@%s, `/retest` was not applied: this pull request is a draft; catalogbot checks it once it is marked ready for review.", a.Commenter), nil
-	}
 	n, err := c.store.commandsSince(ctx, a.Owner, a.Repo, a.Number, cmdRetest, outcomeAccepted, c.now().Add(-time.Hour))
 	if err != nil {
 		return "", err

@@ -48,7 +48,7 @@ type Recovery struct {
 	cmds commandStore
 }
 
-// Resync enqueues a check for every open, non-draft PR head of every known
+// Resync enqueues a check for every open PR head (drafts too) of every known
 // repository that has not got all our check runs completed. Checks already
 // queued for a head are not duplicated (unique jobs).
 func (r *Recovery) Resync(ctx context.Context) error {
@@ -79,9 +79,6 @@ func (r *Recovery) Resync(ctx context.Context) error {
 			jobs = append(jobs, cjobs...)
 		}
 		for _, pr := range prs {
-			if pr.Draft {
-				continue
-			}
 			done, err := r.gh.hasCompleted(ctx, gh, repo.Owner, repo.Name, pr.HeadSHA, names)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s/%s#%d: %w", repo.Owner, repo.Name, pr.Number, err))

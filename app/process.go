@@ -253,8 +253,6 @@ func whyDrop(pr *github.PullRequest, sha string) string {
 		return "the pull request is " + pr.GetState()
 	case !strings.EqualFold(pr.GetHead().GetSHA(), sha):
 		return "superseded by " + pr.GetHead().GetSHA()
-	case pr.GetDraft():
-		return "draft (it is checked when marked ready for review)"
 	}
 	return ""
 }

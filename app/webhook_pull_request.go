@@ -8,11 +8,12 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// onPullRequest checks the head of an open, non-draft pull request when its
-// head or base may have changed.
+// onPullRequest checks the head of an open pull request when its head or base may have changed. Drafts are
+// checked too (their authors get the verdict early) and never merged: marking one ready for review, or
+// turning it back into a draft, changes the merge decision only.
 func onPullRequest(ec eventContext, body []byte) (plan, error) {
 	switch ec.Action {
-	case "opened", "synchronize", "reopened", "ready_for_review", "edited", "labeled", "unlabeled":
+	case "opened", "synchronize", "reopened", "ready_for_review", "converted_to_draft", "edited", "labeled", "unlabeled":
 	default:
 		return plan{}, nil
 	}
@@ -26,15 +27,15 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 		// What the pull request's head is as this delivery arrives: /approve binds to it.
 		heads = []HeadSeen{{Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(), HeadSHA: pr.GetHead().GetSHA()}}
 	}
-	if ec.Action == "labeled" || ec.Action == "unlabeled" {
-		p := mergePlan(ec, pr, "pull_request."+ec.Action) // a hold label changes the merge decision only
+	if ec.Action == "labeled" || ec.Action == "unlabeled" || ec.Action == "ready_for_review" || ec.Action == "converted_to_draft" {
+		p := mergePlan(ec, pr, "pull_request."+ec.Action) // the merge decision only: the head was checked as it came
 		p.Heads = heads
 		return p, nil
 	}
 	if ec.Action == "edited" && ev.GetChanges().GetBase() == nil {
 		return plan{}, nil // a title or body edit changes nothing we check
 	}
-	if pr == nil || pr.GetState() != "open" || pr.GetDraft() || ec.InstallationID == 0 || ec.Owner == "" {
+	if pr == nil || pr.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
 		return plan{Heads: heads}, nil
 	}
 	p := checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false)
