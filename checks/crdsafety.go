@@ -148,7 +148,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 					continue
 				}
 				compared++
-				changes, err := crd.DiffContext(ctx, prev.crds, next.crds, crd.Options{Overrides: overrides})
+				changes, err := crd.DiffContext(ctx, prev.crds, next.crds, crd.Options{Overrides: overrides, Profile: pr.Policy.CRDSafety.Profile})
 				if err != nil {
 					return Result{}, err
 				}
@@ -518,7 +518,7 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 
 	diff := func(p bundlePredecessor, oldCRDs []*crd.CRD, from string) error {
 		t.compared++
-		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides})
+		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides, Profile: pr.Policy.CRDSafety.Profile})
 		if err != nil {
 			return err
 		}

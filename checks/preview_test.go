@@ -68,10 +68,10 @@ bundles:
 // communityRepo is the community layout of rabbitmq-cluster-operator as the shared test data holds it:
 // ci.yaml, Makefile and basic templates, four bundle directories (2.21.1 to 2.22.3), and the catalogs the
 // templates render into. It returns the base commit.
-func communityRepo(t *testing.T, ciYaml func(string) string) (*gitRepo, string) {
+func communityRepo(t *testing.T, ciYaml func(string) string, policyExtra ...string) (*gitRepo, string) {
 	td := sharedTestdata(t)
 	r := newGitRepo(t)
-	r.write(".catalogbot.yaml", communityPolicy)
+	r.write(".catalogbot.yaml", communityPolicy+strings.Join(policyExtra, ""))
 	r.copyTree(filepath.Join(td, "bundles", rmqPkg), "operators/"+rmqPkg)
 	for _, v := range []string{"v4.18", "v4.19", "v4.20", "v4.21", "v4.22"} {
 		r.copyTree(filepath.Join(td, "templates", "catalogs", v, rmqPkg), "catalogs/"+v+"/"+rmqPkg)
@@ -300,5 +300,27 @@ func pinTags(t *testing.T, dir string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// crdSafety.profile compatibility: an example added (refused only by OLM v1's preflight) is a warning that
+// says so; the default profile fails it.
+func TestPreviewCRDSafetyProfile(t *testing.T) {
+	addExample := func(s string) string {
+		return strings.Replace(s, "\n              delayStartSeconds:\n", "\n              delayStartSeconds:\n                example: 30\n", 1)
+	}
+	for _, tc := range []struct {
+		extra string
+		want  checks.Conclusion
+	}{{"", checks.Failure}, {"crdSafety: {profile: compatibility}\n", checks.Success}} {
+		r, base := communityRepo(t, nil, tc.extra)
+		head := r.newBundle(replacesOf("rabbitmq-cluster-operator.v2.22.3"), addExample)
+		v, _ := runPreviewChecks(t, r, base, head)
+		v.expect(t, "crd-safety", tc.want, "crd.example-added")
+		for _, f := range v["crd-safety"].Findings {
+			if f.Rule == "crd.example-added" && tc.want == checks.Success && (f.Severity != catalog.SeverityWarning || !strings.Contains(f.Message, "OLM v1 will refuse this upgrade unless its preflight is disabled")) {
+				t.Errorf("compatibility: %s", f)
+			}
+		}
 	}
 }

@@ -38,6 +38,9 @@ compared with the node at the same path of the new version; a differential test 
 crdify's on generated pairs covering every keyword, added, removed and changed, at the root and under
 ` + "`properties`, `items`, `additionalProperties`" + ` and the combinators
 (` + "`catalog/crd/testdata/crdify/golden.txt`" + `, recorded by ` + "`scripts/record-crdify-golden.sh`" + `).
+With ` + "`crdSafety.profile: compatibility`" + ` in the policy (` + "`--profile compatibility`" + ` for crd-diff) the changes
+only the preflight refuses — ` + "`crd.map-type-added`, `crd.list-type-added`, `crd.list-map-keys-added`, `crd.example-added`, `crd.nullable-added`, `crd.default-added`, `crd.status-field-removed`" + ` —
+are warnings saying "` + PreflightOnlyNote + `".
 
 | keyword | rule |
 |---|---|
@@ -52,7 +55,9 @@ crdify's on generated pairs covering every keyword, added, removed and changed, 
 | ` + "`nullable`" + ` | ` + "`crd.nullable-removed`, `crd.nullable-added`" + ` |
 | ` + "`description`" + ` | none: ignored, except inside the next row |
 | anything below ` + "`allOf`, `anyOf`, `oneOf`, `not`, `additionalProperties`" + ` (descriptions included) | ` + "`crd.unknown-change`" + ` at the node that holds them, besides what the nested nodes show: the preflight compares these whole |
-| ` + "`format`, `title`, `example`, `externalDocs`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `uniqueItems`, `x-kubernetes-*`" + ` | ` + "`crd.unknown-change`" + ` |
+| ` + "`x-kubernetes-map-type`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`, `example` added" + ` | ` + "`crd.map-type-added`, `crd.list-type-added`, `crd.list-map-keys-added`, `crd.example-added`" + `: each its own rule (the preflight calls each an unhandled change), so one can be waived alone |
+| ` + "`format`, `title`, `externalDocs`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, and the attributes above changed or removed" + ` | ` + "`crd.unknown-change`" + ` |
+| a field under ` + "`status`" + ` removed | ` + "`crd.status-field-removed`" + ` (elsewhere ` + "`crd.field-removed`" + `) |
 | ` + "`spec.scope`" + ` | ` + "`crd.scope-changed`" + ` |
 | a stored version removed | ` + "`crd.stored-version-removed`" + ` |
 | two served versions incompatible (conversion ` + "`None`" + `) | ` + "`crd.served-version-incompatible`" + `: every pair of served versions is compared, less preferred to more preferred as Kubernetes ranks versions (apimachinery's ` + "`CompareKubeAwareVersionStrings`" + `, as the preflight sorts them: other names before alpha, beta, then GA; other names in reverse alphabetical order, so ` + "`v1-10-0 -> v1`" + `), and only incompatibilities the old CRD did not already have are reported |

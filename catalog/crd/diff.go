@@ -16,6 +16,9 @@ type Options struct {
 	// Overrides set the severity of rules by id; SeverityIgnore drops their
 	// findings. Check them with Validate (Diff reports invalid ones as findings).
 	Overrides Overrides
+	// Profile is ProfilePreflight ("" too) or ProfileCompatibility: then the changes only the preflight
+	// refuses are warnings. Overrides apply after it.
+	Profile string
 }
 
 // Change is one reason an upgrade from the old CRDs to the new ones is unsafe
@@ -102,11 +105,12 @@ func DiffContext(ctx context.Context, old, new []*CRD, opt Options) ([]Change, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return finish(d.out, opt.Overrides), nil
+	return finish(d.out, opt), nil
 }
 
 // finish applies severities and overrides, drops ignored changes and sorts.
-func finish(in []Change, ov Overrides) []Change {
+func finish(in []Change, opt Options) []Change {
+	ov := opt.Overrides
 	out := in[:0]
 	for _, c := range in {
 		sev := catalog.SeverityError
@@ -115,6 +119,10 @@ func finish(in []Change, ov Overrides) []Change {
 			if c.Hint == "" {
 				c.Hint = r.Hint
 			}
+		}
+		if opt.Profile == ProfileCompatibility && preflightOnly[c.Rule] && sev == catalog.SeverityError {
+			sev = catalog.SeverityWarning
+			c.Message += " — " + PreflightOnlyNote
 		}
 		if s, ok := ov[c.Rule]; ok && c.Rule != RuleInvalidOverride {
 			if _, known := ruleByID(c.Rule); known {

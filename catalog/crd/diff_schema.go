@@ -39,10 +39,25 @@ func (d *differ) schema(o, n *Schema, path string) {
 
 	// Attributes no rule judges, compared whole (allOf, anyOf, oneOf, not and
 	// additionalProperties with everything below them).
-	if unknown := extraChanges(nil, o.Extra, n.Extra); len(unknown) > 0 {
+	// Some attributes added are their own rules (the preflight calls each an unhandled change), so that
+	// one can be waived without the others.
+	oExtra, nExtra := o.Extra, n.Extra
+	if hasAddedRule(oExtra, nExtra) {
+		nExtra = nil
+		for _, a := range n.Extra {
+			rule, ok := addedRules[a.Key]
+			if ok && !hasAttr(oExtra, a.Key) {
+				d.emitProp(rule, path, orLine(a.Line, n.Line), o.Line, "", a.JSON, a.Key+" added: "+short(a.JSON),
+					unhandledDetail(nil, []Attr{a}))
+				continue
+			}
+			nExtra = append(nExtra, a)
+		}
+	}
+	if unknown := extraChanges(nil, oExtra, nExtra); len(unknown) > 0 {
 		d.emitProp(RuleUnknownChange, path, n.Line, o.Line, "", "",
 			"unknown change, no rule can judge it safe: "+strings.Join(unknown, "; "),
-			unhandledDetail(o.Extra, n.Extra))
+			unhandledDetail(oExtra, nExtra))
 	}
 
 	// Children, each compared at its own path.
@@ -103,7 +118,11 @@ func (d *differ) child(o, n *Schema, path string) {
 		d.schema(o, emptySchema, path)
 		return
 	}
-	d.emit(RuleFieldRemoved, path, 0, o.Line, o.Type, "", "field removed"+wasType(o.Type),
+	rule := RuleFieldRemoved
+	if path == "^.status" || strings.HasPrefix(path, "^.status.") {
+		rule = RuleStatusFieldRemoved
+	}
+	d.emit(rule, path, 0, o.Line, o.Type, "", "field removed"+wasType(o.Type),
 		"existingFieldRemoval", fmt.Sprintf("removed field : %s.%s", d.version, path))
 }
 
@@ -390,4 +409,31 @@ func fieldOrder(entry string) int {
 		}
 	}
 	return len(goFieldOrder)
+}
+
+// addedRules are the attributes whose addition is a rule of its own.
+var addedRules = map[string]string{
+	"x-kubernetes-map-type":      RuleMapTypeAdded,
+	"x-kubernetes-list-type":     RuleListTypeAdded,
+	"x-kubernetes-list-map-keys": RuleListMapKeysAdded,
+	"example":                    RuleExampleAdded,
+}
+
+func hasAttr(as []Attr, key string) bool {
+	for _, a := range as {
+		if a.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAddedRule reports whether n adds an attribute of addedRules that o lacks.
+func hasAddedRule(o, n []Attr) bool {
+	for _, a := range n {
+		if _, ok := addedRules[a.Key]; ok && !hasAttr(o, a.Key) {
+			return true
+		}
+	}
+	return false
 }

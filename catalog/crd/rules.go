@@ -26,6 +26,11 @@ const (
 	RuleServedVersionIncompatible = "crd.served-version-incompatible"
 	RuleCRDRemoved                = "crd.crd-removed"
 	RuleUnknownChange             = "crd.unknown-change"
+	RuleMapTypeAdded              = "crd.map-type-added"
+	RuleListTypeAdded             = "crd.list-type-added"
+	RuleListMapKeysAdded          = "crd.list-map-keys-added"
+	RuleExampleAdded              = "crd.example-added"
+	RuleStatusFieldRemoved        = "crd.status-field-removed"
 	RuleNamesChanged              = "crd.names-changed"
 	RulePruningEnabled            = "crd.pruning-enabled"
 
@@ -90,6 +95,16 @@ var ruleTable = []catalog.Rule{
 		"OLM leaves the CRD and its objects behind without an owner; keep shipping the CRD", srcCatalog+" extra, the preflight does not check it"),
 	mkRule(RuleUnknownChange, catalog.SeverityError, "a change no rule can judge safe",
 		"review the listed attributes; if the change is safe, override this rule for the release", srcSeed+" (unknown change); crdify: unhandled"),
+	mkRule(RuleMapTypeAdded, catalog.SeverityError, "x-kubernetes-map-type was added to a field",
+		"the preflight refuses it (an unhandled change) although stored objects still validate; under crdSafety.profile compatibility it is a warning", "crdify: unhandled (x-kubernetes-map-type); preflight only"),
+	mkRule(RuleListTypeAdded, catalog.SeverityError, "x-kubernetes-list-type was added to a list",
+		"the preflight refuses it (an unhandled change); a set or map list type can make stored lists with duplicates invalid; under crdSafety.profile compatibility it is a warning", "crdify: unhandled (x-kubernetes-list-type); preflight only"),
+	mkRule(RuleListMapKeysAdded, catalog.SeverityError, "x-kubernetes-list-map-keys was added to a list",
+		"the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (x-kubernetes-list-map-keys); preflight only"),
+	mkRule(RuleExampleAdded, catalog.SeverityError, "an example was added to a field",
+		"documentation only, but the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (example); preflight only"),
+	mkRule(RuleStatusFieldRemoved, catalog.SeverityError, "a field was removed from status in an existing version",
+		"the preflight refuses it; clients reading status lose the field, stored objects still validate; under crdSafety.profile compatibility it is a warning", srcSeed+"; crdify: existingFieldRemoval; preflight only"),
 	mkRule(RuleNamesChanged, catalog.SeverityWarning, "the CRD's kind, listKind or singular name changed",
 		"clients and RBAC rules use the old names; keep them", srcCatalog+" extra, the preflight does not check it"),
 	mkRule(RulePruningEnabled, catalog.SeverityWarning, "spec.preserveUnknownFields changed from true to false",
@@ -144,9 +159,9 @@ func checkOf(rule string) string {
 		return "pattern"
 	case RuleNullableAdded, RuleNullableRemoved:
 		return "nullable"
-	case RuleUnknownChange:
+	case RuleUnknownChange, RuleMapTypeAdded, RuleListTypeAdded, RuleListMapKeysAdded, RuleExampleAdded:
 		return "unhandled"
-	case RuleFieldRemoved:
+	case RuleFieldRemoved, RuleStatusFieldRemoved:
 		return "existingFieldRemoval"
 	case RuleScopeChanged:
 		return "scope"
@@ -155,3 +170,25 @@ func checkOf(rule string) string {
 	}
 	return ""
 }
+
+// Profiles of the CRD upgrade-safety verdict (Options.Profile).
+const (
+	// ProfilePreflight is OLM v1's preflight: an error wherever it refuses the upgrade (the default).
+	ProfilePreflight = "preflight"
+	// ProfileCompatibility is an error where stored objects or existing clients break; the changes only
+	// the preflight refuses are warnings.
+	ProfileCompatibility = "compatibility"
+)
+
+// preflightOnly are the rules for changes the preflight refuses although stored objects still validate and
+// existing clients keep working.
+var preflightOnly = map[string]bool{
+	RuleMapTypeAdded: true, RuleListTypeAdded: true, RuleListMapKeysAdded: true, RuleExampleAdded: true,
+	RuleNullableAdded: true, RuleDefaultAdded: true, RuleStatusFieldRemoved: true,
+}
+
+// PreflightOnly reports whether rule stands for a change only the preflight refuses.
+func PreflightOnly(rule string) bool { return preflightOnly[rule] }
+
+// PreflightOnlyNote ends the message of a preflight-only change under the compatibility profile.
+const PreflightOnlyNote = "OLM v1 will refuse this upgrade unless its preflight is disabled"

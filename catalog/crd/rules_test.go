@@ -350,3 +350,55 @@ func TestRulesTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightOnlyProfile: each change only the preflight refuses has its own rule id, an error by default
+// (the preflight's verdict) and a warning that says so under the compatibility profile; what breaks stored
+// objects stays an error under both.
+func TestPreflightOnlyProfile(t *testing.T) {
+	withStatus := func(specProps, status string) string {
+		return "type: object\nproperties:\n  spec:\n    type: object\n    properties:\n" + indent(specProps, "      ") + "  status:\n" + indent(status, "    ")
+	}
+	old := mustParse(t, "old.yaml", crdDoc("", withStatus(
+		"list:\n  type: array\n  items: {type: string}\nmap:\n  type: object\n  additionalProperties: {type: string}\n"+
+			"keyed:\n  type: array\n  items: {type: object, properties: {name: {type: string}}}\n"+
+			"doc: {type: string}\nnullish: {type: string}\nplain: {type: string}\nkept: {type: string}\n",
+		"type: object\nproperties:\n  phase: {type: string}\n")))
+	new := mustParse(t, "new.yaml", crdDoc("", withStatus(
+		"list:\n  type: array\n  items: {type: string}\n  x-kubernetes-list-type: set\nmap:\n  type: object\n  additionalProperties: {type: string}\n  x-kubernetes-map-type: atomic\n"+
+			"keyed:\n  type: array\n  items: {type: object, properties: {name: {type: string}}}\n  x-kubernetes-list-map-keys: [name]\n"+
+			"doc: {type: string, example: x}\nnullish: {type: string, nullable: true}\nplain: {type: string, default: \"\"}\n",
+		"type: object\n")))
+	want := map[string]bool{RuleListTypeAdded: true, RuleMapTypeAdded: true, RuleListMapKeysAdded: true, RuleExampleAdded: true,
+		RuleNullableAdded: true, RuleDefaultAdded: true, RuleStatusFieldRemoved: true, RuleFieldRemoved: true}
+	for _, profile := range []string{"", ProfilePreflight, ProfileCompatibility} {
+		got := Diff(old, new, Options{Profile: profile})
+		seen := map[string]bool{}
+		for _, c := range got {
+			seen[c.Rule] = true
+			wantSev := catalog.SeverityError
+			if profile == ProfileCompatibility && c.Rule != RuleFieldRemoved {
+				wantSev = catalog.SeverityWarning
+				if !strings.HasSuffix(c.Message, PreflightOnlyNote) {
+					t.Errorf("%s: message %q does not say the preflight refuses it", c.Rule, c.Message)
+				}
+			}
+			if c.Severity != wantSev {
+				t.Errorf("profile %q: %s is %s, want %s", profile, c.Rule, c.Severity, wantSev)
+			}
+			if c.Line <= 0 {
+				t.Errorf("%s: no line", c.Rule)
+			}
+		}
+		for r := range want {
+			if !seen[r] {
+				t.Errorf("profile %q: no %s among\n%s", profile, r, dump(got))
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("profile %q: %d changes, want %d:\n%s", profile, len(got), len(want), dump(got))
+		}
+		if Unsafe(got) != true {
+			t.Errorf("profile %q: a removed spec field must stay unsafe", profile)
+		}
+	}
+}

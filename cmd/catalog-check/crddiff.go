@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -58,22 +59,29 @@ func crdDiffCommand() cli.Command {
 	var (
 		output    string
 		listRules bool
+		profile   string
 		ov        overrideFlags
 	)
 	return cli.Command{
 		Use:   "crd-diff OLD NEW",
 		Short: "compare two sets of CRDs for backward-incompatible changes",
-		Long: `Compares the CRDs in file OLD (the release users run) with those in NEW (the next
+		Long: `Compares the CRDs in OLD (the release users run) with those in NEW (the next
 release) and reports changes that are unsafe for objects already stored in a cluster.
-Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`,
+OLD and NEW are CRD files, or directories: a bundle directory (its manifests/) or a
+manifests/ directory, whose CRDs are compared by name (other manifests are skipped).
+The verdict is OLM v1's preflight; --profile compatibility makes the changes only the
+preflight refuses warnings. Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`,
 		Example: `  catalog-check crd-diff old/crds.yaml new/crds.yaml
+  catalog-check crd-diff operators/etcd/0.9.4 operators/etcd/1.0.0
   catalog-check crd-diff old.yaml new.yaml --output json
+  catalog-check crd-diff old.yaml new.yaml --profile compatibility
   catalog-check crd-diff old.yaml new.yaml --override crd.enum-value-removed=warning
   catalog-check crd-diff --rules`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&output, "output", "text", "output format: text or json")
 			fs.BoolVar(&listRules, "rules", false, "list the rules with their default severity and exit")
 			fs.Var(&ov, "override", "set a rule's severity, as rule=error|warning|ignore (repeatable)")
+			fs.StringVar(&profile, "profile", crd.ProfilePreflight, "preflight (OLM v1's verdict) or compatibility (changes only the preflight refuses are warnings)")
 		},
 		Run: func(ctx context.Context, files []string, stdout, stderr io.Writer) int {
 			if listRules {
@@ -86,17 +94,21 @@ Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`,
 				fmt.Fprintf(stderr, "crd-diff: --output %q: want text or json\n", output)
 				return exitCannotRun
 			}
+			if profile != crd.ProfilePreflight && profile != crd.ProfileCompatibility {
+				fmt.Fprintf(stderr, "crd-diff: --profile %q: want preflight or compatibility\n", profile)
+				return exitCannotRun
+			}
 			if len(files) != 2 {
 				fmt.Fprintf(stderr, "crd-diff: want two files, OLD and NEW; got %d\nRun 'catalog-check crd-diff --help' for usage.\n", len(files))
 				return exitCannotRun
 			}
-			return runCRDDiff(ctx, files[0], files[1], output, ov.ov, stdout, stderr)
+			return runCRDDiff(ctx, files[0], files[1], output, crd.Options{Overrides: ov.ov, Profile: profile}, stdout, stderr)
 		},
 	}
 }
 
-// runCRDDiff compares the CRDs of two files and writes the report.
-func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides crd.Overrides, stdout, stderr io.Writer) int {
+// runCRDDiff compares the CRDs of two files or directories and writes the report.
+func runCRDDiff(ctx context.Context, oldFile, newFile, output string, opt crd.Options, stdout, stderr io.Writer) int {
 	files := []string{oldFile, newFile}
 	var findings []catalog.Finding
 	sets := make([][]*crd.CRD, 2)
@@ -105,19 +117,8 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides 
 			fmt.Fprintf(stderr, "crd-diff: %v\n", err)
 			return exitCannotRun
 		}
-		data, err := readBounded(name, crd.MaxFileSize)
-		if err != nil {
-			findings = append(findings, catalog.Finding{Rule: crd.RuleInvalidDocument, Severity: catalog.SeverityError,
-				Position: catalog.Position{File: name}, Message: err.Error()})
-			continue
-		}
-		crds, fsub, _ := crd.Parse(name, data)
+		crds, fsub := readCRDSide(ctx, name)
 		findings = append(findings, fsub...)
-		if len(crds) == 0 && len(fsub) == 0 {
-			findings = append(findings, catalog.Finding{Rule: crd.RuleNotACRD, Severity: catalog.SeverityError,
-				Position: catalog.Position{File: name, Line: 1}, Message: "file holds no CustomResourceDefinition",
-				Hint: "pass files that hold the CRDs of a bundle"})
-		}
 		sets[i] = crds
 	}
 	broken := false
@@ -127,7 +128,7 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides 
 	rep := crdDiffReport{Verdict: "error", Changes: []crdDiffChange{}, Findings: findings}
 	code := exitCannotRun
 	if !broken {
-		changes, err := crd.DiffContext(ctx, sets[0], sets[1], crd.Options{Overrides: overrides})
+		changes, err := crd.DiffContext(ctx, sets[0], sets[1], opt)
 		if err != nil {
 			fmt.Fprintf(stderr, "catalog-check crd-diff: %v\n", err)
 			return exitCannotRun
@@ -161,7 +162,15 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides 
 		return code
 	}
 	var nErr, nWarn int
-	for _, c := range rep.Changes {
+	for i, c := range rep.Changes {
+		if c.Severity == catalog.SeverityError {
+			nErr++
+		} else {
+			nWarn++
+		}
+		if i >= maxPrintedChanges {
+			continue
+		}
 		fmt.Fprintf(stdout, "%s: %s: %s: %s\n", c.Position, c.Severity, c.Rule, c.Message)
 		if c.OLMMessage != "" {
 			fmt.Fprintf(stdout, "    olm: %s\n", c.OLMMessage)
@@ -169,11 +178,9 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, overrides 
 		if c.Hint != "" {
 			fmt.Fprintf(stdout, "    hint: %s\n", c.Hint)
 		}
-		if c.Severity == catalog.SeverityError {
-			nErr++
-		} else {
-			nWarn++
-		}
+	}
+	if n := len(rep.Changes); n > maxPrintedChanges {
+		fmt.Fprintf(stdout, "… %d more changes not printed (%d in all; --output json lists every one)\n", n-maxPrintedChanges, n)
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s\n", rep.Verdict, plural(nErr, "error"), plural(nWarn, "warning"))
 	return code
@@ -211,4 +218,81 @@ func readBounded(name string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is empty", name)
 	}
 	return data, nil
+}
+
+// maxPrintedChanges bounds the changes the text output prints; the total is stated.
+const maxPrintedChanges = 1000
+
+// Bounds of a directory given to crd-diff.
+const (
+	maxCRDDirFiles = 1000
+	maxCRDDirBytes = 256 << 20
+)
+
+// readCRDSide reads the CRDs of one side of crd-diff: a file (every document must be a CRD), or a
+// directory — a bundle directory (its manifests/), or a manifests directory — whose YAML and JSON files
+// are read and whose documents that are not CRDs are skipped.
+func readCRDSide(ctx context.Context, name string) ([]*crd.CRD, []catalog.Finding) {
+	bad := func(line int, rule, msg, hint string) []catalog.Finding {
+		return []catalog.Finding{{Rule: rule, Severity: catalog.SeverityError, Position: catalog.Position{File: name, Line: line}, Message: msg, Hint: hint}}
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, bad(0, crd.RuleInvalidDocument, err.Error(), "")
+	}
+	if !st.IsDir() {
+		data, err := readBounded(name, crd.MaxFileSize)
+		if err != nil {
+			return nil, bad(0, crd.RuleInvalidDocument, err.Error(), "")
+		}
+		crds, fsub, _ := crd.Parse(name, data)
+		if len(crds) == 0 && len(fsub) == 0 {
+			return nil, bad(1, crd.RuleNotACRD, "file holds no CustomResourceDefinition", "pass files that hold the CRDs of a bundle, or a bundle directory")
+		}
+		return crds, fsub
+	}
+	dir := name
+	if m := filepath.Join(name, "manifests"); isDir(m) {
+		dir = m
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, bad(0, crd.RuleInvalidDocument, err.Error(), "")
+	}
+	var crds []*crd.CRD
+	var findings []catalog.Finding
+	files, total := 0, int64(0)
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+			continue
+		}
+		if files++; files > maxCRDDirFiles {
+			return nil, bad(0, crd.RuleInvalidDocument, fmt.Sprintf("%s holds more than %d manifest files", dir, maxCRDDirFiles), "pass a bundle directory or the CRD files themselves")
+		}
+		file := filepath.Join(dir, e.Name())
+		data, err := readBounded(file, crd.MaxFileSize)
+		if err != nil {
+			findings = append(findings, catalog.Finding{Rule: crd.RuleInvalidDocument, Severity: catalog.SeverityError, Position: catalog.Position{File: file}, Message: err.Error()})
+			continue
+		}
+		if total += int64(len(data)); total > maxCRDDirBytes {
+			return nil, bad(0, crd.RuleInvalidDocument, fmt.Sprintf("the manifests of %s are larger than %d bytes in all", dir, maxCRDDirBytes), "pass the CRD files themselves")
+		}
+		found, fsub, err := crd.ParseManifestsContext(ctx, file, data)
+		if ctxErr := ctx.Err(); ctxErr != nil && err != nil {
+			return nil, bad(0, crd.RuleInvalidDocument, ctxErr.Error(), "")
+		}
+		crds = append(crds, found...)
+		findings = append(findings, fsub...)
+	}
+	if len(crds) == 0 && len(findings) == 0 {
+		return nil, bad(0, crd.RuleNotACRD, dir+" holds no CustomResourceDefinition", "pass a bundle directory (or its manifests/) that ships CRDs")
+	}
+	return crds, findings
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

@@ -102,3 +102,52 @@ func TestCRDDiffJSON(t *testing.T) {
 		t.Errorf("unreadable file: exit %d, output %s; want 2 and verdict error", code, stdout.String())
 	}
 }
+
+// crd-diff takes bundle directories (or their manifests/): every CRD is compared by name, the CSV and other
+// manifests are skipped, and a finding points at the field's line in the new CRD file. --profile
+// compatibility turns the changes only the preflight refuses into warnings.
+func TestCRDDiffBundleDirectories(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crdOf := func(name string, extra string) string {
+		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + name + "s.example.com\nspec:\n" +
+			"  group: example.com\n  names: {kind: " + name + ", plural: " + name + "s}\n  scope: Namespaced\n  versions:\n" +
+			"  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n" +
+			"        properties:\n          spec:\n            type: object\n            properties:\n              size: {type: integer}\n" + extra
+	}
+	csv := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: x.v1.0.0\nspec: {}\n"
+	write("old/manifests/csv.yaml", csv)
+	write("old/manifests/a.crd.yaml", crdOf("alpha", "              kept: {type: string}\n"))
+	write("old/manifests/b.crd.yaml", crdOf("beta", ""))
+	write("old/metadata/annotations.yaml", "annotations: {}\n")
+	write("new/manifests/csv.yaml", csv)
+	write("new/manifests/a.crd.yaml", crdOf("alpha", "              kept: {type: string, example: x}\n"))
+	write("new/manifests/b.crd.yaml", crdOf("beta", "              added: {type: string}\n"))
+	write("new/metadata/annotations.yaml", "annotations: {}\n")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"crd-diff", filepath.Join(dir, "old"), filepath.Join(dir, "new", "manifests")}, &stdout, &stderr)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d (unsafe)\nstdout:\n%s\nstderr:\n%s", code, exitFail, stdout.String(), stderr.String())
+	}
+	want := filepath.Join(dir, "new", "manifests", "a.crd.yaml") + ":21:"
+	if !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "crd.example-added") {
+		t.Errorf("no crd.example-added at %s (the example's line):\n%s", want, stdout.String())
+	}
+	stdout.Reset()
+	code = run(context.Background(), []string{"crd-diff", "--profile", "compatibility", filepath.Join(dir, "old"), filepath.Join(dir, "new")}, &stdout, &stderr)
+	if code != exitPass || !strings.Contains(stdout.String(), "OLM v1 will refuse this upgrade unless its preflight is disabled") {
+		t.Errorf("compatibility profile: exit %d, want %d with the preflight note:\n%s", code, exitPass, stdout.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"crd-diff", filepath.Join(dir, "old", "metadata"), filepath.Join(dir, "new")}, &stdout, &stderr); code != exitCannotRun {
+		t.Errorf("a directory without CRDs: exit %d, want %d", code, exitCannotRun)
+	}
+}
