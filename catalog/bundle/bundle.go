@@ -77,8 +77,11 @@ type Entry struct {
 
 // Limits bound what is read of a bundle directory.
 type Limits struct {
-	MaxFiles      int   // files in manifests/ (default 1000)
-	MaxTotalBytes int64 // bytes of all files (default 64 MiB)
+	// MaxFiles bounds the files and folders of manifests/ and metadata/, at any depth (default 1000).
+	MaxFiles int
+	// MaxTotalBytes bounds the bytes of every file of manifests/ and metadata/, at any depth, read or
+	// not: all of them go into the bundle image (default 64 MiB).
+	MaxTotalBytes int64
 	// Parse bounds each file (see catalog.Limits).
 	Parse catalog.Limits
 }
@@ -97,34 +100,64 @@ func (l Limits) withDefaults() Limits {
 var ErrNotABundle = errors.New("not a bundle directory: it has neither manifests/ nor metadata/")
 
 // Load reads the bundle directory at the root of fsys. Problems of the bundle are findings (with positions
-// relative to the bundle directory); the error is for I/O failure, a bound, or ErrNotABundle.
+// relative to the bundle directory), among them links (never followed, wherever they are) and a directory
+// beyond the bounds; the error is for I/O failure or ErrNotABundle.
+//
+// Nothing is found by path: every name comes from listing its folder, and only what the listing says is a
+// regular file is opened, so a link is never followed whatever fsys does with links (os.DirFS follows them,
+// gitfs refuses them).
 func Load(ctx context.Context, fsys fs.FS, lim Limits) (*Bundle, []catalog.Finding, error) {
 	lim = lim.withDefaults()
 	r := &reader{ctx: ctx, fsys: fsys, lim: lim, b: &Bundle{Annotations: map[string]string{}, AnnotationPos: map[string]catalog.Position{}}}
-	manifests, errM := isDir(fsys, "manifests")
-	metadata, errD := isDir(fsys, "metadata")
-	if errM != nil || errD != nil {
-		return nil, nil, errors.Join(errM, errD)
+	top, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the bundle directory: %w", err)
 	}
-	if !manifests && !metadata {
+	var manifests, metadata fs.DirEntry
+	for _, e := range top {
+		switch e.Name() {
+		case "manifests":
+			manifests = e
+		case "metadata":
+			metadata = e
+		}
+	}
+	if (manifests == nil || !isDirOrLink(manifests)) && (metadata == nil || !isDirOrLink(metadata)) {
 		return nil, nil, ErrNotABundle
 	}
-	if !manifests {
-		r.add(ruleNoManifests, catalog.Position{File: "manifests"}, "the bundle has no manifests/ directory")
+	// Both folders are listed (and counted against the bounds) before anything is read.
+	var lists [2][]scanned
+	for i, e := range []fs.DirEntry{manifests, metadata} {
+		name := [2]string{"manifests", "metadata"}[i]
+		switch {
+		case e == nil || (!e.IsDir() && e.Type()&fs.ModeSymlink == 0):
+			rule := [2]string{ruleNoManifests, ruleNoMetadata}[i]
+			r.add(rule, catalog.Position{File: name}, "the bundle has no %s/ directory", name)
+		case e.Type()&fs.ModeSymlink != 0:
+			r.add(ruleNotRegular, catalog.Position{File: name}, "%s is a link; links are never followed, so the bundle has no %s/ here: put the folder itself in the bundle directory", name, name)
+		default:
+			list, over, err := r.scan(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if over {
+				catalog.SortFindings(r.findings)
+				return r.b, r.findings, nil
+			}
+			lists[i] = list
+		}
 	}
-	if !metadata {
-		r.add(ruleNoMetadata, catalog.Position{File: "metadata"}, "the bundle has no metadata/ directory")
-	}
-	if metadata {
-		if err := r.readMetadata(); err != nil {
+	if metadata != nil && metadata.IsDir() {
+		if err := r.readMetadata(lists[1]); err != nil {
 			return nil, nil, err
 		}
 	}
-	if manifests {
-		if err := r.readManifests(); err != nil {
+	if manifests != nil && manifests.IsDir() {
+		if err := r.readManifests(lists[0]); err != nil {
 			return nil, nil, err
 		}
 	}
+	r.checkPackageProperties()
 	catalog.SortFindings(r.findings)
 	return r.b, r.findings, nil
 }
@@ -135,7 +168,8 @@ type reader struct {
 	lim      Limits
 	b        *Bundle
 	findings []catalog.Finding
-	total    int64
+	files    int   // files and folders listed
+	total    int64 // bytes of the files listed
 }
 
 func (r *reader) add(rule string, pos catalog.Position, format string, args ...any) {
@@ -144,216 +178,121 @@ func (r *reader) add(rule string, pos catalog.Position, format string, args ...a
 		Message: fmt.Sprintf(format, args...), Hint: rl.Hint, Package: r.b.Package})
 }
 
-func isDir(fsys fs.FS, name string) (bool, error) {
-	info, err := fs.Stat(fsys, name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("reading %s: %w", name, err)
-	}
-	return info.IsDir(), nil
+func isDirOrLink(e fs.DirEntry) bool { return e.IsDir() || e.Type()&fs.ModeSymlink != 0 }
+
+// scanned is one entry directly in manifests/ or metadata/, as its folder's listing describes it.
+type scanned struct {
+	name string // slash path relative to the bundle directory
+	dir  bool
+	size int64 // of a regular file
 }
 
-// read reads one regular file under the bundle's bounds; a link or special file is a finding, not followed.
-func (r *reader) read(name string) ([]byte, bool, error) {
+// scan lists dir (manifests or metadata) and every folder below it, without following links, counting
+// every file and folder against the bounds (all of them go into the bundle image, read or not). It returns
+// the regular files and the folders directly in dir, in name order; links and special files are findings.
+// over: a bound was passed (a finding says where), and nothing more should be read.
+func (r *reader) scan(dir string) (top []scanned, over bool, err error) {
+	pending := []string{dir}
+	for len(pending) > 0 {
+		cur := pending[0]
+		pending = pending[1:]
+		if err := r.ctx.Err(); err != nil {
+			return nil, false, err
+		}
+		entries, err := fs.ReadDir(r.fsys, cur)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading %s: %w", cur, err)
+		}
+		for _, e := range entries {
+			name := path.Join(cur, e.Name())
+			r.files++
+			if r.files > r.lim.MaxFiles {
+				r.add(ruleTooLarge, catalog.Position{File: name}, "manifests/ and metadata/ hold more than %d files and folders (the bound of a bundle); nothing more was read", r.lim.MaxFiles)
+				return nil, true, nil
+			}
+			var size int64
+			switch {
+			case e.IsDir():
+				pending = append(pending, name)
+			case e.Type()&fs.ModeSymlink != 0:
+				r.add(ruleNotRegular, catalog.Position{File: name}, "%s is a link; links are never followed (nor built into the bundle image)", name)
+				continue
+			case !e.Type().IsRegular():
+				r.add(ruleNotRegular, catalog.Position{File: name}, "%s is not a regular file (a device, pipe or socket); it was not read", name)
+				continue
+			default:
+				info, err := e.Info()
+				if err != nil {
+					return nil, false, fmt.Errorf("reading %s: %w", name, err)
+				}
+				size = info.Size()
+				r.total += size
+				if r.total > r.lim.MaxTotalBytes {
+					r.add(ruleTooLarge, catalog.Position{File: name}, "manifests/ and metadata/ hold more than %d bytes (the bound of a bundle) once %s (%d bytes) is counted; nothing was read", r.lim.MaxTotalBytes, name, size)
+					return nil, true, nil
+				}
+			}
+			if cur == dir {
+				top = append(top, scanned{name: name, dir: e.IsDir(), size: size})
+			}
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].name < top[j].name })
+	return top, false, nil
+}
+
+// read reads one regular file the listing found, of the size it gave. The file is checked again once open:
+// one that became a link or another kind of file meanwhile is not read.
+func (r *reader) read(f scanned) ([]byte, bool, error) {
 	if err := r.ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	info, err := fs.Stat(r.fsys, name)
+	fh, err := r.fsys.Open(f.name)
 	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", name, err)
+		return nil, false, fmt.Errorf("reading %s: %w", f.name, err)
 	}
-	if !info.Mode().IsRegular() {
-		r.add(ruleNotRegular, catalog.Position{File: name}, "%s is not a regular file (a link or a special file); it was not read", name)
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", f.name, err)
+	}
+	if !info.Mode().IsRegular() || info.Size() != f.size {
+		r.add(ruleNotRegular, catalog.Position{File: f.name}, "%s changed while the bundle was read (it is no longer the regular file listed); it was not read", f.name)
 		return nil, false, nil
 	}
-	r.total += info.Size()
-	if r.total > r.lim.MaxTotalBytes {
-		return nil, false, fmt.Errorf("the bundle directory holds more than %d bytes", r.lim.MaxTotalBytes)
-	}
-	f, err := r.fsys.Open(name)
-	if err != nil {
-		return nil, false, fmt.Errorf("reading %s: %w", name, err)
-	}
-	defer f.Close()
-	// One buffer of the size Stat gave (and a byte more, so a file that grew meanwhile is seen to).
-	data := make([]byte, info.Size()+1)
-	n, err := io.ReadFull(f, data)
+	// One buffer of the listed size, and a byte more, so that a file that grew meanwhile is seen to.
+	data := make([]byte, f.size+1)
+	n, err := io.ReadFull(fh, data)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return nil, false, fmt.Errorf("reading %s: %w", name, err)
+		return nil, false, fmt.Errorf("reading %s: %w", f.name, err)
+	}
+	if int64(n) != f.size {
+		r.add(ruleNotRegular, catalog.Position{File: f.name}, "%s changed while the bundle was read (%d bytes listed, %d read); it was not read", f.name, f.size, n)
+		return nil, false, nil
 	}
 	return data[:n:n], true, nil
 }
 
-// parse reads a file as YAML or JSON documents; its syntax findings are kept.
-func (r *reader) parse(name string) ([]catalog.Doc, bool, error) {
-	data, ok, err := r.read(name)
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	docs, fs := catalog.ParseDocuments(name, data, r.lim.Parse)
-	r.findings = append(r.findings, fs...)
-	return docs, true, nil
-}
-
-// readMetadata reads annotations.yaml (required), dependencies.yaml and properties.yaml (optional).
-func (r *reader) readMetadata() error {
-	names, err := fs.ReadDir(r.fsys, "metadata")
-	if err != nil {
-		return fmt.Errorf("reading metadata: %w", err)
-	}
-	found := false
-	for _, e := range names {
-		if e.IsDir() {
-			continue
-		}
-		name := path.Join("metadata", e.Name())
-		switch e.Name() {
-		case "annotations.yaml", "annotations.yml":
-			found = true
-			if err := r.readAnnotations(name); err != nil {
-				return err
-			}
-		case "dependencies.yaml", "dependencies.yml":
-			entries, err := r.readEntries(name, "dependencies")
-			if err != nil {
-				return err
-			}
-			r.b.Dependencies = entries
-			for _, d := range entries {
-				switch d.Type {
-				case "olm.package", "olm.gvk", "olm.constraint", "olm.label":
-				default:
-					r.add(ruleDependencyType, d.Pos, "dependency type %q is not one OLM knows (olm.package, olm.gvk, olm.constraint, olm.label)", d.Type)
-				}
-			}
-		case "properties.yaml", "properties.yml":
-			entries, err := r.readEntries(name, "properties")
-			if err != nil {
-				return err
-			}
-			r.b.Properties = entries
-		}
-	}
-	if !found {
-		r.add(ruleNoAnnotations, catalog.Position{File: "metadata/annotations.yaml"}, "metadata/ holds no annotations.yaml")
-	}
-	return nil
-}
-
-func (r *reader) readAnnotations(name string) error {
-	docs, ok, err := r.parse(name)
-	if err != nil || !ok {
-		return err
-	}
-	r.b.AnnotationsAt = catalog.Position{File: name, Line: 1}
-	if len(docs) == 0 {
-		r.add(ruleNoAnnotations, r.b.AnnotationsAt, "%s holds no annotations", name)
-		return nil
-	}
-	ann := docs[0].Value.Get("annotations")
-	if ann == nil || ann.Kind != catalog.KindObject {
-		r.add(ruleNoAnnotations, docs[0].Pos, "%s has no 'annotations:' mapping", name)
-		return nil
-	}
-	for _, f := range ann.Fields() {
-		v := f.Value
-		if v.Kind != catalog.KindString {
-			r.add(ruleAnnotationNotString, v.Pos(name), "annotation %q is %s, not a string: quote it", f.Key, v.Kind)
-			continue
-		}
-		r.b.Annotations[f.Key] = v.Str()
-		r.b.AnnotationPos[f.Key] = v.Pos(name)
-	}
-	at := func(key string) catalog.Position {
-		if p, ok := r.b.AnnotationPos[key]; ok {
-			return p
-		}
-		return docs[0].Pos
-	}
-	for _, key := range []string{AnnotationMediaType, AnnotationManifests, AnnotationMetadata, AnnotationPackage, AnnotationChannels} {
-		if _, ok := r.b.Annotations[key]; !ok {
-			r.add(ruleAnnotationMissing, docs[0].Pos, "annotation %q is missing", key)
-		}
-	}
-	if v, ok := r.b.Annotations[AnnotationMediaType]; ok && v != MediaTypeRegistryV1 {
-		r.add(ruleMediaType, at(AnnotationMediaType), "mediatype is %q; a registry+v1 bundle says %q", v, MediaTypeRegistryV1)
-	}
-	if v, ok := r.b.Annotations[AnnotationManifests]; ok && v != ManifestsDir {
-		r.add(ruleAnnotationPath, at(AnnotationManifests), "%s is %q; the manifests are read from %q", AnnotationManifests, v, ManifestsDir)
-	}
-	if v, ok := r.b.Annotations[AnnotationMetadata]; ok && v != MetadataDir {
-		r.add(ruleAnnotationPath, at(AnnotationMetadata), "%s is %q; the metadata is read from %q", AnnotationMetadata, v, MetadataDir)
-	}
-	r.b.Package = r.b.Annotations[AnnotationPackage]
-	if _, ok := r.b.Annotations[AnnotationPackage]; ok && strings.TrimSpace(r.b.Package) == "" {
-		r.add(ruleAnnotationEmpty, at(AnnotationPackage), "the package annotation is empty")
-	}
-	if v, ok := r.b.Annotations[AnnotationChannels]; ok {
-		for _, c := range strings.Split(v, ",") {
-			if c = strings.TrimSpace(c); c != "" {
-				r.b.Channels = append(r.b.Channels, c)
-			}
-		}
-		if len(r.b.Channels) == 0 {
-			r.add(ruleAnnotationEmpty, at(AnnotationChannels), "the channels annotation names no channel; a bundle is in at least one")
-		}
-	}
-	if v, ok := r.b.Annotations[AnnotationDefaultChannel]; ok {
-		r.b.DefaultChannel = strings.TrimSpace(v)
-		if r.b.DefaultChannel == "" {
-			r.add(ruleAnnotationEmpty, at(AnnotationDefaultChannel), "the default channel annotation is empty; remove it or name a channel")
-		}
-	}
-	return nil
-}
-
-func (r *reader) readEntries(name, key string) ([]Entry, error) {
-	docs, ok, err := r.parse(name)
-	if err != nil || !ok || len(docs) == 0 {
-		return nil, err
-	}
-	list := docs[0].Value.Get(key)
-	if list == nil || list.Kind != catalog.KindArray {
-		r.add(ruleMetadataShape, docs[0].Pos, "%s has no %q list", name, key)
-		return nil, nil
-	}
-	var out []Entry
-	for _, it := range list.Items() {
-		t := it.Get("type")
-		if it.Kind != catalog.KindObject || t == nil || t.Kind != catalog.KindString || t.Str() == "" {
-			r.add(ruleMetadataShape, it.Pos(name), "each %s entry needs a string type and a value", key)
-			continue
-		}
-		out = append(out, Entry{Type: t.Str(), Value: it.Get("value"), Pos: it.Pos(name)})
-	}
-	return out, nil
-}
-
 // readManifests reads every file of manifests/ (one object each, as opm reads them).
-func (r *reader) readManifests() error {
-	entries, err := fs.ReadDir(r.fsys, "manifests")
-	if err != nil {
-		return fmt.Errorf("reading manifests: %w", err)
-	}
-	if len(entries) > r.lim.MaxFiles {
-		return fmt.Errorf("manifests/ holds %d entries, more than %d", len(entries), r.lim.MaxFiles)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+func (r *reader) readManifests(list []scanned) error {
 	// Read every file first, in order (bounds and findings as one by one), then parse them side by side.
-	files := make([]manifestFile, 0, len(entries))
-	for _, e := range entries {
-		name := path.Join("manifests", e.Name())
-		if e.IsDir() {
-			r.add(ruleManifestsSubdir, catalog.Position{File: name}, "manifests/ holds a directory %s; opm reads only the files of manifests/ itself", e.Name())
+	files := make([]manifestFile, 0, len(list))
+	for _, e := range list {
+		base := path.Base(e.name)
+		switch {
+		case e.dir:
+			r.add(ruleManifestsSubdir, catalog.Position{File: e.name}, "manifests/ holds a directory %s; opm reads only the files of manifests/ itself", base)
+			continue
+		case strings.HasPrefix(base, "."):
+			// opm skips it; operator-framework/api's loader (operator-sdk bundle validate) refuses the bundle.
+			r.add(ruleManifestsHidden, catalog.Position{File: e.name}, "manifests/ holds the hidden file %s, which opm skips and operator-sdk bundle validate refuses", base)
 			continue
 		}
-		data, ok, err := r.read(name)
+		data, ok, err := r.read(e)
 		if err != nil {
 			return err
 		}
-		files = append(files, manifestFile{name: name, data: data, ok: ok})
+		files = append(files, manifestFile{name: e.name, data: data, ok: ok})
 	}
 	r.parseAll(files)
 	var csvs []*Manifest

@@ -73,6 +73,11 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 		}
 		declared = append(declared, prop{p.Type, raw, p.Pos})
 	}
+	// opm puts the annotations' package between the two lists: a CSV's olm.package overrides it, a
+	// properties file's does not (the last olm.package counts).
+	if b.Package != "" {
+		declared = append(declared, prop{"olm.package", mustJSON(packageValue{b.Package, version}), b.AnnotationsAt})
+	}
 	if ann := str(path2(csv, "metadata", "annotations", "olm.properties")); ann != "" {
 		var list []struct {
 			Type  string          `json:"type"`
@@ -185,7 +190,7 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 		objects = append(objects, Property{Type: "olm.bundle.object", Value: bundleObjectValue(scratch)})
 	}
 	if pkgProp == nil {
-		pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{b.Package, version})}
+		pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{"", version})}
 	}
 	props = append(props, *pkgProp)
 	for k := range provided {

@@ -25,6 +25,9 @@ const (
 	ruleCRDVersion          = "bundle.crd-api-version"
 	ruleCSVCount            = "bundle.csv-count"
 	ruleOwnedCRDMissing     = "bundle.owned-crd-missing"
+	ruleManifestsHidden     = "bundle.manifests-hidden-file"
+	ruleTooLarge            = "bundle.too-large"
+	ruleMetadataAmbiguous   = "bundle.metadata-ambiguous"
 )
 
 // Rules lists every rule of this package.
@@ -39,15 +42,18 @@ func formatRules() []catalog.Rule {
 	return []catalog.Rule{
 		{ID: ruleNoManifests, Severity: catalog.SeverityError, Source: opm, Summary: "the bundle directory has no manifests/ directory", Hint: "put the CSV and CRDs in manifests/"},
 		{ID: ruleNoMetadata, Severity: catalog.SeverityError, Source: opm, Summary: "the bundle directory has no metadata/ directory", Hint: "add metadata/annotations.yaml (operator-sdk generate bundle writes it)"},
-		{ID: ruleNoAnnotations, Severity: catalog.SeverityError, Source: opm, Summary: "metadata/ has no annotations.yaml with an 'annotations:' mapping", Hint: "add metadata/annotations.yaml with the operators.operatorframework.io.bundle.* annotations"},
+		{ID: ruleNoAnnotations, Severity: catalog.SeverityError, Source: opm, Summary: "no file of metadata/ holds annotations opm can read (an 'annotations:' mapping whose package, channels or default channel is set)", Hint: "add metadata/annotations.yaml with the operators.operatorframework.io.bundle.* annotations"},
 		{ID: ruleAnnotationMissing, Severity: catalog.SeverityError, Source: opm, Summary: "a required bundle annotation is missing (mediatype, manifests, metadata, package, channels)", Hint: "add it to metadata/annotations.yaml"},
-		{ID: ruleAnnotationNotString, Severity: catalog.SeverityError, Source: opm, Summary: "an annotation's value is not a string", Hint: "quote the value"},
+		{ID: ruleAnnotationNotString, Severity: catalog.SeverityError, Source: opm, Summary: "a bundle annotation's value is not a string (opm cannot read the file's annotations when the package, channels or default channel is a mapping or a list)", Hint: "quote the value"},
 		{ID: ruleAnnotationEmpty, Severity: catalog.SeverityError, Source: opm, Summary: "the package, channels or default channel annotation is empty", Hint: "give it a value, or remove the optional default channel annotation"},
 		{ID: ruleAnnotationPath, Severity: catalog.SeverityError, Source: opm, Summary: "the manifests or metadata annotation is not manifests/ or metadata/", Hint: "set them to manifests/ and metadata/: opm reads those directories"},
 		{ID: ruleMediaType, Severity: catalog.SeverityError, Source: opm, Summary: "the bundle's mediatype is not registry+v1", Hint: "catalogs of this repository take registry+v1 bundles"},
 		{ID: ruleDependencyType, Severity: catalog.SeverityError, Source: opm, Summary: "metadata/dependencies.yaml names a dependency type OLM does not know", Hint: "use olm.package, olm.gvk, olm.constraint or olm.label"},
-		{ID: ruleMetadataShape, Severity: catalog.SeverityError, Source: opm, Summary: "dependencies.yaml or properties.yaml is not a list of {type, value} entries", Hint: "write 'dependencies:' (or 'properties:') followed by '- type: ... value: ...' items"},
+		{ID: ruleMetadataShape, Severity: catalog.SeverityWarning, Source: opm, Summary: "a dependencies or properties list of metadata/ is not a list of {type, value} entries: opm ignores it (and renders the bundle without it)", Hint: "write 'dependencies:' (or 'properties:') followed by '- type: ... value: ...' items"},
 		{ID: ruleNotRegular, Severity: catalog.SeverityError, Source: "catalogbot", Summary: "a file of the bundle is a link or special file; it is never followed", Hint: "replace the link with the file itself"},
+		{ID: ruleManifestsHidden, Severity: catalog.SeverityError, Source: "operator-sdk bundle validate (operator-framework/api's bundle loader)", Summary: "manifests/ holds a hidden file (its name starts with '.'), which opm skips and operator-framework/api's loader refuses", Hint: "remove the file (an editor's backup, .DS_Store, ...) from manifests/"},
+		{ID: ruleTooLarge, Severity: catalog.SeverityError, Source: "catalogbot (bounds)", Summary: "manifests/ and metadata/ hold more files or bytes than a bundle may (1000 files and folders, 64 MiB, counted at any depth, read or not: every one goes into the bundle image)", Hint: "remove what the bundle does not need; a bundle is its manifests and a few metadata files"},
+		{ID: ruleMetadataAmbiguous, Severity: catalog.SeverityError, Source: "catalogbot (opm reads the first file of metadata/ in name order that holds annotations, dependencies or properties)", Summary: "metadata/ is ambiguous: several files hold bundle annotations (or dependencies, or properties), or an olm.package property names another package than the annotations", Hint: "keep one annotations.yaml, one dependencies.yaml and one properties.yaml in metadata/, all about the same package"},
 		{ID: ruleManifestsSubdir, Severity: catalog.SeverityError, Source: opm, Summary: "manifests/ holds a directory, which opm does not read", Hint: "move its files into manifests/ itself"},
 		{ID: ruleManifestEmpty, Severity: catalog.SeverityError, Source: opm, Summary: "a manifest file holds no object", Hint: "remove the file or put the object in it"},
 		{ID: ruleManifestMulti, Severity: catalog.SeverityError, Source: opm, Summary: "a manifest file holds several objects; opm reads only the first", Hint: "put each object in a file of its own"},

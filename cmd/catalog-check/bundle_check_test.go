@@ -50,6 +50,15 @@ func TestCheckBundlePullRequests(t *testing.T) {
 	modified := pr("modify", map[string]string{"operators/etcd/1.0.0/manifests/etcd.csv.yaml": strings.ReplaceAll(bundleCSV, "1.0.0", "1.0.0") + "  displayName: etcd\n"})
 	foreign := pr("foreign", etcdBundleFiles("1.2.0", "redis", "registry+v1"))
 	invalid := pr("invalid", etcdBundleFiles("1.3.0", "etcd", "helm"))
+	// opm takes the annotations of the first file of metadata/ (in name order) that has them: a second file
+	// that sorts first decides the package every catalog built from the bundle shows (issue 26.3).
+	hidden := etcdBundleFiles("1.4.0", "etcd", "registry+v1")
+	hidden["operators/etcd/1.4.0/metadata/00-extra.yaml"] = strings.Replace(bundleAnnotations, "package.v1: etcd", "package.v1: redis", 1)
+	twoAnnotations := pr("two-annotations", hidden)
+	renamed := etcdBundleFiles("1.5.0", "etcd", "registry+v1")
+	renamed["operators/etcd/1.5.0/metadata/bundle.yaml"] = renamed["operators/etcd/1.5.0/metadata/annotations.yaml"]
+	delete(renamed, "operators/etcd/1.5.0/metadata/annotations.yaml")
+	otherName := pr("other-name", renamed)
 
 	for _, tc := range []struct {
 		name, head, author string
@@ -61,6 +70,10 @@ func TestCheckBundlePullRequests(t *testing.T) {
 		{"a released bundle directory changes", modified, "bob", exitFail, []string{"immutability immutability.bundle-modified operators/etcd/1.0.0/manifests/etcd.csv.yaml"}},
 		{"the annotations name another package", foreign, "bob", exitFail, []string{"ownership ownership.new-package operators/etcd/1.2.0/manifests/etcd.csv.yaml"}},
 		{"an invalid bundle", invalid, "bob", exitFail, []string{"validation bundle.mediatype operators/etcd/1.3.0/metadata/annotations.yaml"}},
+		{"a second annotations file names another package", twoAnnotations, "bob", exitFail, []string{
+			"ownership ownership.new-package operators/etcd/1.4.0/manifests/etcd.csv.yaml",
+			"validation bundle.metadata-ambiguous operators/etcd/1.4.0/metadata/annotations.yaml"}},
+		{"annotations under another file name", otherName, "bob", exitPass, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership,validation,immutability")

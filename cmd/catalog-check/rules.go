@@ -45,7 +45,11 @@ func ruleGroups() []ruleGroup {
 		{
 			Package: "catalog/bundle", Title: "Bundle directories",
 			About: "Reported by `catalog-check bundle validate` for registry+v1 bundle directories " +
-				"(`manifests/` and `metadata/annotations.yaml`). They follow what opm refuses when it loads a bundle.",
+				"(`manifests/` and `metadata/`). They follow what opm refuses when it loads a bundle. `metadata/` is read as opm reads it: " +
+				"the annotations of the first file in name order (hidden files too) whose `annotations:` mapping gives a package, channels " +
+				"or default channel, and the first non-empty `dependencies:` and `properties:` lists of any file, annotations.yaml included; " +
+				"a second file with annotations, dependencies or properties is refused (`bundle.metadata-ambiguous`). " +
+				"Links are never followed, and every file of `manifests/` and `metadata/`, at any depth, counts against the bounds.",
 			Rules: bundle.Rules(),
 		},
 		{

@@ -1,0 +1,56 @@
+package bundle
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// metadata/ is read as opm reads it (issue 26.3): the annotations of the first file in name order that has
+// them, dependencies and properties from any file; what a person could read otherwise is refused at its line.
+func TestLoadMetadataAsOpm(t *testing.T) {
+	other := strings.Replace(goodAnnotations, "package.v1: etcd", "package.v1: redis", 1)
+	deps := "dependencies:\n  - type: olm.package\n    value: {packageName: prometheus, version: '>=0.14.0'}\n"
+	for _, tc := range []struct {
+		name      string
+		files     map[string]string // metadata/ files, replacing annotations.yaml
+		pkg       string
+		deps      int
+		ambiguous string // file:line of the bundle.metadata-ambiguous finding, "" for none
+	}{
+		{"annotations under another name", map[string]string{"bundle.yaml": goodAnnotations}, "etcd", 0, ""},
+		{"a second file that sorts first", map[string]string{"annotations.yaml": goodAnnotations, "00.yaml": other}, "redis", 0, "metadata/annotations.yaml:1"},
+		{"a second file that sorts last", map[string]string{"annotations.yaml": goodAnnotations, "zz.yaml": other}, "etcd", 0, "metadata/zz.yaml:1"},
+		{"a hidden file", map[string]string{"annotations.yaml": goodAnnotations, ".a.yaml": other}, "redis", 0, "metadata/annotations.yaml:1"},
+		{"dependencies inside annotations.yaml", map[string]string{"annotations.yaml": goodAnnotations + deps}, "etcd", 1, ""},
+		{"dependencies in an odd name", map[string]string{"annotations.yaml": goodAnnotations, "extra.yaml": deps}, "etcd", 1, ""},
+		{"two dependencies lists", map[string]string{"annotations.yaml": goodAnnotations + deps, "dependencies.yaml": deps}, "etcd", 1, "metadata/dependencies.yaml:1"},
+		{"annotations in a second document", map[string]string{"annotations.yaml": goodAnnotations + "---\n" + deps}, "etcd", 0, "metadata/annotations.yaml:9"},
+		{"olm.package of another package", map[string]string{"annotations.yaml": goodAnnotations, "properties.yaml": "properties:\n  - type: olm.package\n    value: {packageName: redis, version: 1.0.0}\n"}, "etcd", 0, "metadata/properties.yaml:2"},
+		{"package spelled in upper case", map[string]string{"annotations.yaml": strings.Replace(goodAnnotations, "bundle.package.v1", "bundle.PACKAGE.v1", 1)}, "etcd", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := goodBundle()
+			delete(m, "metadata/annotations.yaml")
+			for name, data := range tc.files {
+				m["metadata/"+name] = &fstest.MapFile{Data: []byte(data)}
+			}
+			b, fs := load(t, m)
+			if b.Package != tc.pkg || len(b.Dependencies) != tc.deps {
+				t.Errorf("package %q with %d dependencies, want %q with %d; findings %v", b.Package, len(b.Dependencies), tc.pkg, tc.deps, fs)
+			}
+			var got []string
+			for _, f := range fs {
+				if f.Rule == ruleMetadataAmbiguous {
+					got = append(got, f.File+":"+itoa(f.Line))
+				}
+				if f.Rule == ruleNoAnnotations {
+					t.Errorf("no annotations found: %v", f)
+				}
+			}
+			if tc.ambiguous == "" && len(got) > 0 || tc.ambiguous != "" && (len(got) != 1 || got[0] != tc.ambiguous) {
+				t.Errorf("ambiguity findings at %v, want %q; findings %v", got, tc.ambiguous, fs)
+			}
+		})
+	}
+}
