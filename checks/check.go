@@ -71,6 +71,12 @@ type Result struct {
 	SkipCostly bool `json:"-"`
 }
 
+// RegistryFree is implemented by costly checks that can do part of their work without a registry: when the
+// ownership gate closes, the runner runs WithoutRegistry(reason) instead of skipping the check.
+type RegistryFree interface {
+	WithoutRegistry(reason string) Check
+}
+
 // Costly is implemented by checks that spend more than CPU on the head (registry requests, image pulls);
 // the runner skips them for a pull request whose author owns nothing it touches.
 type Costly interface {

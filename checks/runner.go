@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -45,28 +46,41 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 	results := make([]Result, len(r.checks))
 	// Ownership runs first: when the author may change nothing the pull request touches, the costly checks
 	// are skipped (they run again once an owner approves the head).
+	// The gate holds whichever checks are asked for: without the ownership check among them (the CLI's
+	// --checks images, template check --pull) ownership is still judged, for the gate only.
 	done := make([]bool, len(r.checks))
 	skipCostly := false
+	gated := false
 	for i, c := range r.checks {
 		if c.Name() == (Ownership{}).Name() {
 			results[i], done[i] = r.runOne(ctx, c, pr), true
-			skipCostly = results[i].SkipCostly
+			skipCostly, gated = results[i].SkipCostly, true
 		}
+	}
+	if !gated && slices.ContainsFunc(r.checks, isCostly) {
+		skipCostly = r.runOne(ctx, Ownership{}, pr).SkipCostly
 	}
 	var wg sync.WaitGroup
 	for i, c := range r.checks {
 		if done[i] {
 			continue
 		}
-		if costly, ok := c.(Costly); ok && costly.Costly() && skipCostly {
-			results[i] = Result{Check: c.Name(), Conclusion: Skipped, Title: "Skipped until an owner approves",
-				Summary: fmt.Sprintf("Not run: @%s owns none of the packages this pull request touches, and no owner or maintainer has approved %s. This check reads registries, so it runs once an owner or maintainer approves the head commit (or when an owner pushes it).", pr.Author, short(pr.Head.SHA))}
-			continue
+		note := ""
+		if isCostly(c) && skipCostly {
+			free, ok := c.(RegistryFree)
+			if !ok {
+				results[i] = Result{Check: c.Name(), Conclusion: Skipped, Title: "Skipped until an owner approves",
+					Summary: fmt.Sprintf("Not run: @%s owns none of the packages this pull request touches, and no owner or maintainer has approved %s. This check reads registries, so it runs once an owner or maintainer approves the head commit (or when an owner pushes it).", pr.Author, short(pr.Head.SHA))}
+				continue
+			}
+			c = free.WithoutRegistry(fmt.Sprintf("not pulled until an owner or maintainer approves %s (@%s owns none of the packages this pull request touches)", short(pr.Head.SHA), pr.Author))
+			note = fmt.Sprintf("\nRegistry work skipped: @%s owns none of the packages this pull request touches, and no owner or maintainer has approved %s; images are pulled once one does (or when an owner pushes the head).\n", pr.Author, short(pr.Head.SHA))
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			results[i] = r.runOne(ctx, c, pr)
+			results[i].Summary += note
 		}()
 	}
 	wg.Wait()
@@ -76,6 +90,11 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 		catalog.SortFindings(results[i].Findings)
 	}
 	return results
+}
+
+func isCostly(c Check) bool {
+	costly, ok := c.(Costly)
+	return ok && costly.Costly()
 }
 
 func (r *Runner) runOne(ctx context.Context, c Check, pr *PullRequest) (res Result) {

@@ -3,12 +3,14 @@ package checks
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -42,8 +44,12 @@ func (r RegistryBundles) BundleFS(ctx context.Context, ref string) (fs.FS, error
 // head's catalogs, blob by blob.
 type Templates struct {
 	// Images pulls the bundle images that neither a catalog of the base revision (by digest) nor a bundle
-	// directory of the head resolves. Nil: such templates are not verified (neutral), nothing is pulled.
+	// directory of the head resolves; only images inside the policy's images.allowedRegistries are asked
+	// for. Nil: such templates are not verified (neutral), nothing is pulled.
 	Images BundleImages
+
+	// offline says why Images is not used ("" when it is nil by configuration).
+	offline string
 }
 
 func (Templates) Name() string { return "templates" }
@@ -51,15 +57,81 @@ func (Templates) Name() string { return "templates" }
 // Costly: rendering may pull bundle images.
 func (t Templates) Costly() bool { return t.Images != nil }
 
+// WithoutRegistry is the check without its registry work: what it renders from the catalogs of the base and
+// the bundle directories, the rest not verified for the reason given.
+func (t Templates) WithoutRegistry(reason string) Check {
+	return Templates{offline: reason}
+}
+
 const (
 	ruleTemplateMappingSource = "templates.mapping"
+	ruleTemplateUnverified    = "template.bundle-unverified"
 	maxTemplateBytes          = 4 << 20
 )
 
 func templatesRules() []catalog.Rule {
 	return append(template.Rules(), catalog.Rule{ID: ruleTemplateMappingSource, Severity: catalog.SeverityError, Source: "catalogbot",
 		Summary: "a ci.yaml's fbc.catalog_mapping cannot be read (not YAML, a template_name or catalog name that is not a plain name)",
-		Hint:    "fix operators/<package>/ci.yaml: template_name is a file of catalog-templates/, catalog_names are directories of catalogs/"})
+		Hint:    "fix operators/<package>/ci.yaml: template_name is a file of catalog-templates/, catalog_names are directories of catalogs/"},
+		catalog.Rule{ID: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Source: "catalogbot",
+			Summary: "a bundle image the template names could not be read (registry unreachable, rate limited or failing, outside images.allowedRegistries, registry access off or waiting for an owner's approval), so its catalogs are not verified: neutral, never a difference",
+			Hint:    "re-run the check when the registry answers; pin the image by digest in a catalog of the base branch, or name it by the bundle root's image, to render it offline"})
+}
+
+// unverifiable records the bundle images a render could not read, and why.
+type unverifiable struct {
+	mu      sync.Mutex
+	reasons map[string]string
+}
+
+func (u *unverifiable) add(ref, reason string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.reasons == nil {
+		u.reasons = map[string]string{}
+	}
+	if _, ok := u.reasons[ref]; !ok {
+		u.reasons[ref] = reason
+	}
+}
+
+func (u *unverifiable) reason(ref string) (string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r, ok := u.reasons[ref]
+	return r, ok
+}
+
+// guardedPull resolves images through images, contacting only references inside the policy's
+// images.allowedRegistries; a reference outside them, or one the registry could not answer for (network
+// errors, 429, 5xx, timeouts, an exhausted budget or read limit), is recorded as unverifiable.
+func guardedPull(images BundleImages, rules policy.Images, level string, unv *unverifiable) template.Resolver {
+	fetch := template.FetchResolver(images.BundleFS, level)
+	return template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
+		parsed, err := registry.ParseRef(ref)
+		if err != nil {
+			return nil, err
+		}
+		if !rules.RegistryAllowed(parsed.Name()) {
+			reason := fmt.Sprintf("outside images.allowedRegistries (%s), so it was not contacted", strings.Join(rules.AllowedRegistries, ", "))
+			unv.add(ref, reason)
+			return nil, fmt.Errorf("%s is %s", ref, reason)
+		}
+		res, err := fetch.Resolve(ctx, ref)
+		if err == nil {
+			return res, nil
+		}
+		var re *registry.Error
+		switch {
+		case errors.As(err, &re) && re.Result.Kind == registry.Unverified:
+			unv.add(ref, re.Result.Reason)
+		case errors.Is(err, registry.ErrLimit):
+			unv.add(ref, err.Error())
+		case ctx.Err() != nil:
+			unv.add(ref, "stopped: "+ctx.Err().Error())
+		}
+		return nil, err
+	})
 }
 
 // mapping is one template with the catalogs it renders into, wherever it was declared.
@@ -309,27 +381,40 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 	if m.root == nil {
 		names = catalogPathNames(m.catalogs)
 	}
+	unv := &unverifiable{}
 	var pull func(string) template.Resolver
 	if t.Images != nil {
-		pull = func(level string) template.Resolver { return template.FetchResolver(t.Images.BundleFS, level) }
+		pull = func(level string) template.Resolver { return guardedPull(t.Images, pr.Policy.Images, level, unv) }
+	} else {
+		off := t.offline
+		if off == "" {
+			off = "registry access is off"
+		}
+		// Images that are nowhere offline are not a fault of the pull request when pulling is off.
+		pull = func(string) template.Resolver {
+			return template.ResolverFunc(func(_ context.Context, ref string) (*template.Resolved, error) {
+				unv.add(ref, off)
+				return nil, fmt.Errorf("not pulled: %s: %w", off, template.ErrNotFound)
+			})
+		}
 	}
 	// The blobs the base revision already renders from these images (digests name content).
 	r := newTemplateRenderer(tmpl, m.opm, pr.Base.FS, m.catalogs, packageDirResolver(pr.Head.FS, pr.Policy, m.root, names...), pr.Limits, pull)
 	for _, c := range m.catalogs {
 		out, rf := r.render(ctx, c.MigrateLevel)
 		if out == nil {
-			// Images that are nowhere offline are not a fault of the pull request when pulling is off.
-			if t.Images == nil && onlyUnresolved(rf) {
-				for i := range rf {
-					if rf[i].Rule == "template.bundle-unresolved" {
-						rf[i].Severity = catalog.SeverityWarning
-						rf[i].Message += " (registry access is off, so images not already in a catalog of the base revision or built from a bundle directory are not pulled)"
-					}
-				}
+			// Images that could not be read make the template not verified, never a difference: the
+			// findings about them are warnings, the rest (an image the registry says does not exist, a
+			// template that does not parse) stay errors.
+			images := unverifiedFindings(tmpl, rf, unv)
+			if len(images) > 0 {
 				unverified = true
-				fmt.Fprintf(&b, "- `%s` → `%s`: not verified (bundle images not resolvable offline)\n", m.template, c.Path)
-			} else {
+			}
+			if hasErrorFindings(rf) {
 				fmt.Fprintf(&b, "- `%s` → `%s`: the template does not render\n", m.template, c.Path)
+			} else {
+				fmt.Fprintf(&b, "- `%s` → `%s`: not verified: %s could not be read: %s\n", m.template, c.Path,
+					Count(len(images), "bundle image", "bundle images"), strings.Join(images, "; "))
 			}
 			findings = append(findings, pkgOf(rf)...)
 			// Every catalog of the template fails the same way; report it once.
@@ -371,18 +456,42 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 	return findings, b.String(), unverified
 }
 
-func onlyUnresolved(fs []catalog.Finding) bool {
-	any := false
-	for _, f := range fs {
-		if f.Severity != catalog.SeverityError {
+// unverifiedFindings turns the unresolved-image findings of images recorded in unv into
+// template.bundle-unverified warnings, and lists those images with their reasons ("ref (reason)").
+func unverifiedFindings(tmpl *template.Template, fs []catalog.Finding, unv *unverifiable) []string {
+	byPos := map[catalog.Position]string{}
+	for _, ref := range tmpl.Refs() {
+		byPos[ref.Pos] = ref.Image
+	}
+	var images []string
+	for i := range fs {
+		f := &fs[i]
+		if f.Rule != "template.bundle-unresolved" || f.Severity != catalog.SeverityError {
 			continue
 		}
-		if f.Rule != "template.bundle-unresolved" || !strings.Contains(f.Message, template.ErrNotFound.Error()) {
-			return false
+		img, ok := byPos[f.Position]
+		if !ok {
+			continue
 		}
-		any = true
+		reason, ok := unv.reason(img)
+		if !ok {
+			continue
+		}
+		f.Rule, f.Severity, f.Hint = ruleTemplateUnverified, catalog.SeverityWarning, ruleHint(ruleTemplateUnverified)
+		f.Message = fmt.Sprintf("could not verify: bundle image %s could not be read: %s (%s)", img, reason,
+			strings.TrimSuffix(strings.TrimPrefix(f.Message, "bundle image "+img+" could not be rendered: "), ": "+template.ErrNotFound.Error()))
+		images = append(images, fmt.Sprintf("`%s` (%s)", img, reason))
 	}
-	return any
+	return images
+}
+
+func hasErrorFindings(fs []catalog.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == catalog.SeverityError {
+			return true
+		}
+	}
+	return false
 }
 
 func dedupe(fs []catalog.Finding) []catalog.Finding {
