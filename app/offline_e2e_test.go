@@ -190,3 +190,37 @@ func TestOfflineAppEnforcesImageRules(t *testing.T) {
 		t.Errorf("catalogbot/validate lacks annotations %v; it has %+v", want, v.Annotations)
 	}
 }
+
+// An unreachable registry is "could not verify", never drift, through the App: with the registry answering
+// 503 to everything, catalogbot/templates is neutral, names the template's new image and the registry's
+// answer, and reports no difference.
+func TestAppTemplatesUnreachableRegistryIsNeutral(t *testing.T) {
+	var requests atomic.Int64
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	e := startE2EServer(t, BackendSQLite, offlinePR(host), func(c *Config) {
+		c.RegistryInternalHosts, c.RegistryInsecureHosts = []string{host}, []string{host}
+	})
+	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+	runs := latestByName(e.waitRuns(t, e.headSHA, 5))
+	e.waitIdle(t)
+	if requests.Load() == 0 {
+		t.Fatal("no request reached the registry")
+	}
+	tm := runs["catalogbot/templates"]
+	if tm.Conclusion != "neutral" || strings.Contains(tm.Title, "difference") {
+		t.Errorf("catalogbot/templates = %s (%s), want neutral without differences\n%s", tm.Conclusion, tm.Title, tm.Summary)
+	}
+	if img := host + "/acme/redis-bundle@sha256:" + strings.Repeat("b", 64); !strings.Contains(tm.Summary, img) || !strings.Contains(tm.Summary, "503") {
+		t.Errorf("the templates summary does not name the image and the registry's answer:\n%s", tm.Summary)
+	}
+	for _, a := range tm.Annotations {
+		if a.Level == "failure" {
+			t.Errorf("failure annotation with the registry down: %s %s", a.Title, a.Message)
+		}
+	}
+}
