@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -156,8 +157,13 @@ func readBundle(ctx context.Context, fsys fs.FS, dir string) (*bundle.Bundle, []
 	return b, found, nil
 }
 
+// readFileCapped reads a regular file of at most max bytes; nil when there is none (absent, a directory, a
+// link). An object the repository lacks (a partial clone) is an error, never "no file".
 func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 	info, err := fs.Stat(fsys, name)
+	if err != nil && errors.Is(err, gitfs.ErrObjectMissing) {
+		return nil, err
+	}
 	if err != nil || !info.Mode().IsRegular() {
 		return nil, nil
 	}
@@ -169,7 +175,7 @@ func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 
 // readCIOwners reads, from the base revision only, the reviewers of <root>/<pkg>/ci.yaml of every bundle
 // root whose policy says ownersFromCIYaml, for each of pkgs.
-func readCIOwners(pr *PullRequest, pkgs []string) bundleOwners {
+func readCIOwners(pr *PullRequest, pkgs []string) (bundleOwners, error) {
 	out := bundleOwners{}
 	for _, root := range pr.Policy.Bundles {
 		if !root.CIYamlOwners {
@@ -179,7 +185,11 @@ func readCIOwners(pr *PullRequest, pkgs []string) bundleOwners {
 			if !validFolder(pkg) {
 				continue
 			}
-			data, err := readFileCapped(pr.Base.FS, path.Join(root.Path, pkg, "ci.yaml"), maxCIYamlBytes)
+			ci := path.Join(root.Path, pkg, "ci.yaml")
+			data, err := readFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
+			if errors.Is(err, gitfs.ErrObjectMissing) {
+				return nil, fmt.Errorf("could not verify who owns package %q: %s of the base revision: %w", pkg, ci, err)
+			}
 			if err != nil || data == nil {
 				continue
 			}
@@ -196,7 +206,7 @@ func readCIOwners(pr *PullRequest, pkgs []string) bundleOwners {
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ownsBundlePackage reports whether login owns package pkg: a policy owner or, for bundle roots with

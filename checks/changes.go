@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -118,6 +120,69 @@ type CatalogChange struct {
 	// headPackages are the packages any blob of the head catalog belongs to, from the file summaries;
 	// basePackages likewise for the base catalog.
 	headPackages, basePackages map[string]bool
+	// Absent are the root-relative files whose blobs the repository lacks (a partial clone), unchanged by the
+	// pull request and left out of Head.
+	Absent []string
+}
+
+// hideAbsent leaves out of fsys the files whose blobs the repository lacks, recording them in cc.Absent;
+// one that the pull request changed is an error naming it (the change cannot be judged without it).
+func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[string]bool, side string) (fs.FS, error) {
+	hidden := map[string]bool{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if _, err := d.Info(); err != nil && errors.Is(err, gitfs.ErrObjectMissing) {
+			if changed[p] {
+				return fmt.Errorf("could not verify %s of the %s revision: %w", cc.RepoPath(p), side, err)
+			}
+			hidden[p] = true
+			if !slices.Contains(cc.Absent, p) {
+				cc.Absent = append(cc.Absent, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(hidden) == 0 {
+		return fsys, nil
+	}
+	sort.Strings(cc.Absent)
+	return exceptFiles(fsys, hidden), nil
+}
+
+// neededAbsent is an error when a file left out as absent may hold a package the pull request touches in this
+// root: by the community layout, a directory of its path is named after the package. Other absent files
+// cannot concern the change (their content is the same on both sides).
+func (c *CatalogChange) neededAbsent() error {
+	for _, p := range c.Absent {
+		for _, seg := range strings.Split(path.Dir(p), "/") {
+			if _, ok := c.Touched[seg]; ok && seg != "" {
+				return fmt.Errorf("could not verify package %q: %s, which may hold blobs of it, is left out: %w", seg, c.RepoPath(p), gitfs.ErrObjectMissing)
+			}
+		}
+	}
+	return nil
+}
+
+// mayHoldAbsent reports whether a file left out as absent may hold package pkg (a directory of its path is
+// named after it).
+func (c *CatalogChange) mayHoldAbsent(pkg string) bool {
+	for _, p := range c.Absent {
+		if slices.Contains(strings.Split(path.Dir(p), "/"), pkg) {
+			return true
+		}
+	}
+	return false
 }
 
 // Cause is the changed file that makes an unchanged file start or stop being loaded.
@@ -294,7 +359,9 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 	// Owners from ci.yaml, for every package the pull request touches: bundle directories, package folders
 	// and catalog blobs alike.
 	cs.templatePackages = changedTemplatePackages(ctx, pr, cs.OtherFiles)
-	cs.ciOwners = readCIOwners(pr, cs.touchedPackages())
+	if cs.ciOwners, err = readCIOwners(pr, cs.touchedPackages()); err != nil {
+		return err
+	}
 	pr.Changes = cs
 	return nil
 }
@@ -453,14 +520,6 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	if headFS, err = refuseOversized(cc, headFS, pr.Policy.Limits.MaxFileBytes); err != nil {
 		return nil, err
 	}
-	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
-			cc.Head = catalog.NewCatalog(nil, nil)
-			return cc, nil
-		}
-		return nil, fmt.Errorf("loading head catalog: %w", err)
-	}
 
 	changedHead := map[string]bool{} // root-relative paths changed in head
 	changedBase := map[string]bool{} // root-relative paths changed in base
@@ -480,10 +539,26 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 			}
 		}
 	}
-
 	baseFS, err := rootFS(pr.Base.FS, root)
 	if err != nil {
 		return nil, err
+	}
+	// A partial clone lacks blobs nobody asked for. Those of files the pull request did not change are the same
+	// on both sides: they are left out (and named in Absent); a changed one cannot be judged without.
+	if headFS, err = hideAbsent(ctx, cc, headFS, changedHead, "head"); err != nil {
+		return nil, err
+	}
+	if baseFS, err = hideAbsent(ctx, cc, baseFS, changedBase, "base"); err != nil {
+		return nil, err
+	}
+
+	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
+			cc.Head = catalog.NewCatalog(nil, nil)
+			return cc, nil
+		}
+		return nil, fmt.Errorf("loading head catalog: %w", err)
 	}
 	// What opm loads is decided by more than the changed paths: an .indexignore anywhere, a rename into or out
 	// of an ignored folder. Compare the loaded file sets of both sides, so that every file whose content enters
@@ -554,6 +629,9 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	}
 	delete(basePackages, "")
 	cc.basePackages = basePackages
+	if err := cc.neededAbsent(); err != nil {
+		return nil, err
+	}
 	cc.Docs = pairDocs(baseChanged, headChanged)
 	return cc, nil
 }
@@ -568,7 +646,7 @@ func (c *CatalogChange) HeldInBase(pkg string) bool { return c.basePackages[pkg]
 func NewToRepository(pr *PullRequest, pkg string) bool {
 	if pr.Changes != nil {
 		for _, cc := range pr.Changes.Catalogs {
-			if cc.HeldInBase(pkg) {
+			if cc.HeldInBase(pkg) || cc.mayHoldAbsent(pkg) {
 				return false
 			}
 		}

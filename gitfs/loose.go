@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strconv"
 
 	"github.com/go-git/go-billy/v5"
@@ -31,14 +32,22 @@ type looseObject struct {
 	size int64
 }
 
-func openLoose(dot billy.Filesystem, h Hash) (*looseObject, error) {
+// openLoose opens the loose object h in the first of dirs that has it.
+func openLoose(dirs []objectDir, h Hash) (*looseObject, error) {
 	hex := h.String()
-	f, err := dot.Open("objects/" + hex[:2] + "/" + hex[2:])
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errNotLoose
+	var f billy.File
+	for _, d := range dirs {
+		var err error
+		f, err = d.fs.Open(path.Join(d.prefix, hex[:2], hex[2:]))
+		if err == nil {
+			break
 		}
-		return nil, err
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if f == nil {
+		return nil, errNotLoose
 	}
 	z, err := zlib.NewReader(f)
 	if err != nil {

@@ -32,7 +32,7 @@ import (
 //
 // Anything unusual is left to go-git (errFallback): a version 1 index, a pack
 // whose header disagrees with its index, an object not in these packs (loose
-// ones are read by loose.go, alternates by go-git), a REF_DELTA whose base is
+// ones are read by loose.go), a REF_DELTA whose base is
 // not in these packs. Damaged data in a pack that was accepted is an error,
 // never a panic, and every size is bounded before it is allocated.
 
@@ -264,19 +264,21 @@ type objectInfo struct {
 
 // openPacks opens every pack of the repository whose index this reader
 // understands. Packs it cannot use are skipped: go-git reads them.
-func openPacks(dot billy.Filesystem) *packReader {
+func openPacks(dirs []objectDir) *packReader {
 	pr := newPackReader(nil, defaultMaxBaseSize)
-	infos, err := dot.ReadDir("objects/pack")
-	if err != nil {
-		return pr
-	}
-	for _, fi := range infos {
-		name := fi.Name()
-		if !fi.Mode().IsRegular() || !strings.HasSuffix(name, ".idx") {
+	for _, d := range dirs {
+		infos, err := d.fs.ReadDir(path.Join(d.prefix, "pack"))
+		if err != nil {
 			continue
 		}
-		if p, err := openPack(dot, path.Join("objects/pack", strings.TrimSuffix(name, ".idx"))); err == nil {
-			pr.packs = append(pr.packs, p)
+		for _, fi := range infos {
+			name := fi.Name()
+			if !fi.Mode().IsRegular() || !strings.HasSuffix(name, ".idx") {
+				continue
+			}
+			if p, err := openPack(d.fs, path.Join(d.prefix, "pack", strings.TrimSuffix(name, ".idx"))); err == nil {
+				pr.packs = append(pr.packs, p)
+			}
 		}
 	}
 	return pr

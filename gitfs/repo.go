@@ -45,7 +45,10 @@ const (
 // serialised, because go-git's file storage is not safe for concurrent use.
 type Repo struct {
 	path string
-	dot  billy.Filesystem // the git directory, for loose objects and packs
+	dot  billy.Filesystem // the git directory
+	// objDirs are where objects are read from: the repository's own object directory, then those its
+	// objects/info/alternates names (clones made with --reference, shared object stores), in git's order.
+	objDirs []objectDir
 
 	mu   sync.Mutex // guards repo's storage
 	repo *git.Repository
@@ -159,14 +162,34 @@ func OpenShared(path string, objects *ObjectCache) (*Repo, error) {
 	// before reading: packed objects carry them in their headers, and loose
 	// objects are read by openLoose.
 	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(objectCacheSize), filesystem.Options{})
-	repo, err := git.Open(st, nil)
+	objectsDir := filepath.Join(gitDir, "objects")
+	if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		dir := strings.TrimSpace(string(common))
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(gitDir, dir)
+		}
+		objectsDir = filepath.Join(dir, "objects")
+	}
+	dirs := []objectDir{{fs: dot, prefix: "objects"}}
+	alts, err := alternates(objectsDir)
 	if err != nil {
 		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
 	}
-	if objects == nil {
-		objects = NewObjectCache()
+	for _, a := range alts {
+		dirs = append(dirs, objectDir{fs: osfs.New(a), prefix: "."})
 	}
-	return &Repo{path: path, dot: dot, repo: repo, objects: objects, key: gitDir}, nil
+	r := &Repo{path: path, dot: dot, objDirs: dirs, objects: objects, key: gitDir}
+	// go-git does not follow alternates outside the repository's own directory: what it asks for and does not
+	// find is read here from the alternates.
+	repo, err := git.Open(&alternateStorage{Storage: st, r: r}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
+	}
+	r.repo = repo
+	if r.objects == nil {
+		r.objects = NewObjectCache()
+	}
+	return r, nil
 }
 
 func findGitDir(dir string) (string, error) {
@@ -371,7 +394,7 @@ func (r *Repo) tree(h Hash) ([]entry, error) {
 // packReader opens the repository's packs on first use. Packs written later
 // (a fetch into an open Repo) are read through go-git.
 func (r *Repo) packReader() *packReader {
-	r.packsOnce.Do(func() { r.packs = openPacks(r.dot) })
+	r.packsOnce.Do(func() { r.packs = openPacks(r.objDirs) })
 	return r.packs
 }
 
@@ -399,7 +422,7 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 	case !errors.Is(err, errFallback):
 		return 0, fmt.Errorf("blob %s: %w", h, err)
 	}
-	if o, err := openLoose(r.dot, h); err == nil {
+	if o, err := openLoose(r.objDirs, h); err == nil {
 		defer o.Close()
 		if o.typ != "blob" {
 			return 0, fmt.Errorf("object %s is a %s, not a blob", h, o.typ)
@@ -412,7 +435,7 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 	defer r.mu.Unlock()
 	obj, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
-		return 0, fmt.Errorf("blob %s: %w", h, err)
+		return 0, fmt.Errorf("blob %s: %w", h, missing(err))
 	}
 	return obj.Size(), nil
 }
@@ -443,7 +466,7 @@ func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64
 	case !errors.Is(err, errFallback):
 		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
 	}
-	if o, err := openLoose(r.dot, h); err == nil {
+	if o, err := openLoose(r.objDirs, h); err == nil {
 		defer o.Close()
 		if o.typ != typ.String() {
 			return nil, fmt.Errorf("object %s is a %s, not a %s", h, o.typ, typ)
@@ -464,7 +487,7 @@ func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64
 	defer r.mu.Unlock()
 	obj, err := r.repo.Storer.EncodedObject(typ, h)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", typ, h, err)
+		return nil, fmt.Errorf("%s %s: %w", typ, h, missing(err))
 	}
 	size := obj.Size()
 	if err := check(size); err != nil {

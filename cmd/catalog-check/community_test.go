@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -215,4 +216,87 @@ func TestCheckRootEmptied(t *testing.T) {
 			t.Errorf("%s: errors = %q\nwant     %q\n%s", tc.author, got, tc.want, out)
 		}
 	}
+}
+
+// Git as CI systems lay it out (issue 28.8): a clone made with --reference reads its objects through
+// objects/info/alternates; a partial clone (--filter=blob:none) lacks blobs: those of files the pull request
+// does not concern are left out, a needed one is "could not verify" naming it, never a pass.
+func TestCheckAlternatesAndPartialClones(t *testing.T) {
+	src, base, pr := communityRepo(t)
+	head := pr("update", map[string]string{"catalogs/v4.16/etcd/catalog.yaml": etcdCatalog("1.0.0", "1.1.0")})
+	_, git, _ := testRepo(t)
+	git("-C", src, "config", "uploadpack.allowFilter", "true")
+	git("-C", src, "config", "uploadpack.allowAnySHA1InWant", "true")
+	clone := func(name string, args ...string) string {
+		dst := t.TempDir() + "/" + name
+		git(append(append([]string{"clone", "-q", "--bare", "--no-local"}, args...), "file://"+src, dst)...)
+		git("-C", dst, "update-ref", "refs/heads/update", head)
+		return dst
+	}
+
+	t.Run("alternates", func(t *testing.T) {
+		dst := t.TempDir() + "/ref"
+		git("clone", "-q", "--bare", "--reference", src, "file://"+src, dst)
+		if _, err := os.Stat(dst + "/objects/info/alternates"); err != nil {
+			t.Fatalf("git made no alternates file: %v", err)
+		}
+		if n := git("-C", dst, "count-objects"); !strings.HasPrefix(n, "0 objects") {
+			t.Logf("the clone has objects of its own: %s", n)
+		}
+		if code, _, out := checkJSON(t, dst, base, head, "bob", "ownership,validation,immutability"); code != exitPass {
+			t.Errorf("exit %d, want %d\n%s", code, exitPass, out)
+		}
+	})
+
+	// fetchBlobs makes the partial clone dst fetch the blobs of rev's files, except those under skip.
+	fetchBlobs := func(dst, rev string, skip ...string) {
+		for line := range strings.Lines(git("-C", src, "ls-tree", "-r", rev)) {
+			f := strings.Fields(line)
+			if slices.ContainsFunc(skip, func(s string) bool { return strings.HasPrefix(f[3], s) }) {
+				continue
+			}
+			git("-C", dst, "cat-file", "blob", f[2]) // a partial clone fetches what it is asked for
+		}
+	}
+	t.Run("partial clone, unrelated blobs absent", func(t *testing.T) {
+		dst := clone("partial", "--filter=blob:none")
+		fetchBlobs(dst, base, "catalogs/v4.16/redis", "catalogs/v4.17", "catalogs/v4.18")
+		fetchBlobs(dst, head, "catalogs/v4.16/redis", "catalogs/v4.17", "catalogs/v4.18")
+		if out := git("-C", dst, "rev-list", "--objects", "--missing=print", "--all"); !strings.Contains(out, "?") {
+			t.Fatal("the partial clone lacks no blob")
+		}
+		code, v, out := checkJSON(t, dst, base, head, "bob", "ownership,validation,immutability")
+		if code != exitPass || v.Conclusion != "success" {
+			t.Errorf("exit %d, want %d\n%s", code, exitPass, out)
+		}
+		if code, _, out := checkJSON(t, dst, base, head, "mallory", "ownership"); code != exitFail {
+			t.Errorf("a stranger: exit %d, want %d\n%s", code, exitFail, out)
+		}
+	})
+	t.Run("partial clone, a needed blob absent", func(t *testing.T) {
+		dst := clone("needed", "--filter=blob:none")
+		// The base side of the changed file is absent (v4.17 and v4.18 hold the same blob).
+		fetchBlobs(dst, head, "catalogs/v4.17", "catalogs/v4.18")
+		fetchBlobs(dst, base, "catalogs/v4.16/etcd", "catalogs/v4.17", "catalogs/v4.18")
+		var stdout, stderr bytes.Buffer
+		code := runEnv(context.Background(), []string{"check", "--repo", dst, "--base", base, "--head", head, "--author", "bob", "--checks", "ownership"},
+			&stdout, &stderr, env{getenv: func(string) string { return "" }})
+		if code != exitCannotRun {
+			t.Errorf("exit %d, want %d\n%s%s", code, exitCannotRun, stdout.String(), stderr.String())
+		}
+		if want := "could not verify catalogs/v4.16/etcd/catalog.yaml of the base revision"; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "partial clone") {
+			t.Errorf("stderr lacks %q and the reason:\n%s", want, stderr.String())
+		}
+	})
+	t.Run("partial clone, the package's ci.yaml absent", func(t *testing.T) {
+		dst := clone("ci", "--filter=blob:none")
+		fetchBlobs(dst, head, "operators/etcd/ci.yaml")
+		fetchBlobs(dst, base, "operators/etcd/ci.yaml")
+		var stdout, stderr bytes.Buffer
+		code := runEnv(context.Background(), []string{"check", "--repo", dst, "--base", base, "--head", head, "--author", "bob", "--checks", "ownership"},
+			&stdout, &stderr, env{getenv: func(string) string { return "" }})
+		if code != exitCannotRun || !strings.Contains(stderr.String(), `could not verify who owns package "etcd": operators/etcd/ci.yaml`) {
+			t.Errorf("exit %d, want %d naming ci.yaml\n%s%s", code, exitCannotRun, stdout.String(), stderr.String())
+		}
+	})
 }

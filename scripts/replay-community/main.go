@@ -87,9 +87,11 @@ type outcome struct {
 	RSSMiB   float64           `json:"rssMiB"`
 	Verdicts map[string]string `json:"verdicts"`
 	// Rules counts the findings of each check by rule and severity ("check rule severity").
-	Rules  map[string]int `json:"rules"`
-	Errors []string       `json:"errors,omitempty"` // checks that could not run, and why
-	Stderr string         `json:"stderr,omitempty"`
+	Rules map[string]int `json:"rules"`
+	// Examples are the first messages of each rule and severity, at most three each.
+	Examples map[string][]string `json:"examples,omitempty"`
+	Errors   []string            `json:"errors,omitempty"` // checks that could not run, and why
+	Stderr   string              `json:"stderr,omitempty"`
 }
 
 func run(ctx context.Context, o options) error {
@@ -209,7 +211,7 @@ func mergedCommits(ctx context.Context, src string, n int, only string) ([]commi
 
 // replay runs catalog-check on one merged commit.
 func replay(ctx context.Context, o options, src, scratch, work string, c commit) (outcome, error) {
-	out := outcome{Commit: c.sha, Subject: c.subject, Verdicts: map[string]string{}, Rules: map[string]int{}}
+	out := outcome{Commit: c.sha, Subject: c.subject, Verdicts: map[string]string{}, Rules: map[string]int{}, Examples: map[string][]string{}}
 	changed, err := git(ctx, src, nil, "diff-tree", "-r", "--no-renames", "--name-status", c.parent, c.sha)
 	if err != nil {
 		return out, err
@@ -410,6 +412,9 @@ func readVerdicts(file string, out *outcome) {
 			Findings   []struct {
 				Rule     string `json:"rule"`
 				Severity string `json:"severity"`
+				File     string `json:"file"`
+				Line     int    `json:"line"`
+				Message  string `json:"message"`
 			} `json:"findings"`
 		} `json:"results"`
 	}
@@ -425,7 +430,15 @@ func readVerdicts(file string, out *outcome) {
 			out.Errors = append(out.Errors, r.Check+": "+r.Error)
 		}
 		for _, fd := range r.Findings {
-			out.Rules[r.Check+" "+fd.Rule+" "+fd.Severity]++
+			k := r.Check + " " + fd.Rule + " " + fd.Severity
+			out.Rules[k]++
+			if len(out.Examples[k]) < 3 {
+				msg := fmt.Sprintf("%s:%d: %s", fd.File, fd.Line, fd.Message)
+				if len(msg) > 400 {
+					msg = msg[:400] + "…"
+				}
+				out.Examples[k] = append(out.Examples[k], msg)
+			}
 		}
 	}
 }
