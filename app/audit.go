@@ -61,6 +61,8 @@ type CheckedPR struct {
 	ExtraOwners map[string][]string
 	// Derived, when set, says the head was a catalog update derived from merged bundles (checks.Derivation).
 	Derived string
+	// AddReviewers are, for touched packages whose base ci.yaml says addReviewers: true, its reviewers.
+	AddReviewers map[string][]string
 	// Policy is the raw .catalogbot.yaml of BaseSHA ("" when it has none).
 	Policy    string
 	CheckedAt time.Time
@@ -156,10 +158,10 @@ func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error 
 	// written before hold the list).
 	var touched []byte
 	var err error
-	if len(c.ExtraOwners) == 0 && c.Derived == "" {
+	if len(c.ExtraOwners) == 0 && c.Derived == "" && len(c.AddReviewers) == 0 {
 		touched, err = json.Marshal(c.Touched)
 	} else {
-		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners, Derived: c.Derived})
+		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners, Derived: c.Derived, AddReviewers: c.AddReviewers})
 	}
 	if err != nil {
 		return err
@@ -193,7 +195,7 @@ func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string,
 				if err := json.Unmarshal([]byte(touched), &st); err != nil {
 					return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 				}
-				c.Touched, c.ExtraOwners, c.Derived = st.Packages, st.Owners, st.Derived
+				c.Touched, c.ExtraOwners, c.Derived, c.AddReviewers = st.Packages, st.Owners, st.Derived, st.AddReviewers
 			} else if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
 				return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 			}
@@ -285,6 +287,8 @@ type storedTouched struct {
 	Packages []string            `json:"packages"`
 	Owners   map[string][]string `json:"owners,omitempty"`
 	Derived  string              `json:"derived,omitempty"`
+	// AddReviewers: the reviewers of touched packages whose ci.yaml asks for review requests.
+	AddReviewers map[string][]string `json:"add_reviewers,omitempty"`
 }
 
 // storedApprovals is the review_ids column when /approve comments authorized the merge.

@@ -92,7 +92,7 @@ func commandsHelp(retestLimit int) string {
 	b.WriteString("| `/approve` | approves the pull request's head commit at the time of the comment, as an approving review does; a later push needs a new approval | " + ruleApprove + " |\n")
 	b.WriteString("| `/approve cancel` | withdraws your approval (given by `/approve` or by a review) | the same |\n")
 	b.WriteString("| `/hold` | puts the hold label on: catalogbot does not merge | " + ruleHold + " |\n")
-	b.WriteString("| `/hold cancel` | takes the hold label off | the same |\n")
+	b.WriteString("| `/hold cancel` | takes that label off (other hold labels stay) | the same |\n")
 	b.WriteString("| `/retest` | runs catalogbot's checks again on the current head (as the Re-run button) | " + fmt.Sprintf(ruleRetest, retestLimit) + " |\n")
 	b.WriteString("| `/help` | shows this list | anyone |\n")
 	b.WriteString("\nEach command is a line of its own in a new comment. Edited and deleted comments change nothing; an accepted command gets a 👍 reaction, a refused one a reply.\n")

@@ -351,7 +351,7 @@ func (c *Commands) cloneURL(cc *commandContext) string {
 	return cc.pr.GetBase().GetRepo().GetCloneURL()
 }
 
-// hold puts the policy's hold label on (or takes the hold labels off). A hold is acknowledged only once no
+// hold puts the policy's first hold label on (or takes it off). A hold is acknowledged only once no
 // merge can follow it: the label is on before the hold generation moves (a merge evaluation that read the
 // labels earlier then fails to claim the pull request), and a merge that claimed it before is waited for;
 // if that merge happened, the hold came too late and says so.
@@ -377,7 +377,8 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 		has[strings.ToLower(l.GetName())] = l.GetName()
 	}
 	if cancel {
-		for _, l := range labels {
+		// Only the label /hold puts on: another hold label (do-not-merge/work-in-progress) is its setter's.
+		for _, l := range labels[:1] {
 			name, on := has[strings.ToLower(l)]
 			if !on {
 				continue

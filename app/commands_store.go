@@ -20,6 +20,8 @@ import (
 //   - catalogbot_pr_fence: the hold fence of a pull request. /hold bumps hold_gen after its label is on; a
 //     merge claims the pull request (merging_since) only if hold_gen is what it was when the merge
 //     evaluation read the labels, so no merge starts after a hold is acknowledged.
+//   - catalogbot_review_request: each reviewer asked for a review because a ci.yaml says addReviewers (or
+//     whom GitHub refused to ask), once per pull request.
 var commandSchema = []string{
 	`CREATE TABLE IF NOT EXISTS catalogbot_pr_head (
 		owner TEXT NOT NULL,
@@ -55,6 +57,13 @@ var commandSchema = []string{
 		hold_gen BIGINT NOT NULL,
 		merging_since TEXT NOT NULL,
 		PRIMARY KEY (owner, name, number))`,
+	`CREATE TABLE IF NOT EXISTS catalogbot_review_request (
+		owner TEXT NOT NULL,
+		name TEXT NOT NULL,
+		number BIGINT NOT NULL,
+		login TEXT NOT NULL,
+		requested_at TEXT NOT NULL,
+		PRIMARY KEY (owner, name, number, login))`,
 }
 
 // HeadSeen says that HeadSHA was the head of a pull request at the time it is recorded with.
@@ -92,6 +101,8 @@ type commandStore interface {
 	claimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error)
 	releaseMerge(ctx context.Context, owner, repo string, number int) error
 	mergingSince(ctx context.Context, owner, repo string, number int) (time.Time, error)
+	reviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error)
+	markReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error
 }
 
 // headAt is one row of the head log.
@@ -355,4 +366,28 @@ func (b *riverBackend[TTx]) mergingSince(ctx context.Context, owner, repo string
 	}
 	t, _ := time.Parse(time.RFC3339Nano, at)
 	return t, nil
+}
+
+func (b *riverBackend[TTx]) reviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error) {
+	var out []string
+	err := b.db.query(ctx, `SELECT login FROM catalogbot_review_request WHERE owner = $1 AND name = $2 AND number = $3 LIMIT 1000`,
+		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
+		func(scan func(...any) error) error {
+			var l string
+			if err := scan(&l); err != nil {
+				return err
+			}
+			out = append(out, l)
+			return nil
+		})
+	return out, err
+}
+
+func (b *riverBackend[TTx]) markReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error {
+	return b.inTx(ctx, func(tx TTx) error {
+		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_review_request (owner, name, number, login, requested_at)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+			strings.ToLower(owner), strings.ToLower(repo), number, strings.ToLower(login), dbTime(at))
+		return err
+	})
 }

@@ -178,7 +178,8 @@ func TestOnIssueComment(t *testing.T) {
 		{"closed", payload("created", "closed", "carol", "User", "/approve", true), nil},
 		{"an issue", payload("created", "open", "carol", "User", "/approve", false), nil},
 		{"a bot", payload("created", "open", "catalogbot[bot]", "Bot", "/approve", true), nil},
-		{"no command", payload("created", "open", "carol", "User", "/lgtm", true), nil},
+		{"no command", payload("created", "open", "carol", "User", "/assign @carol", true), nil},
+		{"lgtm gets a reply", payload("created", "open", "carol", "User", "/lgtm", true), []string{"lgtm"}},
 	} {
 		p, err := onIssueComment(eventContext{DeliveryID: ec.DeliveryID, InstallationID: ec.InstallationID, Owner: ec.Owner, Name: ec.Name, Action: envelopeAction(c.body)}, c.body)
 		if err != nil {

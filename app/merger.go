@@ -147,12 +147,16 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 			}
 		}
 	}
+	add, err := reviewersToAdd(ctx, repo, base, in.Policy, touched)
+	if err != nil {
+		return err
+	}
 	// The check job verified this head was the pull request's as it started.
 	if err := m.cmds.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
 		return fmt.Errorf("recording the head: %w", err)
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
-		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, Policy: raw, CheckedAt: m.now()})
+		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, AddReviewers: add, Policy: raw, CheckedAt: m.now()})
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.
@@ -200,6 +204,12 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		if !g.HasChecked {
 			log.Info("not evaluated: no completed check of this pull request yet")
 			return nil
+		}
+		if attempt == 0 && g.Checked.HeadSHA == g.HeadSHA {
+			if err := m.requestReviewers(ctx, gh, a, g); err != nil {
+				// Asking for reviews never holds the merge decision up; the next evaluation asks again.
+				log.Warn("requesting the reviews ci.yaml asks for", "err", err)
+			}
 		}
 		if !g.Policy.Automerge.Enabled {
 			// Nothing to explain on every pull request of a repository

@@ -200,9 +200,9 @@ type Automerge struct {
 	RequireOwnerApproval bool
 }
 
-// defaultHoldLabels apply when automerge.holdLabels is not set. Never
+// defaultHoldLabels apply when automerge.holdLabels is not set: Prow's hold and work-in-progress labels. Never
 // modified: Default copies it.
-var defaultHoldLabels = []string{"do-not-merge/hold"}
+var defaultHoldLabels = []string{"do-not-merge/hold", "do-not-merge/work-in-progress"}
 
 // Default is the policy of a repository whose base revision has no
 // .catalogbot.yaml. It fails closed: no catalogs are declared (the caller

@@ -466,6 +466,33 @@ func TestMergeApprovalsAndDraft(t *testing.T) {
 	}
 }
 
+// Review requests as GitHub answers them: 422 for the author or a non-collaborator (the whole request), 201
+// with the pull request otherwise; a submitted review fulfils the request.
+func TestRequestReviewers(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	n, _ := e.fake.AddPullRequest(owner, repoNm, githubfake.PR{Author: "alice", HeadSHA: sha("h1")})
+	e.fake.SetCollaborator(owner, repoNm, "carol", "write")
+	e.fake.SetCollaborator(owner, repoNm, "dave", "read")
+	for _, bad := range [][]string{{"alice"}, {"carol", "mallory"}, {}} {
+		if _, _, err := e.inst.PullRequests.RequestReviewers(ctx, owner, repoNm, n, github.ReviewersRequest{Reviewers: bad}); statusOf(err) != 422 {
+			t.Errorf("request %v: %v, want 422", bad, err)
+		}
+	}
+	if got, _ := e.fake.RequestedReviewers(owner, repoNm, n); len(got) != 0 {
+		t.Fatalf("a refused request left reviewers %v", got)
+	}
+	pr, _, err := e.inst.PullRequests.RequestReviewers(ctx, owner, repoNm, n, github.ReviewersRequest{Reviewers: []string{"carol", "dave"}})
+	if err != nil || len(pr.RequestedReviewers) != 2 || pr.RequestedReviewers[0].GetLogin() != "carol" {
+		t.Fatalf("request: %v, %v", pr.RequestedReviewers, err)
+	}
+	e.fake.AddReview(owner, repoNm, n, githubfake.Review{User: "Carol", State: "APPROVED"})
+	rs, _, err := e.inst.PullRequests.ListReviewers(ctx, owner, repoNm, n, nil)
+	if err != nil || len(rs.Users) != 1 || rs.Users[0].GetLogin() != "dave" {
+		t.Errorf("requested after carol's review = %v (%v), want dave", rs, err)
+	}
+}
+
 func TestCommentsAndLabels(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

@@ -24,6 +24,8 @@ func routePermissions() map[string][2]string {
 		"GET /repos/{owner}/{repo}/pulls/{number}":                                      {"pull_requests", "read"},
 		"PUT /repos/{owner}/{repo}/pulls/{number}/merge":                                {"contents", "write"},
 		"GET /repos/{owner}/{repo}/pulls/{number}/reviews":                              {"pull_requests", "read"},
+		"POST /repos/{owner}/{repo}/pulls/{number}/requested_reviewers":                 {"pull_requests", "write"},
+		"GET /repos/{owner}/{repo}/pulls/{number}/requested_reviewers":                  {"pull_requests", "read"},
 		"GET /repos/{owner}/{repo}/issues/{a}/{b}":                                      {"pull_requests", "read"},
 		"POST /repos/{owner}/{repo}/issues/{number}/comments":                           {"pull_requests", "write"},
 		"PATCH /repos/{owner}/{repo}/issues/comments/{id}":                              {"pull_requests", "write"},

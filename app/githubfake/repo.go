@@ -2,6 +2,7 @@ package githubfake
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -117,6 +118,8 @@ type pull struct {
 	updated  time.Time
 	reviews  []Review
 	labels   []string
+	// requested and requestedTeams are the pending review requests (users, team slugs).
+	requested, requestedTeams []string
 }
 
 // AddPullRequest opens a pull request and returns its number.
@@ -190,6 +193,13 @@ func (f *Fake) AddLabel(owner, name string, number int, label string) error {
 	return f.editPull(owner, name, number, func(p *pull) { p.labels = dedupe(append(p.labels, label)) })
 }
 
+// RemoveLabel takes a label off a pull request (as a user would); a label that is not on changes nothing.
+func (f *Fake) RemoveLabel(owner, name string, number int, label string) error {
+	return f.editPull(owner, name, number, func(p *pull) {
+		p.labels = slices.DeleteFunc(p.labels, func(l string) bool { return strings.EqualFold(l, label) })
+	})
+}
+
 func (f *Fake) editPull(owner, name string, number int, edit func(p *pull)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -230,6 +240,9 @@ func (f *Fake) AddReview(owner, name string, number int, rv Review) (int64, erro
 		}
 		rv.State = strings.ToUpper(rv.State)
 		p.reviews = append(p.reviews, rv)
+		if rv.State != "PENDING" { // a submitted review fulfils the request
+			p.requested = slices.DeleteFunc(p.requested, func(u string) bool { return strings.EqualFold(u, rv.User) })
+		}
 	})
 	return id, err
 }

@@ -53,6 +53,8 @@ func (f *Fake) routes() {
 	f.handle("GET /repos/{owner}/{repo}/pulls/{number}", authInstallation, f.getPull)
 	f.handle("PUT /repos/{owner}/{repo}/pulls/{number}/merge", authInstallation, f.mergePull)
 	f.handle("GET /repos/{owner}/{repo}/pulls/{number}/reviews", authInstallation, f.listReviews)
+	f.handle("POST /repos/{owner}/{repo}/pulls/{number}/requested_reviewers", authInstallation, f.requestReviewers)
+	f.handle("GET /repos/{owner}/{repo}/pulls/{number}/requested_reviewers", authInstallation, f.listRequestedReviewers)
 
 	// One GET pattern for issues/{number}/comments, issues/{number}/labels and
 	// issues/comments/{id}, which ServeMux cannot tell apart by pattern.
@@ -371,8 +373,9 @@ func (c *call) pullJSON(r *repo, p *pull) map[string]any {
 		"merge_commit_sha": nilIfEmpty(p.MergeSHA),
 		"merged_at":        jsonTime(p.mergedAt), "closed_at": jsonTime(p.closedAt),
 		"created_at": jsonTime(p.Created), "updated_at": jsonTime(p.updated),
-		"user":     map[string]any{"login": p.Author, "type": "User"},
-		"labels":   labels,
+		"user":                map[string]any{"login": p.Author, "type": "User"},
+		"labels":              labels,
+		"requested_reviewers": usersJSON(p.requested), "requested_teams": teamsJSON(p.requestedTeams),
 		"url":      fmt.Sprintf("%s/repos/%s/pulls/%d", base, r.fullName(), p.Number),
 		"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", r.fullName(), p.Number),
 		"head": map[string]any{"ref": p.HeadRef, "sha": p.HeadSHA, "label": headOwner + ":" + p.HeadRef,
