@@ -92,6 +92,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	}
 
 	var b strings.Builder
+	groups := &crdGroups{}
 	unverified := false
 	// notEmbedded counts the unreadable upgrades whose CRDs are not
 	// embedded while bundle images are not read.
@@ -131,8 +132,10 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 					ref.Bundle, countNoun(len(edges), "bundle", "bundles"), unreadableWhy(next.err, "its own CRDs cannot be read"))
 				continue
 			}
+			lines := &summaryLines{b: &b}
 			for _, e := range edges {
-				prev := get(ref.Package, e.From)
+				// Read for each upgrade, not kept: a wide skipRange has hundreds of predecessors.
+				prev := c.readCRDs(ctx, cc, pr.Policy.Images, ref.Package, e.From)
 				if err := ctx.Err(); err != nil {
 					return Result{}, err
 				}
@@ -143,7 +146,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 						notEmbedded++
 					}
 					fs = append(fs, noSource(cc, ref.Package, e.From, prev.err))
-					fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): not compared: %s\n",
+					lines.add("not compared", "- `%s` → `%s` (%s, channel `%s`): not compared: %s\n",
 						e.From, ref.Bundle, e.Kind, e.Channel, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
 					continue
 				}
@@ -163,19 +166,19 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 						pos = bundlePos(cc, ref.Package, ref.Bundle)
 					}
 					f.Position = pos
-					f.Message = fmt.Sprintf("upgrade %s → %s (%s in channel %s): %s",
-						e.From, ref.Bundle, e.Kind, e.Channel, ch.Message)
+					f.Message = ch.Message
 					if m := ch.OLMMessage(); m != "" {
 						f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
 					}
-					fs = append(fs, f)
+					groups.add(f, ref.Bundle, e.From, fmt.Sprintf("%s in channel %s", e.Kind, e.Channel))
 				}
 				verdict := "safe"
 				if crd.Unsafe(changes) {
 					verdict = "**unsafe**"
 				}
-				fmt.Fprintf(&b, "- `%s` → `%s` (%s, channel `%s`): %s\n", e.From, ref.Bundle, e.Kind, e.Channel, verdict)
+				lines.add(verdict, "- `%s` → `%s` (%s, channel `%s`): %s\n", e.From, ref.Bundle, e.Kind, e.Channel, verdict)
 			}
+			lines.close("")
 		}
 	}
 	// New bundle directories against the bundle directories of their package they upgrade from.
@@ -183,7 +186,7 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		if bc.Head == nil || bc.Base != nil || bc.Head.CSV == nil {
 			continue
 		}
-		t, err := c.compareBundleDir(ctx, pr, bc, overrides, &fs, &b)
+		t, err := c.compareBundleDir(ctx, pr, bc, overrides, &fs, groups, &b)
 		if err != nil {
 			return Result{}, err
 		}
@@ -192,6 +195,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		notEmbedded += t.notEmbedded
 		unverified = unverified || t.unreadable > 0 || t.unverified
 	}
+	fs = append(fs, groups.findings()...)
+	total := len(fs)
+	fs = capFindings(fs, maxCRDFindings)
 	res := Result{Findings: fs, Conclusion: Conclude(fs, unverified)}
 	switch {
 	case res.Conclusion == Failure:
@@ -207,6 +213,9 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	default:
 		res.Title = "CRD changes are safe"
 	}
+	if total > len(fs) {
+		res.Title += fmt.Sprintf(" (%d findings, %d listed)", total, len(fs))
+	}
 	switch {
 	case compared == 0 && unreadable == 0:
 		res.Summary = "No bundle added to a channel has a bundle it upgrades from (no predecessor), so there are no CRDs to compare.\n\n" + b.String()
@@ -219,7 +228,132 @@ func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	default:
 		res.Summary = "Each bundle added to a channel was compared with every bundle it upgrades from:\n\n" + b.String()
 	}
+	if total > len(fs) {
+		res.Summary += fmt.Sprintf("\n%d findings in all (identical changes of several upgrades already count once); the first %d, errors first, are listed.\n", total, len(fs))
+	}
 	return res, nil
+}
+
+// summaryLines writes at most maxSummaryLines lines of upgrades into a summary and counts the others by
+// verdict.
+type summaryLines struct {
+	b     *strings.Builder
+	n     int
+	extra map[string]int
+}
+
+const maxSummaryLines = 50
+
+func (l *summaryLines) add(verdict, format string, args ...any) {
+	l.n++
+	if l.n <= maxSummaryLines {
+		fmt.Fprintf(l.b, format, args...)
+		return
+	}
+	if l.extra == nil {
+		l.extra = map[string]int{}
+	}
+	l.extra[strings.Trim(verdict, "*")]++
+}
+
+// close states the lines left out.
+func (l *summaryLines) close(indent string) {
+	if len(l.extra) == 0 {
+		return
+	}
+	var parts []string
+	for _, v := range []string{"unsafe", "safe", "not compared"} {
+		if n := l.extra[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	fmt.Fprintf(l.b, "%s- … and %s more (%s)\n", indent, countNoun(l.n-maxSummaryLines, "upgrade", "upgrades"), strings.Join(parts, ", "))
+}
+
+// maxCRDFindings bounds the findings one crd-safety result lists; the total is stated.
+const maxCRDFindings = 1000
+
+// capFindings keeps at most max findings, errors first, in their order otherwise.
+func capFindings(fs []catalog.Finding, max int) []catalog.Finding {
+	if len(fs) <= max {
+		return fs
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		return fs[i].Severity == catalog.SeverityError && fs[j].Severity != catalog.SeverityError
+	})
+	return fs[:max:max]
+}
+
+// crdGroups collects the CRD changes of the upgrades into new bundles: a change found identically in the
+// upgrades from several predecessors (same rule, severity, place and words) is one finding that lists them.
+// It keeps at most maxCRDGroups distinct changes and counts the rest.
+type crdGroups struct {
+	idx     map[string]int
+	groups  []crdGroup
+	omitted int
+}
+
+type crdGroup struct {
+	f     catalog.Finding
+	to    string
+	froms []string // the first maxGroupFroms predecessors, each with how it upgrades
+	first string   // the first predecessor's name and how, apart
+	how   string
+	n     int
+}
+
+const (
+	maxCRDGroups  = 5000
+	maxGroupFroms = 5
+)
+
+func (g *crdGroups) add(f catalog.Finding, to, from, how string) {
+	key := strings.Join([]string{f.Rule, string(f.Severity), f.Position.String(), f.Message, f.Hint, to}, "\x00")
+	i, ok := g.idx[key]
+	if !ok {
+		if len(g.groups) >= maxCRDGroups {
+			g.omitted++
+			return
+		}
+		if g.idx == nil {
+			g.idx = map[string]int{}
+		}
+		i = len(g.groups)
+		g.idx[key] = i
+		g.groups = append(g.groups, crdGroup{f: f, to: to})
+	}
+	gr := &g.groups[i]
+	gr.n++
+	if gr.n == 1 {
+		gr.first, gr.how = from, how
+	}
+	if len(gr.froms) < maxGroupFroms {
+		gr.froms = append(gr.froms, from+" ("+how+")")
+	}
+}
+
+// findings are the grouped findings: "upgrade A → B: …" for one predecessor, "upgrades from 3 bundles (A,
+// B, C) → D: …" for several.
+func (g *crdGroups) findings() []catalog.Finding {
+	out := make([]catalog.Finding, 0, len(g.groups)+1)
+	for _, gr := range g.groups {
+		f := gr.f
+		if gr.n == 1 {
+			f.Message = fmt.Sprintf("upgrade %s → %s (%s): %s", gr.first, gr.to, gr.how, f.Message)
+		} else {
+			list := strings.Join(gr.froms, ", ")
+			if gr.n > len(gr.froms) {
+				list += fmt.Sprintf(" and %d more", gr.n-len(gr.froms))
+			}
+			f.Message = fmt.Sprintf("upgrades from %d bundles (%s) → %s: %s", gr.n, list, gr.to, f.Message)
+		}
+		out = append(out, f)
+	}
+	if g.omitted > 0 {
+		out = append(out, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning,
+			Message: fmt.Sprintf("%d more distinct CRD changes not listed (at most %d are kept)", g.omitted, maxCRDGroups)})
+	}
+	return out
 }
 
 // countNoun is "1 bundle" or "3 bundles".
@@ -436,7 +570,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 // bundle directory (base revision), else from a catalog's olm.bundle.object, else from its image when
 // images are read. A predecessor whose CRDs cannot be read is an upgrade not compared (a warning, the
 // check neutral), never a pass.
-func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, b *strings.Builder) (crdTally, error) {
+func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, groups *crdGroups, b *strings.Builder) (crdTally, error) {
 	var t crdTally
 	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
 	if err != nil {
@@ -497,6 +631,7 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 		for _, p := range preds {
 			have[p.name] = true
 		}
+		at := map[string]int{}
 		for _, e := range pb.Edges {
 			if have[e.From] && fromCSV {
 				continue
@@ -508,6 +643,18 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			if len(e.Catalogs) > 0 {
 				where += " of " + strings.Join(e.Catalogs, ", ")
 			}
+			// One comparison per predecessor, whatever number of edges lead from it.
+			if i, ok := at[e.From]; ok {
+				p := &preds[i]
+				if !strings.Contains(", "+p.kind+", ", ", "+e.Kind+", ") {
+					p.kind += ", " + e.Kind
+				}
+				if !strings.Contains("; "+p.where+"; ", "; "+where+"; ") {
+					p.where += "; " + where
+				}
+				continue
+			}
+			at[e.From] = len(preds)
 			preds = append(preds, bundlePredecessor{name: e.From, kind: e.Kind, where: where})
 		}
 	}
@@ -516,6 +663,8 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 		fmt.Fprintf(b, "  - none: no bundle upgrades into `%s`\n", newName)
 	}
 
+	lines := &summaryLines{b: b}
+	defer lines.close("  ")
 	diff := func(p bundlePredecessor, oldCRDs []*crd.CRD, from string) error {
 		t.compared++
 		changes, err := crd.DiffContext(ctx, oldCRDs, newCRDs, crd.Options{Overrides: overrides, Profile: pr.Policy.CRDSafety.Profile})
@@ -530,27 +679,25 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			f.Package = bc.Package
 			msg := ch.Message
 			if f.File == "" || f.Line <= 0 || !isNewCRDFile(newPos, f.File) {
-				// Nothing to point at in the new CRD (a field removed): the CRD's document, saying where it was.
-				if f.File != "" && f.Line > 0 {
-					msg += fmt.Sprintf(" (was at %s:%d)", f.File, f.Line)
-				}
+				// Nothing to point at in the new CRD (a field removed): the CRD's document; the message names the
+				// field's path.
 				if pos, ok := newPos[ch.CRD]; ok {
 					f.Position = pos
 				} else {
 					f.Position = bc.firstFile()
 				}
 			}
-			f.Message = fmt.Sprintf("upgrade %s → %s (%s, %s): %s", p.name, newName, p.kind, p.where, msg)
+			f.Message = msg
 			if m := ch.OLMMessage(); m != "" {
 				f.Hint = strings.TrimSpace(f.Hint + "\nA cluster would say: " + m)
 			}
-			*found = append(*found, f)
+			groups.add(f, newName, p.name, p.kind+", "+p.where)
 		}
 		verdict := "safe"
 		if crd.Unsafe(changes) {
 			verdict = "**unsafe**"
 		}
-		fmt.Fprintf(b, "  - `%s` → `%s` (%s, %s; CRDs of %s): %s\n", p.name, newName, p.kind, p.where, from, verdict)
+		lines.add(verdict, "  - `%s` → `%s` (%s, %s; CRDs of %s): %s\n", p.name, newName, p.kind, p.where, from, verdict)
 		return nil
 	}
 	for _, p := range preds {
@@ -595,7 +742,7 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			*found = append(*found, catalog.Finding{Rule: ruleCRDNoSource, Severity: catalog.SeverityWarning, Package: bc.Package, Position: csvPos,
 				Message: fmt.Sprintf("upgrade %s → %s (%s, %s) not compared: bundle %q: %v", p.name, newName, p.kind, p.where, p.name, prev.err),
 				Hint:    ruleHint(ruleCRDNoSource)})
-			fmt.Fprintf(b, "  - `%s` → `%s` (%s, %s): not compared: %s\n", p.name, newName, p.kind, p.where, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
+			lines.add("not compared", "  - `%s` → `%s` (%s, %s): not compared: %s\n", p.name, newName, p.kind, p.where, unreadableWhy(prev.err, "the predecessor's CRDs cannot be read"))
 			continue
 		}
 		if err := diff(p, prev.crds, from); err != nil {

@@ -324,3 +324,28 @@ func TestPreviewCRDSafetyProfile(t *testing.T) {
 		}
 	}
 }
+
+// A wide olm.skipRange makes every older bundle a predecessor: the same removed field is one finding listing
+// the upgrades it applies to, not one per predecessor.
+func TestCRDFindingsGroupedAcrossPredecessors(t *testing.T) {
+	r, base := communityRepo(t, nil)
+	head := r.newBundle(func(s string) string {
+		s = replacesOf("rabbitmq-cluster-operator.v2.22.3")(s)
+		return strings.Replace(s, "\n  annotations:\n", "\n  annotations:\n    olm.skipRange: '>=2.21.0 <2.22.4'\n", 1)
+	}, withoutField("delayStartSeconds"))
+	v, _ := runPreviewChecks(t, r, base, head)
+	v.expect(t, "crd-safety", checks.Failure, "crd.field-removed")
+	n := 0
+	for _, f := range v["crd-safety"].Findings {
+		if f.Rule != "crd.field-removed" {
+			continue
+		}
+		n++
+		if !strings.Contains(f.Message, "upgrades from 4 bundles (") || !strings.Contains(f.Message, "rabbitmq-cluster-operator.v2.21.1 (skipRange") {
+			t.Errorf("not grouped: %s", f.Message)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d crd.field-removed findings, want 1 for the four upgrades:\n%s", n, findingsText(v["crd-safety"].Findings))
+	}
+}

@@ -19,7 +19,14 @@ type Options struct {
 	// Profile is ProfilePreflight ("" too) or ProfileCompatibility: then the changes only the preflight
 	// refuses are warnings. Overrides apply after it.
 	Profile string
+	// MaxChanges bounds the changes kept (0: DefaultMaxChanges). Past it, changes are counted by rule and
+	// each rule with changes left out gets one change saying how many, so the verdict stays right and
+	// memory stays bounded.
+	MaxChanges int
 }
+
+// DefaultMaxChanges is Options.MaxChanges when unset.
+const DefaultMaxChanges = 5000
 
 // Change is one reason an upgrade from the old CRDs to the new ones is unsafe
 // (or worth a warning). Finding carries the rule, severity, the position (in
@@ -70,7 +77,10 @@ func Diff(old, new []*CRD, opt Options) []Change {
 // work is linear in the size of the schemas (enum and required lists are
 // compared as sets) and stops with ctx's error when ctx ends.
 func DiffContext(ctx context.Context, old, new []*CRD, opt Options) ([]Change, error) {
-	d := &differ{ctx: ctx}
+	d := &differ{ctx: ctx, max: opt.MaxChanges}
+	if d.max <= 0 {
+		d.max = DefaultMaxChanges
+	}
 	for _, err := range opt.Overrides.problems() {
 		d.out = append(d.out, Change{Finding: catalog.Finding{Rule: RuleInvalidOverride, Message: err}})
 	}
@@ -104,6 +114,10 @@ func DiffContext(ctx context.Context, old, new []*CRD, opt Options) ([]Change, e
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for _, rule := range sortedRules(d.omitted) {
+		d.out = append(d.out, Change{Finding: catalog.Finding{Rule: rule, Message: fmt.Sprintf(
+			"%d more %s changes not listed (a comparison keeps its first %d changes)", d.omitted[rule], rule, d.max)}, CRD: "~"})
 	}
 	return finish(d.out, opt), nil
 }
@@ -178,6 +192,18 @@ type differ struct {
 	// finding then belongs to RuleServedVersionIncompatible.
 	cross bool
 	out   []Change
+	// max bounds out; omitted counts the changes left out, by rule.
+	max     int
+	omitted map[string]int
+}
+
+func sortedRules(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // step counts one unit of work and reports whether the diff must stop
@@ -210,6 +236,13 @@ func (d *differ) emit(rule, path string, newLine, oldLine int32, old, new, msg, 
 	if d.cross {
 		msg = fmt.Sprintf("%s (%s between served versions; conversion is None)", msg, rule)
 		rule = RuleServedVersionIncompatible
+	}
+	if d.max > 0 && len(d.out) >= d.max {
+		if d.omitted == nil {
+			d.omitted = map[string]int{}
+		}
+		d.omitted[rule]++
+		return
 	}
 	d.out = append(d.out, Change{
 		Finding: catalog.Finding{Rule: rule, Position: pos, Message: where + ": " + msg},

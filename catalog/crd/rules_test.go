@@ -402,3 +402,26 @@ func TestPreflightOnlyProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxChanges: past Options.MaxChanges changes are counted, not kept; each rule left out is one change
+// that says how many, with the rule's severity, so the verdict is unchanged.
+func TestMaxChanges(t *testing.T) {
+	var o, n strings.Builder
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(&o, "f%02d: {type: string}\n", i)
+		fmt.Fprintf(&n, "f%02d: {type: integer}\n", i)
+	}
+	old := mustParse(t, "old.yaml", crdDoc("", spec(o.String())))
+	new := mustParse(t, "new.yaml", crdDoc("", spec(n.String())))
+	if all := Diff(old, new, Options{}); len(all) != 50 {
+		t.Fatalf("%d changes, want 50", len(all))
+	}
+	got := Diff(old, new, Options{MaxChanges: 10})
+	if len(got) != 11 || !Unsafe(got) {
+		t.Fatalf("%d changes (unsafe %t), want 10 and one count:\n%s", len(got), Unsafe(got), dump(got))
+	}
+	last := got[10]
+	if last.Rule != RuleTypeChanged || last.Severity != catalog.SeverityError || !strings.Contains(last.Message, "40 more crd.type-changed changes not listed") {
+		t.Errorf("the count: %+v", last)
+	}
+}
