@@ -86,12 +86,18 @@ type Limits struct {
 	Parse catalog.Limits
 }
 
+// The default bounds of a bundle directory.
+const (
+	DefaultMaxFiles      = 1000
+	DefaultMaxTotalBytes = 64 << 20
+)
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxFiles <= 0 {
-		l.MaxFiles = 1000
+		l.MaxFiles = DefaultMaxFiles
 	}
 	if l.MaxTotalBytes <= 0 {
-		l.MaxTotalBytes = 64 << 20
+		l.MaxTotalBytes = DefaultMaxTotalBytes
 	}
 	return l
 }

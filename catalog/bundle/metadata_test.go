@@ -1,9 +1,13 @@
 package bundle
 
 import (
+	"context"
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // metadata/ is read as opm reads it (issue 26.3): the annotations of the first file in name order that has
@@ -50,6 +54,48 @@ func TestLoadMetadataAsOpm(t *testing.T) {
 			}
 			if tc.ambiguous == "" && len(got) > 0 || tc.ambiguous != "" && (len(got) != 1 || got[0] != tc.ambiguous) {
 				t.Errorf("ambiguity findings at %v, want %q; findings %v", got, tc.ambiguous, fs)
+			}
+		})
+	}
+}
+
+// Links are findings, never followed, whatever the file system does with them; every file of manifests/ and
+// metadata/, at any depth, counts against the bounds (issue 26.7).
+func TestLoadLinksAndBounds(t *testing.T) {
+	link := &fstest.MapFile{Data: []byte("/etc/passwd"), Mode: fs.ModeSymlink}
+	for _, tc := range []struct {
+		name  string
+		edit  func(fstest.MapFS)
+		lim   Limits
+		rule  string
+		where string
+	}{
+		{"a manifest link", func(m fstest.MapFS) { m["manifests/x.yaml"] = link }, Limits{}, ruleNotRegular, "manifests/x.yaml"},
+		{"a metadata link", func(m fstest.MapFS) { m["metadata/annotations.yaml"] = link }, Limits{}, ruleNotRegular, "metadata/annotations.yaml"},
+		{"metadata/ a link", func(m fstest.MapFS) {
+			delete(m, "metadata/annotations.yaml")
+			m["metadata"] = link
+		}, Limits{}, ruleNotRegular, "metadata"},
+		{"a link deep in metadata/", func(m fstest.MapFS) { m["metadata/a/b/c"] = link }, Limits{}, ruleNotRegular, "metadata/a/b/c"},
+		{"bytes of an unread file", func(m fstest.MapFS) {
+			m["metadata/icons/big.png"] = &fstest.MapFile{Data: make([]byte, 4096)}
+		}, Limits{MaxTotalBytes: 4096}, ruleTooLarge, "metadata/icons/big.png"},
+		{"files of an unread folder", func(m fstest.MapFS) {
+			for _, n := range []string{"a", "b", "c", "d", "e"} {
+				m["metadata/extra/"+n] = &fstest.MapFile{}
+			}
+		}, Limits{MaxFiles: 6}, ruleTooLarge, "metadata/extra/c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := goodBundle()
+			tc.edit(m)
+			_, found, err := Load(context.Background(), m, tc.lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := Unreadable(found)
+			if f == nil || f.Rule != tc.rule || f.File != tc.where || f.Severity != catalog.SeverityError {
+				t.Errorf("unreadable = %v, want %s at %s; findings %v", f, tc.rule, tc.where, found)
 			}
 		})
 	}

@@ -74,3 +74,15 @@ func ruleByID(id string) catalog.Rule {
 	}
 	return catalog.Rule{ID: id, Severity: catalog.SeverityError}
 }
+
+// Unreadable returns the first finding saying the bundle was not read whole (a link or special file, never
+// followed; a bound passed), nil when there is none: such a bundle must not be rendered or built, since what
+// it would give is not what the directory holds.
+func Unreadable(findings []catalog.Finding) *catalog.Finding {
+	for i := range findings {
+		if findings[i].Rule == ruleNotRegular || findings[i].Rule == ruleTooLarge {
+			return &findings[i]
+		}
+	}
+	return nil
+}

@@ -81,9 +81,23 @@ func BundleImage(ctx context.Context, bundleFS fs.FS, annotations map[string]str
 func bundleEntries(ctx context.Context, bundleFS fs.FS, lim Limits) ([]entry, error) {
 	var entries []entry
 	var total int64
+	// The folders are found by listing the bundle directory, never by path: a manifests or metadata link
+	// (to a folder anywhere on the machine) is refused, not followed.
+	listed, err := fs.ReadDir(bundleFS, ".")
+	if err != nil {
+		return nil, fmt.Errorf("reading the bundle directory: %w", err)
+	}
 	for _, top := range bundleDirs {
-		info, err := fs.Stat(bundleFS, top)
-		if err != nil || !info.IsDir() {
+		var found fs.DirEntry
+		for _, e := range listed {
+			if e.Name() == top {
+				found = e
+			}
+		}
+		switch {
+		case found != nil && found.Type()&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("%s: %w", top, errBundleLink)
+		case found == nil || !found.IsDir():
 			return nil, fmt.Errorf("the bundle directory has no %s/ folder; a registry+v1 bundle holds manifests/ and metadata/", top)
 		}
 		err = fs.WalkDir(bundleFS, top, func(p string, d fs.DirEntry, err error) error {

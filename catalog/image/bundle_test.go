@@ -163,6 +163,17 @@ func TestBundleImageRefusesLinksAndMissingFolders(t *testing.T) {
 	if _, err := BundleImage(t.Context(), os.DirFS(dir), bundleAnnotations, Limits{}); err == nil || !strings.Contains(err.Error(), "manifests/") {
 		t.Errorf("BundleImage(no manifests/) error = %v, want it to name the missing folder", err)
 	}
+	// manifests/ itself a link to a folder outside the bundle (issue 26.7): refused, never built in.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.yaml"), []byte("kind: Secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "manifests")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := BundleImage(t.Context(), os.DirFS(dir), bundleAnnotations, Limits{}); !errors.Is(err, errBundleLink) || !strings.Contains(err.Error(), "manifests") {
+		t.Errorf("BundleImage(manifests link) error = %v, want the link refused", err)
+	}
 }
 
 // TestBundleImageOfRealBundlesPushes builds every real bundle directory of the shared test data, pushes each

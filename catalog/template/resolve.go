@@ -303,9 +303,9 @@ func (d *dirIndex) index(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		b, _, err := bundle.Load(ctx, sub, bundle.Limits{})
-		if err != nil || b == nil || b.CSV == nil {
-			continue
+		b, found, err := bundle.Load(ctx, sub, bundle.Limits{})
+		if err != nil || b == nil || b.CSV == nil || bundle.Unreadable(found) != nil {
+			continue // a directory with a link, or beyond the bounds, names no image: it is never rendered
 		}
 		d.loaded[dir] = b
 		dg, err := bundleDigest(ctx, sub, b)

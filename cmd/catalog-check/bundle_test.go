@@ -131,3 +131,116 @@ func TestBundleValidateOLMv1(t *testing.T) {
 		t.Errorf("--olm-v1: exit %d, want 1\n%s", code, out)
 	}
 }
+
+// Bundle directories on disk are bounded and their links never followed, wherever they are read (issue 26.7):
+// bundle validate and render, template render --bundles and template add-bundle, on real directories with
+// links to what is outside the bundle and a metadata file beyond the bound.
+func TestBundleDirectoriesNeverFollowLinks(t *testing.T) {
+	const marker = "TOP-SECRET-MARKER"
+	outside := writeBundle(t, map[string]string{
+		"secret.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\ndata: {key: " + marker + "}\n",
+		"annotations.yaml":        bundleAnnotations,
+		"folder/csv.yaml":         bundleCSV,
+		"folder/secret.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stolen}\ndata: {key: " + marker + "}\n",
+		"bundle/manifests/c.yaml": bundleCSV,
+		"bundle/metadata/a.yaml":  bundleAnnotations,
+	})
+	link := func(t *testing.T, target, name string) {
+		t.Helper()
+		if err := os.RemoveAll(name); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := env{getenv: func(string) string { return "" }}
+	cli := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), args, &out, &errb, env)
+		return code, out.String(), errb.String()
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(t *testing.T, dir string)
+		rule  string
+		where string // the finding's file, relative to the bundle directory
+	}{
+		{"a manifest linked to a file outside", func(t *testing.T, dir string) {
+			link(t, filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "manifests", "secret.yaml"))
+		}, "bundle.not-regular-file", "manifests/secret.yaml"},
+		{"manifests/ linked to a folder outside", func(t *testing.T, dir string) {
+			link(t, filepath.Join(outside, "folder"), filepath.Join(dir, "manifests"))
+		}, "bundle.not-regular-file", "manifests"},
+		{"metadata/annotations.yaml linked outside", func(t *testing.T, dir string) {
+			link(t, filepath.Join(outside, "annotations.yaml"), filepath.Join(dir, "metadata", "annotations.yaml"))
+		}, "bundle.not-regular-file", "metadata/annotations.yaml"},
+		{"a metadata file beyond the bound", func(t *testing.T, dir string) {
+			f, err := os.Create(filepath.Join(dir, "metadata", "huge.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(200 << 20); err != nil { // sparse: nothing is written
+				t.Fatal(err)
+			}
+		}, "bundle.too-large", "metadata/huge.bin"},
+		{"a file in a folder of metadata/ beyond the bound", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, "metadata", "deep", "er"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Create(filepath.Join(dir, "metadata", "deep", "er", "huge.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(65 << 20); err != nil {
+				t.Fatal(err)
+			}
+		}, "bundle.too-large", "metadata/deep/er/huge.bin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "etcd", "1.0.0")
+			for name, body := range map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": bundleCSV} {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.edit(t, dir)
+			code, out, errs := cli("bundle", "validate", dir)
+			if want := filepath.Join(dir, filepath.FromSlash(tc.where)) + ": " + tc.rule; code != exitFail || !strings.Contains(out, want) {
+				t.Errorf("bundle validate: exit %d, want 1 and %q\n%s%s", code, want, out, errs)
+			}
+			code, out, errs = cli("bundle", "render", dir, "--image", "quay.io/acme/etcd-bundle:v1.0.0")
+			if code != exitFail || strings.Contains(out+errs, marker) || out != "" {
+				t.Errorf("bundle render: exit %d, want 1 and no blob\n%s%s", code, out, errs)
+			}
+			tmpl := filepath.Join(root, "basic.yaml")
+			if err := os.WriteFile(tmpl, []byte("schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries: [{name: etcdoperator.v1.0.0}]\n  - schema: olm.bundle\n    image: quay.io/acme/etcd-bundle:v1.0.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs = cli("template", "render", tmpl, "--offline", "--bundles", root, "--bundle-image", "quay.io/acme/{package}-bundle:v{version}")
+			if code == exitPass || strings.Contains(out+errs, marker) {
+				t.Errorf("template render --bundles: exit %d, want the bundle left unresolved\n%s%s", code, out, errs)
+			}
+			code, out, errs = cli("template", "add-bundle", tmpl, dir, "--image", "quay.io/acme/etcd-bundle@sha256:"+strings.Repeat("a", 64))
+			if code != exitFail || !strings.Contains(errs, filepath.FromSlash(tc.where)) {
+				t.Errorf("template add-bundle: exit %d, want 1 naming %s\n%s%s", code, tc.where, out, errs)
+			}
+		})
+	}
+	// A bundle directory that is itself a link is not found under --bundles.
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "etcd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(t, filepath.Join(outside, "bundle"), filepath.Join(root, "etcd", "1.0.0"))
+	if dirs, err := findBundleDirs(root); err == nil || len(dirs) != 0 {
+		t.Errorf("findBundleDirs found %v (%v) through a link", dirs, err)
+	}
+}

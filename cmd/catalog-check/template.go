@@ -186,25 +186,48 @@ func printFindings(w io.Writer, fs []catalog.Finding) {
 	}
 }
 
-// findBundleDirs lists the bundle directories (holding metadata/annotations.yaml) at dir, one level and two
-// levels below it, relative to dir.
+// findBundleDirs lists the bundle directories (holding manifests/ and metadata/ folders, as opm recognises
+// one) at dir, one level and two levels below it, relative to dir. Links are never followed: a linked folder
+// is neither a bundle directory nor searched.
 func findBundleDirs(dir string) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
 	fsys := os.DirFS(dir)
 	var out []string
-	for _, pattern := range []string{"metadata/annotations.yaml", "*/metadata/annotations.yaml", "*/*/metadata/annotations.yaml"} {
-		matches, err := fs.Glob(fsys, pattern)
+	var visit func(p string, depth int) error
+	visit = func(p string, depth int) error {
+		entries, err := fs.ReadDir(fsys, p)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, m := range matches {
-			out = append(out, path.Dir(path.Dir(m)))
+		folders := map[string]bool{}
+		for _, e := range entries {
+			if e.IsDir() { // a link is not a folder here: its type is the link's
+				folders[e.Name()] = true
+			}
 		}
+		if folders["manifests"] && folders["metadata"] {
+			out = append(out, p)
+			return nil
+		}
+		if depth == 2 {
+			return nil
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				if err := visit(path.Join(p, e.Name()), depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := visit(".", 0); err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("no bundle directory (metadata/annotations.yaml) at %s or below", filepath.Clean(dir))
+		return nil, fmt.Errorf("no bundle directory (manifests/ and metadata/) at %s or below", filepath.Clean(dir))
 	}
 	sort.Strings(out)
 	return out, nil
@@ -270,9 +293,12 @@ Exit 0: added; 1: the template names the image already, or cannot take it; 2: co
 			if err != nil {
 				return fail(exitCannotRun, "%v", err)
 			}
-			b, _, err := bundle.Load(ctx, os.DirFS(args[1]), bundle.Limits{})
+			b, found, err := bundle.Load(ctx, os.DirFS(args[1]), bundle.Limits{})
 			if err != nil {
 				return fail(exitCannotRun, "%s: %v", args[1], err)
+			}
+			if f := bundle.Unreadable(found); f != nil {
+				return fail(exitFail, "%s: %s: %s", args[1], f.Position, f.Message)
 			}
 			add, err := template.AdditionOf(b, image)
 			if err != nil {

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/registry"
@@ -41,13 +42,14 @@ func buildBundleCommand() cli.Command {
 	return cli.Command{
 		Use:   "build-bundle DIR [--push REF]",
 		Short: "build a registry+v1 bundle directory into its bundle image without Docker, and push it",
-		Long: `Builds the bundle directory DIR (manifests/ and metadata/annotations.yaml) into a bundle
-image as its generated bundle.Dockerfile would: FROM scratch, manifests/ and metadata/
-at the root, the operators.operatorframework.io.bundle.* annotations as labels. The same
-directory always gives the same digest. A tag that already names another digest is
-never overwritten: a bundle version, once pushed, does not change.
+		Long: `Builds the bundle directory DIR (manifests/ and metadata/) into a bundle image as its
+generated bundle.Dockerfile would: FROM scratch, manifests/ and metadata/ at the root, the
+operators.operatorframework.io.bundle.* annotations (those opm reads) as labels. A directory
+that catalog-check bundle validate refuses is not built (same reader, same bounds; links are
+never followed nor built in). The same directory always gives the same digest. A tag that
+already names another digest is never overwritten: a bundle version, once pushed, does not change.
 Exit 0: built (and pushed, or already there); 1: refused (the tag holds other content,
-or the directory is not a bundle); 2: could not run.`,
+or the directory is not a valid bundle); 2: could not run.`,
 		Example: `  catalogbot build-bundle operators/etcd/0.9.4
   catalogbot build-bundle operators/etcd/0.9.4 --push quay.io/acme/etcd-bundle:v0.9.4`,
 		Args: cli.ExactArgs(1),
@@ -64,40 +66,8 @@ or the directory is not a bundle); 2: could not run.`,
 	}
 }
 
-// maxAnnotationsBytes bounds metadata/annotations.yaml; real ones are a few hundred bytes.
-const maxAnnotationsBytes = 1 << 20
-
-// readAnnotations reads metadata/annotations.yaml of a bundle directory and
-// checks what the image needs from it: the registry+v1 mediatype and a package.
-func readAnnotations(fsys fs.FS) (map[string]string, error) {
-	f, err := fsys.Open("metadata/annotations.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("metadata/annotations.yaml: %w; a bundle directory holds manifests/ and metadata/annotations.yaml", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxAnnotationsBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("metadata/annotations.yaml: %w", err)
-	}
-	if len(data) > maxAnnotationsBytes {
-		return nil, fmt.Errorf("metadata/annotations.yaml is larger than %d bytes", maxAnnotationsBytes)
-	}
-	var doc struct {
-		Annotations map[string]string `json:"annotations"`
-	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("metadata/annotations.yaml: %v; it must be a map 'annotations:' of string keys and values", err)
-	}
-	const mediatype = image.BundleLabelPrefix + "mediatype.v1"
-	const pkg = image.BundleLabelPrefix + "package.v1"
-	switch {
-	case doc.Annotations[mediatype] != "registry+v1":
-		return nil, fmt.Errorf("metadata/annotations.yaml: %s is %q; only registry+v1 bundles are built", mediatype, doc.Annotations[mediatype])
-	case doc.Annotations[pkg] == "":
-		return nil, fmt.Errorf("metadata/annotations.yaml: %s is not set; the image needs the package it belongs to", pkg)
-	}
-	return doc.Annotations, nil
-}
+// bundleFolders are the folders of a bundle directory its image holds; the image's bound counts them.
+var bundleFolders = [...]string{"manifests", "metadata"}
 
 func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, a ...any) int {
@@ -124,11 +94,26 @@ func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdou
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	fsys := os.DirFS(dir)
-	ann, err := readAnnotations(fsys)
-	if err != nil {
+	// What `catalog-check bundle validate` refuses is not built: the same reader, the same bounds, links
+	// never followed. The labels are the annotations opm reads.
+	b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
+	switch {
+	case errors.Is(err, bundle.ErrNotABundle):
 		return fail(exitFail, "%s: %v", dir, err)
+	case err != nil:
+		return fail(exitCannotRun, "%s: %v", dir, err)
 	}
-	img, err := image.BundleImage(ctx, fsys, ann, image.Limits{})
+	if catalog.HasErrors(findings) {
+		for _, f := range findings {
+			if f.Severity == catalog.SeverityError {
+				f.File = filepath.Join(dir, filepath.FromSlash(f.File))
+				fmt.Fprintf(stderr, "%s: %s: %s\n", f.Position, f.Rule, f.Message)
+			}
+		}
+		return fail(exitFail, "%s is not a valid bundle (catalog-check bundle validate %s says why); nothing was built", dir, dir)
+	}
+	ann := b.Annotations
+	img, err := image.BundleImage(ctx, fsys, ann, image.Limits{MaxFiles: bundle.DefaultMaxFiles + len(bundleFolders), MaxTotalBytes: bundle.DefaultMaxTotalBytes})
 	if err != nil {
 		return fail(exitFail, "%s: %v", dir, err)
 	}

@@ -17,7 +17,7 @@ func writeBundleDir(t *testing.T, csvExtra string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"manifests/etcd.clusterserviceversion.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcdoperator.v0.9.4\n" + csvExtra,
+		"manifests/etcd.clusterserviceversion.yaml": "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcdoperator.v0.9.4\nspec:\n  version: 0.9.4\n  minKubeVersion: 1.25.0\n  installModes: [{type: AllNamespaces, supported: true}]\n" + csvExtra,
 		"metadata/annotations.yaml": `annotations:
   operators.operatorframework.io.bundle.mediatype.v1: registry+v1
   operators.operatorframework.io.bundle.manifests.v1: manifests/
@@ -73,7 +73,7 @@ func TestBuildBundlePushesOnceAndNeverReplaces(t *testing.T) {
 	}
 
 	// Other content under the same version: refused, the tag unchanged.
-	changed := writeBundleDir(t, "spec:\n  version: 0.9.4\n")
+	changed := writeBundleDir(t, "  displayName: etcd\n")
 	out.Reset()
 	errb.Reset()
 	code = run(ctx, []string{"build-bundle", changed, "--push", target, "--insecure-registry", host}, &out, &errb)
@@ -88,16 +88,108 @@ func TestBuildBundlePushesOnceAndNeverReplaces(t *testing.T) {
 
 func TestBuildBundleRefusesWhatIsNotABundle(t *testing.T) {
 	dir := writeBundleDir(t, "")
-	if err := os.WriteFile(filepath.Join(dir, "metadata", "annotations.yaml"), []byte("annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: helm\n"), 0o644); err != nil {
+	ann := filepath.Join(dir, "metadata", "annotations.yaml")
+	data, err := os.ReadFile(ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ann, []byte(strings.Replace(string(data), "registry+v1", "helm", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"build-bundle", dir}, &out, &errb); code != exitFail || !strings.Contains(errb.String(), "registry+v1") {
+	if code := run(context.Background(), []string{"build-bundle", dir}, &out, &errb); code != exitFail || !strings.Contains(errb.String(), "bundle.mediatype") || !strings.Contains(errb.String(), "registry+v1") {
 		t.Errorf("build-bundle(helm) exit = %d, stderr %q; want 1 naming registry+v1", code, errb.String())
 	}
 	out.Reset()
 	errb.Reset()
-	if code := run(context.Background(), []string{"build-bundle", t.TempDir()}, &out, &errb); code != exitFail || !strings.Contains(errb.String(), "annotations.yaml") {
-		t.Errorf("build-bundle(empty dir) exit = %d, stderr %q; want 1 naming annotations.yaml", code, errb.String())
+	if code := run(context.Background(), []string{"build-bundle", t.TempDir()}, &out, &errb); code != exitFail || !strings.Contains(errb.String(), "not a bundle directory") {
+		t.Errorf("build-bundle(empty dir) exit = %d, stderr %q; want 1, not a bundle directory", code, errb.String())
+	}
+}
+
+// build-bundle refuses what bundle validate refuses (issue 26.7), on real directories: links to what is outside
+// the bundle (a file, or manifests/ itself), metadata/ beyond the bounds, ambiguous metadata; and builds a
+// bundle whose annotations opm reads under another file name, labelled with them.
+func TestBuildBundleRefusesWhatValidateRefuses(t *testing.T) {
+	outside := t.TempDir()
+	secret := "kind: Secret\napiVersion: v1\nmetadata: {name: stolen}\ndata: {key: c2VjcmV0}\n"
+	if err := os.WriteFile(filepath.Join(outside, "secret.yaml"), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(t *testing.T, dir string)
+		code  int
+		rule  string // in stderr
+		label string // the package label of the built image
+	}{
+		{"a link to a file outside the bundle", func(t *testing.T, dir string) {
+			mustSymlink(t, filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "manifests", "secret.yaml"))
+		}, exitFail, "bundle.not-regular-file", ""},
+		{"manifests/ a link to a folder outside", func(t *testing.T, dir string) {
+			if err := os.Rename(filepath.Join(dir, "manifests", "etcd.clusterserviceversion.yaml"), filepath.Join(outside, "csv.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(dir, "manifests")); err != nil {
+				t.Fatal(err)
+			}
+			mustSymlink(t, outside, filepath.Join(dir, "manifests"))
+		}, exitFail, "bundle.not-regular-file", ""},
+		{"a metadata file beyond the bound", func(t *testing.T, dir string) {
+			f, err := os.Create(filepath.Join(dir, "metadata", "icon.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(65 << 20); err != nil { // sparse: nothing is written
+				t.Fatal(err)
+			}
+		}, exitFail, "bundle.too-large", ""},
+		{"a second annotations file", func(t *testing.T, dir string) {
+			data, _ := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
+			writeTestFile(t, filepath.Join(dir, "metadata", "00-other.yaml"), strings.Replace(string(data), "package.v1: etcd", "package.v1: redis", 1))
+		}, exitFail, "bundle.metadata-ambiguous", ""},
+		{"annotations under another name", func(t *testing.T, dir string) {
+			if err := os.Rename(filepath.Join(dir, "metadata", "annotations.yaml"), filepath.Join(dir, "metadata", "bundle.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}, exitOK, "", "etcd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeBundleDir(t, "")
+			tc.edit(t, dir)
+			var out, errb bytes.Buffer
+			code := run(context.Background(), []string{"build-bundle", dir, "--output", "json"}, &out, &errb)
+			if code != tc.code || !strings.Contains(errb.String(), tc.rule) {
+				t.Fatalf("exit %d, want %d with %s\nstdout %s\nstderr %s", code, tc.code, tc.rule, out.String(), errb.String())
+			}
+			if tc.code != exitOK {
+				if out.Len() != 0 {
+					t.Errorf("something was built: %s", out.String())
+				}
+				return
+			}
+			var rep buildBundleReport
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if got := rep.Labels["operators.operatorframework.io.bundle.package.v1"]; got != tc.label {
+				t.Errorf("package label %q, want %q", got, tc.label)
+			}
+		})
+	}
+}
+
+func mustSymlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeTestFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
