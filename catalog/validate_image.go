@@ -1,22 +1,18 @@
 package catalog
 
-import (
-	"strings"
-
-	"github.com/docker/distribution/reference"
-)
+import "strings"
 
 // parseImageRef reports why s is not a valid image reference, as newer opm
 // judges it (the docker reference grammar, with Docker Hub normalisation:
-// reference.ParseNormalizedNamed). References in the plain shape catalogs
-// use — registry/path[:tag][@sha256:<hex>] in lower case — are accepted by a
-// quick scan; anything else goes through the grammar's regular expressions.
+// the distribution project's reference.ParseNormalizedNamed). References in
+// the plain shape catalogs use — registry/path[:tag][@sha256:<hex>] in lower
+// case — are accepted by a quick scan; anything else goes through the
+// grammar's regular expressions (parseRefGrammar).
 func parseImageRef(s string) error {
 	if plainImageRef(s) {
 		return nil
 	}
-	_, err := reference.ParseNormalizedNamed(s)
-	return err
+	return parseRefGrammar(s)
 }
 
 // plainImageRef accepts a subset of valid references quickly. It never
