@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
@@ -66,7 +67,7 @@ func (p *parser) add(n *yaml.Node, hint, format string, args ...any) {
 	p.problems = append(p.problems, pr)
 }
 
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // document decodes the single YAML document in data into its root node, or
 // records why it cannot. A document that is empty yields nil and no problem.
@@ -106,7 +107,7 @@ func (p *parser) document(data []byte) (root *yaml.Node) {
 
 func (p *parser) syntax(err error) {
 	msg := err.Error()
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		p.problems = append(p.problems, Problem{File: p.file, Line: line, Message: "YAML syntax error: " + m[2],
 			Hint: "fix the YAML syntax at this line (indentation with spaces, a space after ':' and '-', quotes closed)"})
@@ -519,7 +520,18 @@ func cleanRepoPath(s string) (string, error) {
 	return path.Clean(s), nil
 }
 
-var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// isDNSLabel: lower-case letters, digits and inner '-' (RFC 1123); the caller bounds the length.
+func isDNSLabel(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func (p *parser) packages(n *yaml.Node) map[string]Package {
 	out := map[string]Package{}
@@ -539,7 +551,7 @@ func (p *parser) packages(n *yaml.Node) map[string]Package {
 		}
 		pkg := key.Value
 		handlers[pkg] = func(k, v *yaml.Node) {
-			if len(pkg) > 63 || !dns1123Label.MatchString(pkg) {
+			if len(pkg) > 63 || !isDNSLabel(pkg) {
 				p.add(k, "use the package name exactly as in the catalog's olm.package blob", "package name %q is not a valid package name (lower-case letters, digits and '-', at most 63)", pkg)
 				return
 			}
@@ -640,7 +652,21 @@ func checkRegistryPrefix(s string) error {
 	return nil
 }
 
-var ruleID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// isRuleID: a letter or digit, then up to 99 letters, digits, '.', '_' or '-'. (A regular expression with
+// {0,99} compiled a hundred states at every start of every program that links the policy.)
+func isRuleID(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func (p *parser) crdSafety(n *yaml.Node) CRDSafety {
 	c := CRDSafety{Profile: ProfilePreflight}
@@ -674,7 +700,7 @@ func (p *parser) crdSafety(n *yaml.Node) CRDSafety {
 				}
 				id := key.Value
 				handlers[id] = func(k, v *yaml.Node) {
-					if !ruleID.MatchString(id) {
+					if !isRuleID(id) {
 						p.add(k, "use a rule id as printed in findings, e.g. crd.enum-added", "crdSafety.overrides: %q is not a rule id", id)
 						return
 					}
