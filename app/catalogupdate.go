@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -35,9 +36,11 @@ type updateResult struct {
 
 // catalogUpdate adds the bundles just pushed to their packages' templates, by digest, renders every catalog
 // the templates map to, and opens — or updates — one pull request per package from the branch
-// catalogbot/catalog-update/<package>: a new commit on the branch when it exists (the bundles merged while
-// its pull request is open collect there), else on the commit just built. Everything in it is derived, so
-// the App checks it like any pull request.
+// catalogbot/catalog-update/<package>. Each update is one commit of the App's on the default branch's head
+// (commit), never on an earlier update: the bundles of the package's update still open are carried over
+// (from the App's own records), and the branch is moved to the new commit (forced: the App owns it). So
+// compared with the default branch the pull request only adds, whether the earlier update was merged,
+// squashed or closed. Everything in it is derived, so the App checks it like any pull request.
 func (b *rebuild) catalogUpdate(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, bundles []bundleResult) ([]updateResult, error) {
 	byPkg := map[string][]template.Addition{}
 	for _, r := range bundles {
@@ -66,6 +69,71 @@ func (b *rebuild) catalogUpdate(ctx context.Context, repo *gitfs.Repo, commit gi
 	return out, nil
 }
 
+// refreshUpdates builds again, on the default branch's head (commit), every package's update that is not
+// settled and was built on an older commit: a pull request built on an older commit shows, compared with
+// the default branch, the reverse of what the branch did since.
+func (b *rebuild) refreshUpdates(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy) ([]updateResult, error) {
+	pending, err := b.r.updates.pendingUpdates(ctx, b.a.Owner, b.a.Repo)
+	if err != nil {
+		return nil, fmt.Errorf("reading the open catalog updates: %w", err)
+	}
+	var out []updateResult
+	var mainTree *gitfs.FS
+	for _, u := range pending {
+		if strings.EqualFold(u.Base, commit.String()) {
+			continue
+		}
+		if mainTree == nil {
+			if mainTree, err = repo.TreeFS(ctx, commit, gitfs.Limits{}); err != nil {
+				return out, err
+			}
+		}
+		res, err := b.updatePackage(ctx, repo, commit, mainTree, pol, u.Package, nil)
+		if err != nil {
+			return out, fmt.Errorf("catalog update of %s: %w", u.Package, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// carriedOver are the bundles of pkg's update still open, as additions to make again on the default branch:
+// the images the App's newest commit for pkg added, while a pull request from the branch is open or none was
+// opened for it yet (a try that stopped before opening it) — closing the pull request declines them —, each
+// as the App's build recorded it and the default branch holds it.
+func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, open bool) ([]template.Addition, error) {
+	a := b.a
+	last, ok, err := b.r.updates.latestUpdateCommit(ctx, a.Owner, a.Repo, pkg)
+	if err != nil || !ok || last.Settled || (!open && last.Pull != 0) {
+		return nil, err
+	}
+	var out []template.Addition
+	for _, img := range last.Bundles {
+		rec, ok, err := b.r.updates.bundleBuild(ctx, a.Owner, a.Repo, img)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || rec.Package != pkg {
+			continue
+		}
+		sub, err := fs.Sub(mainTree, rec.Dir)
+		if err != nil {
+			continue
+		}
+		bd, _, err := bundle.Load(ctx, sub, bundle.Limits{})
+		if err != nil || bd == nil || bd.CSV == nil {
+			b.log.Warn("a bundle of the open catalog update no longer loads on the default branch; left out", "package", pkg, "dir", rec.Dir, "err", err)
+			continue
+		}
+		add, err := template.AdditionOf(bd, img)
+		if err != nil {
+			continue
+		}
+		out = append(out, add)
+	}
+	return out, nil
+}
+
 func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, mainTree *gitfs.FS, pol *policy.Policy, pkg string, adds []template.Addition) (updateResult, error) {
 	a := b.a
 	res := updateResult{Package: pkg}
@@ -79,36 +147,39 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		return res, nil
 	}
 	branch := catalogUpdateBranch(pkg)
-	parent := commit
-	parentSHA := commit.String()
-	ref, _, err := b.gh.Git.GetRef(ctx, a.Owner, a.Repo, "heads/"+branch)
-	switch {
-	case err == nil:
-		parentSHA = ref.GetObject().GetSHA()
-		fetched, err := b.fetch(ctx, "refs/heads/"+branch)
-		if err != nil {
-			return res, err
+	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})
+	if err != nil {
+		return res, fmt.Errorf("listing the pull requests of %s: %w", branch, err)
+	}
+	carried, err := b.carriedOver(ctx, mainTree, pkg, len(open) > 0)
+	if err != nil {
+		return res, fmt.Errorf("reading the open catalog update: %w", err)
+	}
+	// The bundles still open first, in the order they were added, then this push's.
+	var all []template.Addition
+	seen := map[string]bool{}
+	for _, add := range append(carried, adds...) {
+		if !seen[add.Image] {
+			seen[add.Image] = true
+			all = append(all, add)
 		}
-		defer fetched.Close()
-		if parent, err = fetched.Resolve(parentSHA); err != nil {
-			return res, fmt.Errorf("the branch %s: %w", branch, err)
-		}
-		repo = fetched
-	case isStatus(err, http.StatusNotFound):
-	default:
-		return res, fmt.Errorf("reading the branch %s: %w", branch, err)
 	}
 	files := map[string][]byte{}
-	var added, pending []string
+	var added, pending, images []string
 	for _, pt := range pts {
-		src, err := repo.ReadFile(ctx, parent, pt.Template, maxTemplateFileBytes)
+		src, err := fs.ReadFile(mainTree, pt.Template)
 		if err != nil {
 			res.Problem = fmt.Sprintf("the template %s cannot be read: %v", pt.Template, err)
 			return res, nil
 		}
 		original := src
 		changed := false
-		for _, add := range adds {
+		for _, add := range all {
+			// A bundle a default-branch commit took out of the template stays out.
+			if why := b.takenOut(ctx, repo, commit, pt.Template, add.Image); why != "" {
+				b.log.Info("bundle left out of the catalog update", "package", pkg, "bundle", add.Name, "why", why)
+				continue
+			}
 			next, err := template.AddBundle(src, add)
 			if errors.Is(err, template.ErrAlreadyThere) {
 				continue
@@ -119,13 +190,14 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 			}
 			src, changed = next, true
 			added = append(added, add.Name)
+			images = append(images, add.Image)
 		}
 		if !changed {
 			continue
 		}
 		files[pt.Template] = src
-		// The catalogs are rendered with the bundle directories of the commit just built (the new bundles are
-		// there) and the blobs of its catalogs.
+		// The catalogs are rendered with the bundle directories of the default branch's head and the blobs of
+		// its catalogs.
 		rendered, findings := checks.RenderPackageTemplate(ctx, mainTree, pol, pt, pkg, src, b.r.limits)
 		if rendered == nil {
 			// Say where, in the template as committed, when it does not render as it is either.
@@ -142,26 +214,30 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		for p, data := range rendered {
 			files[p] = data
 		}
-		// Every bundle the branch adds over the default branch (earlier updates still open included), for the
-		// pull request's title and body.
-		if mainSrc, err := fs.ReadFile(mainTree, pt.Template); err == nil {
-			pending = append(pending, pendingBundles(pt.Template, mainSrc, src, rendered, b.r.limits)...)
-		}
+		pending = append(pending, pendingBundles(pt.Template, original, src, rendered, b.r.limits)...)
 	}
 	if len(files) == 0 {
-		if parentSHA == commit.String() {
-			res.Action = "nothing to add"
-			return res, nil
+		// Everything is on the default branch already (merged), or was taken out: the update is settled, and
+		// a pull request still open from the branch has nothing left to bring.
+		if err := b.r.updates.settleUpdate(ctx, a.Owner, a.Repo, pkg); err != nil {
+			return res, err
 		}
-		// The branch holds the bundles already (a try that stopped after moving it, or a pull request closed
-		// by hand): make sure a pull request shows it.
-		return b.ensurePull(ctx, res, branch, pkg, adds)
+		res.Action = "nothing to add"
+		for _, p := range open {
+			if _, _, err := b.gh.PullRequests.Edit(ctx, a.Owner, a.Repo, p.GetNumber(), &github.PullRequest{State: github.String("closed")}); err != nil {
+				return res, fmt.Errorf("closing #%d, which has nothing left to add: %w", p.GetNumber(), err)
+			}
+			res.Number, res.Action = p.GetNumber(), "closed: nothing left to add"
+		}
+		return res, nil
 	}
 	sort.Strings(added)
 	added = dedupeStrings(added)
 	sort.Strings(pending)
 	pending = dedupeStrings(pending)
-	treeHash, err := repo.TreeHash(ctx, parent)
+	sort.Strings(images)
+	images = dedupeStrings(images)
+	treeHash, err := repo.TreeHash(ctx, commit)
 	if err != nil {
 		return res, err
 	}
@@ -178,16 +254,38 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if err != nil {
 		return res, fmt.Errorf("creating the tree: %w", err)
 	}
+	// The branch as it is: when it is already the App's commit of this very content on this very commit (a
+	// try that stopped after moving it), it stays.
+	var branchHead string
+	ref, _, err := b.gh.Git.GetRef(ctx, a.Owner, a.Repo, "heads/"+branch)
+	switch {
+	case err == nil:
+		branchHead = ref.GetObject().GetSHA()
+	case isStatus(err, http.StatusNotFound):
+	default:
+		return res, fmt.Errorf("reading the branch %s: %w", branch, err)
+	}
+	if branchHead != "" && b.sameUpdate(ctx, branchHead, branch, commit, tree.GetSHA()) {
+		if len(pending) == 0 {
+			pending = added
+		}
+		return b.openOrUpdatePull(ctx, res, branch, branchHead, pkg, pending, all, paths)
+	}
 	msg := fmt.Sprintf("Catalog update: add %s to %s\n\nBundle images pushed from %s.\n\n%s\n", strings.Join(added, ", "), pkg, a.SHA, catalogUpdateMarker)
 	c, _, err := b.gh.Git.CreateCommit(ctx, a.Owner, a.Repo, &github.Commit{Message: github.String(msg), Tree: tree,
-		Parents: []*github.Commit{{SHA: github.String(parentSHA)}}}, nil)
+		Parents: []*github.Commit{{SHA: github.String(commit.String())}}}, nil)
 	if err != nil {
 		return res, fmt.Errorf("creating the commit: %w", err)
 	}
-	if parentSHA == commit.String() {
+	// Recorded before the branch moves: the check of the pull request the move updates finds it.
+	if err := b.r.updates.recordUpdateCommit(ctx, a.Owner, a.Repo, updateCommit{SHA: c.GetSHA(), Package: pkg, Base: commit.String(),
+		Bundles: images, Created: b.r.now()}); err != nil {
+		return res, fmt.Errorf("recording the commit: %w", err)
+	}
+	if branchHead == "" {
 		_, _, err = b.gh.Git.CreateRef(ctx, a.Owner, a.Repo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}})
 	} else {
-		_, _, err = b.gh.Git.UpdateRef(ctx, a.Owner, a.Repo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}}, false)
+		_, _, err = b.gh.Git.UpdateRef(ctx, a.Owner, a.Repo, &github.Reference{Ref: github.String("refs/heads/" + branch), Object: &github.GitObject{SHA: c.SHA}}, true)
 	}
 	if err != nil {
 		return res, fmt.Errorf("moving the branch %s: %w", branch, err)
@@ -195,7 +293,49 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if len(pending) == 0 {
 		pending = added
 	}
-	return b.openOrUpdatePull(ctx, res, branch, pkg, pending, adds, paths)
+	return b.openOrUpdatePull(ctx, res, branch, c.GetSHA(), pkg, pending, all, paths)
+}
+
+// sameUpdate says whether the branch's head is the App's own commit of tree on commit.
+func (b *rebuild) sameUpdate(ctx context.Context, head, branch string, commit gitfs.Hash, tree string) bool {
+	a := b.a
+	rec, ok, err := b.r.updates.updateCommit(ctx, a.Owner, a.Repo, head)
+	if err != nil || !ok || !strings.EqualFold(rec.Base, commit.String()) {
+		return false
+	}
+	fetched, err := b.fetch(ctx, "refs/heads/"+branch)
+	if err != nil {
+		return false
+	}
+	defer fetched.Close()
+	h, err := fetched.Resolve(head)
+	if err != nil {
+		return false
+	}
+	t, err := fetched.TreeHash(ctx, h)
+	return err == nil && strings.EqualFold(t.String(), tree)
+}
+
+// takenOut says why image must not be added to template again: a default-branch commit since the one that
+// built it took it out ("" when none did, or when the App did not build it: this push's own bundles are
+// recorded before the update is made).
+func (b *rebuild) takenOut(ctx context.Context, repo *gitfs.Repo, head gitfs.Hash, template, image string) string {
+	rec, ok, err := b.r.updates.bundleBuild(ctx, b.a.Owner, b.a.Repo, image)
+	if err != nil {
+		return err.Error()
+	}
+	if !ok {
+		return "catalogbot did not build it"
+	}
+	built, err := repo.Resolve(rec.Commit)
+	if err != nil {
+		return "the commit that built it is gone"
+	}
+	why, err := removedFromTemplate(ctx, repo, head, built, template, image)
+	if err != nil {
+		return err.Error()
+	}
+	return why
 }
 
 // pendingBundles names the bundles a template adds over the default branch's: the images the new template
@@ -235,25 +375,9 @@ func pendingBundles(file string, mainSrc, newSrc []byte, rendered map[string][]b
 	return names
 }
 
-// ensurePull opens the pull request of a branch that has none open.
-func (b *rebuild) ensurePull(ctx context.Context, res updateResult, branch, pkg string, adds []template.Addition) (updateResult, error) {
-	a := b.a
-	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})
-	if err != nil {
-		return res, fmt.Errorf("listing the pull requests of %s: %w", branch, err)
-	}
-	if len(open) > 0 {
-		res.Number, res.Action = open[0].GetNumber(), "already open"
-		return res, nil
-	}
-	var names []string
-	for _, add := range adds {
-		names = append(names, add.Name)
-	}
-	return b.openOrUpdatePull(ctx, res, branch, pkg, names, adds, nil)
-}
-
-func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
+// openOrUpdatePull shows the branch, whose head is the App's commit head, in a pull request, and records
+// which.
+func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch, head, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
 	a := b.a
 	title := fmt.Sprintf("Catalog update: %s %s", pkg, strings.Join(added, ", "))
 	body := catalogUpdateBody(pkg, added, adds, a.SHA, paths)
@@ -267,7 +391,7 @@ func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch
 			return res, fmt.Errorf("updating #%d: %w", open[0].GetNumber(), err)
 		}
 		res.Number, res.Action = pr.GetNumber(), "updated"
-		return res, nil
+		return res, b.r.updates.setUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
 	}
 	pr, _, err := b.gh.PullRequests.Create(ctx, a.Owner, a.Repo, &github.NewPullRequest{Title: github.String(title), Head: github.String(branch),
 		Base: github.String(b.branch), Body: github.String(body)})
@@ -275,7 +399,7 @@ func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch
 		return res, fmt.Errorf("opening the pull request: %w", err)
 	}
 	res.Number, res.Action = pr.GetNumber(), "opened"
-	return res, nil
+	return res, b.r.updates.setUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
 }
 
 // maxTemplateFileBytes bounds a template read for a catalog update.
@@ -313,7 +437,9 @@ func catalogUpdateBody(pkg string, added []string, adds []template.Addition, sha
 	for _, f := range files {
 		fmt.Fprintf(&sb, "- `%s`\n", markdownCode(f))
 	}
-	sb.WriteString("\nEverything here is derived from the default branch: the templates gain the bundles by digest and the catalogs are what the templates render to. A commit by anyone else on this branch makes it an ordinary pull request.\n")
+	sb.WriteString("\nEverything here is derived from the default branch: the templates gain the bundles by digest and the catalogs are what the templates render to. " +
+		"catalogbot builds this branch afresh on the default branch whenever that moves or another bundle of the package merges; closing this pull request declines its bundles. " +
+		"A commit by anyone else on this branch makes it an ordinary pull request, which the package's owners approve.\n")
 	return sb.String()
 }
 

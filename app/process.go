@@ -71,6 +71,10 @@ type Pipeline struct {
 	log          *slog.Logger
 	// checked, when set, learns what each check saw and when it completed (the merge).
 	checked checkRecorder
+	// updates and bot are the App's own records and login, from which a catalog update is known to be the
+	// App's (checks.Provenance); without them no pull request is derived.
+	updates updateStore
+	bot     *botIdentity
 }
 
 // runNames lists the check runs of the configured checks, in order.
@@ -327,6 +331,13 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		}
 		return nil, "", err
 	}
+	if p.updates != nil {
+		prov, err := p.provenance(repo, a, pr, baseFull, in)
+		if err != nil {
+			return nil, "", err
+		}
+		in.Provenance = prov
+	}
 	// Approving reviews of this head lift ownership findings an owner (or a maintainer) may vouch for; the
 	// reviews are read for every check, so ownership follows approvals given, dismissed and outdated by a push.
 	var reviews []Review
@@ -351,6 +362,9 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		if err := p.checked.recordChecked(ctx, a, baseFull, repo, in); err != nil {
 			return nil, "", fmt.Errorf("recording the check for the merge: %w", err)
 		}
+		if why := checks.NotDerivedReason(in); why != "" && strings.HasPrefix(pr.GetHead().GetRef(), catalogUpdateBranch("")) {
+			p.log.Info("not a derived catalog update", "repo", a.Owner+"/"+a.Repo, "pr", a.Number, "head", a.HeadSHA, "why", why)
+		}
 	}
 	runner := checks.NewRunner(p.checks, checks.WithTimeout(p.checkTimeout), checks.WithLogger(p.log))
 	out := map[string][]checks.Result{}
@@ -361,6 +375,24 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		}
 	}
 	return out, checks.UpgradeGraphs(in), nil
+}
+
+// provenance is what the App knows of the pull request from its own doing (see updateProvenance).
+func (p *Pipeline) provenance(repo *gitfs.Repo, a CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
+	defaultHead, err := repo.Resolve(baseRef)
+	if err != nil {
+		return nil, err
+	}
+	mergeBase, err := repo.Resolve(in.Base.SHA)
+	if err != nil {
+		return nil, err
+	}
+	head, err := repo.Resolve(in.Head.SHA)
+	if err != nil {
+		return nil, err
+	}
+	return &updateProvenance{store: p.updates, bot: p.bot, repo: repo, owner: a.Owner, name: a.Repo, pr: pr,
+		defaultHead: defaultHead, mergeBase: mergeBase, head: head}, nil
 }
 
 // fetchRepo brings refs of owner/repo (cloned from cloneURL as the

@@ -87,6 +87,7 @@ type Rebuilder struct {
 	cache     *GitCache
 	q         *Queue
 	store     rebuildStore
+	updates   updateStore
 	limits    catalog.Limits
 	imgLimits image.Limits
 	metrics   *Metrics
@@ -166,7 +167,11 @@ func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *G
 	if err != nil {
 		return err
 	}
-	r.gh, r.cache, r.q, r.store, r.limits, r.metrics = gh, cache, q, s, limits, m
+	u, err := q.updateStore(ctx)
+	if err != nil {
+		return err
+	}
+	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, s, u, limits, m
 	return nil
 }
 
@@ -398,6 +403,17 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		// Bundle images first: a catalog that names a bundle by digest is only useful once the bundle is there.
 		if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots, a.SHA); !done {
 			return outcome, err
+		}
+		// The catalog updates still open follow the branch.
+		updates, err := b.refreshUpdates(ctx, repo, commit, pol)
+		for _, u := range updates {
+			b.log.Info("catalog update rebuilt on the branch's head", "package", u.Package, "pull_request", u.Number, "action", u.Action, "problem", u.Problem)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return "error", err
+			}
+			b.log.Warn("rebuilding the open catalog updates on the branch's head (the next push tries again)", "err", err)
 		}
 	}
 	if len(targets) == 0 {

@@ -174,6 +174,16 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 			results = append(results, res)
 		}
 	}
+	// What the build pushed is recorded as the App's own doing: a catalog update may add these bundles and
+	// nothing else (checks.Provenance).
+	for _, r := range results {
+		if r.Problem != "" || r.add == nil {
+			continue
+		}
+		if err := b.r.updates.recordBundleBuild(ctx, a.Owner, a.Repo, bundleBuild{Image: r.add.Image, Package: r.add.Package, Dir: r.Dir, Commit: commit.String()}, b.r.now()); err != nil {
+			tryErr = errors.Join(tryErr, fmt.Errorf("recording the bundle build of %s: %w", r.Dir, err))
+		}
+	}
 	var updates []updateResult
 	if tryErr == nil {
 		// The images are there: the catalog update pull requests can name them.

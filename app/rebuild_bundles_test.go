@@ -399,12 +399,16 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 	if !strings.Contains(pr.Title, "etcdoperator.v1.1.0, etcdoperator.v1.2.0") {
 		t.Errorf("title %q", pr.Title)
 	}
-	// The branch moved forward: the first update is an ancestor of the second.
-	runGit(t, e.git.BarePath("acme", "catalog"), "merge-base", "--is-ancestor", shas[0], pr.HeadSHA)
+	// The update is one commit on the default branch's head, not a second commit on the first update.
+	if parent := runGit(t, e.git.BarePath("acme", "catalog"), "rev-parse", pr.HeadSHA+"^"); parent != shas[1] {
+		t.Errorf("the update's parent is %s, want the default branch's head %s", parent, shas[1])
+	}
+	if n := runGit(t, e.git.BarePath("acme", "catalog"), "rev-list", "--count", shas[1]+".."+pr.HeadSHA); n != "1" {
+		t.Errorf("the update has %s commits over the default branch, want 1", n)
+	}
 
-	// Someone closes the pull request; Re-run on the commit's bundle-image run opens a new one for the
-	// branch, which holds the bundles already (as after a try that stopped between moving the branch and
-	// opening the pull request).
+	// Someone closes the pull request: that declines its bundles. Re-run on the second commit's bundle-image
+	// run proposes that commit's bundle again, in a new pull request from the same branch.
 	waitQueueIdle(t, srv.Queue()) // the job of the second merge is done (its catalog image too)
 	if err := e.fake.ClosePullRequest("acme", "catalog", pr.Number); err != nil {
 		t.Fatal(err)
@@ -431,8 +435,9 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 			}
 		}
 		if len(open) == 1 {
-			if open[0].HeadSHA != pr.HeadSHA {
-				t.Errorf("the new pull request's head %s, want the branch's %s", open[0].HeadSHA, pr.HeadSHA)
+			got := runGit(t, e.git.BarePath("acme", "catalog"), "show", open[0].HeadSHA+":templates/etcd.yaml")
+			if !strings.Contains(got, "etcdoperator.v1.2.0") || strings.Contains(got, "- name: etcdoperator.v1.1.0") {
+				t.Errorf("the new pull request's template does not add only 1.2.0:\n%s", got)
 			}
 			break
 		}

@@ -66,6 +66,8 @@ type githubDeps struct {
 	reporter checkRunReporting
 	teams    func(*github.Client) policy.TeamResolver
 	recovery recoveryGitHub
+	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
+	bot *botIdentity
 }
 
 // WithBuildInfo names the running build in the catalogbot_build_info metric.
@@ -154,6 +156,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		lines: checks.NewLineDiffCache(0),
 	}
 	s.pipeline.checked = merger
+	s.pipeline.bot = o.github.bot
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
@@ -187,6 +190,10 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	recovery.cmds = s.commands.store
+	if s.pipeline.updates, err = q.updateStore(ctx); err != nil {
+		q.Close()
+		return nil, err
+	}
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
 			q.Close()

@@ -21,6 +21,7 @@ func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (
 		clients:  gh,
 		reporter: NewCheckRunReporter(log),
 		teams:    func(c *github.Client) policy.TeamResolver { return NewTeamResolver(c) },
+		bot:      newBotIdentity(gh.App),
 		recovery: recoveryGitHub{
 			installation: gh.Installation,
 			app:          gh.App,

@@ -299,6 +299,7 @@ type ChangeSet struct {
 	// derived is Derived's answer, computed once.
 	derived     *Derivation
 	derivedDone bool
+	notDerived  string
 	// preview is Preview's answer, computed once for every check that asks.
 	preview        *CatalogPreview
 	previewOnce    sync.Once

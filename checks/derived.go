@@ -18,10 +18,17 @@ import (
 // built from that directory), added as a catalog update adds them, and its catalogs are exactly what the
 // templates render to. Such a pull request carries no decision of its own: the bundles' own pull requests
 // were authorized when they merged.
+//
+// Content alone proves nothing about who made it, so a pull request is derived only when its Provenance
+// (the App's own records) says that the App made it — opened it from its own branch, made every commit on
+// it — and that each bundle it adds is one the App's post-merge build pushed for a default-branch commit and
+// no later default-branch commit took out of the template. Without a Provenance (the CLI) nothing is derived.
 type Derivation struct {
 	Package string
 	// Bundles are the bundle directories (of the base revision) the templates gain.
 	Bundles []string
+	// added are the bundles as the templates gain them, for the provenance.
+	added []derivedAddition
 }
 
 func (d *Derivation) String() string {
@@ -41,18 +48,53 @@ func Derived(ctx context.Context, pr *PullRequest) *Derivation {
 		return pr.Changes.derived
 	}
 	pr.Changes.derivedDone = true
-	pr.Changes.derived = derive(ctx, pr)
+	pr.Changes.derived, pr.Changes.notDerived = derive(ctx, pr)
 	return pr.Changes.derived
 }
 
-func derive(ctx context.Context, pr *PullRequest) *Derivation {
+// NotDerivedReason says why Derived found the pull request not to be a derived catalog update ("" when it
+// is one, or when Derived has not run).
+func NotDerivedReason(pr *PullRequest) string {
+	if pr.Changes == nil {
+		return ""
+	}
+	return pr.Changes.notDerived
+}
+
+func derive(ctx context.Context, pr *PullRequest) (*Derivation, string) {
+	d, why := deriveContent(ctx, pr)
+	if d == nil {
+		return nil, why
+	}
+	if pr.Provenance == nil {
+		return nil, "nothing tells who made the pull request"
+	}
+	if ok, why := pr.Provenance.MadeUpdate(ctx, d.Package); !ok {
+		return nil, why
+	}
+	for _, a := range d.added {
+		if ok, why := pr.Provenance.BundleRecorded(ctx, d.Package, a.template, a.image, a.dir); !ok {
+			return nil, why
+		}
+	}
+	return d, ""
+}
+
+// derivedAddition is one bundle a derived pull request adds to a template.
+type derivedAddition struct{ template, image, dir string }
+
+// deriveContent is the part of the derivation read from the two revisions alone.
+func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
+	if pr.Provenance == nil {
+		return nil, "nothing tells who made the pull request"
+	}
 	if len(pr.Files) == 0 || len(pr.Files) > maxDerivedFiles || len(pr.Changes.Bundles) > 0 {
-		return nil
+		return nil, "it changes no file, too many files, or bundle directories"
 	}
 	changed := map[string]bool{}
 	for _, f := range pr.Files {
 		if f.Status != FileModified && f.Status != FileAdded {
-			return nil
+			return nil, "it deletes or renames " + f.Path
 		}
 		changed[f.Path] = true
 	}
@@ -64,18 +106,18 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 		}
 	}
 	if len(pkgs) != 1 {
-		return nil
+		return nil, "its catalog changes do not belong to exactly one package"
 	}
 	var pkg string
 	for p := range pkgs {
 		pkg = p
 	}
 	if pkg == "" {
-		return nil
+		return nil, "its catalog changes belong to no package"
 	}
 	pts, err := PackageTemplates(pr.Base.FS, pr.Policy, pkg)
 	if err != nil || len(pts) == 0 {
-		return nil
+		return nil, "the package has no template"
 	}
 	explained := map[string]bool{}
 	d := &Derivation{Package: pkg}
@@ -85,16 +127,16 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 		}
 		base, err := readFileCapped(pr.Base.FS, pt.Template, maxTemplateBytes)
 		if err != nil || base == nil {
-			return nil
+			return nil, pt.Template + " cannot be read from the base"
 		}
 		head, err := readFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
 		if err != nil || head == nil {
-			return nil
+			return nil, pt.Template + " cannot be read from the head"
 		}
 		bt, _ := template.Parse(pt.Template, base, pr.Limits)
 		ht, _ := template.Parse(pt.Template, head, pr.Limits)
 		if bt == nil || ht == nil {
-			return nil
+			return nil, pt.Template + " does not parse"
 		}
 		had := map[string]bool{}
 		for _, r := range bt.Refs() {
@@ -102,7 +144,7 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 		}
 		dirs := packageDirResolver(pr.Base.FS, pr.Policy, pt.Root, pkg)
 		if dirs == nil {
-			return nil
+			return nil, "the package's bundle directories cannot be read"
 		}
 		rebuilt := base
 		for _, r := range ht.Refs() {
@@ -110,53 +152,54 @@ func derive(ctx context.Context, pr *PullRequest) *Derivation {
 				continue
 			}
 			if !strings.Contains(r.Image, "@sha256:") {
-				return nil // only images pinned by digest are derived
+				return nil, r.Image + " is not pinned by digest" // only images pinned by digest are derived
 			}
 			dir, ok := dirs.DirOf(ctx, r.Image)
 			if !ok {
-				return nil
+				return nil, "no bundle directory of the base builds " + r.Image
 			}
 			sub, err := fs.Sub(pr.Base.FS, dir)
 			if err != nil {
-				return nil
+				return nil, err.Error()
 			}
 			b, _, err := bundle.Load(ctx, sub, bundle.Limits{})
 			if err != nil || b == nil {
-				return nil
+				return nil, dir + " does not load"
 			}
 			add, err := template.AdditionOf(b, r.Image)
 			if err != nil {
-				return nil
+				return nil, err.Error()
 			}
 			if rebuilt, err = template.AddBundle(rebuilt, add); err != nil {
-				return nil
+				return nil, err.Error()
 			}
 			d.Bundles = append(d.Bundles, dir)
+			d.added = append(d.added, derivedAddition{template: pt.Template, image: r.Image, dir: dir})
 		}
 		if !bytes.Equal(rebuilt, head) {
-			return nil
+			return nil, pt.Template + " changes more than a catalog update's additions"
 		}
 		explained[pt.Template] = true
 		rendered, _ := renderPackageTemplate(ctx, pr.Base.FS, dirs, pt, head, pr.Limits)
 		if rendered == nil {
-			return nil
+			return nil, pt.Template + " does not render"
 		}
 		for p, want := range rendered {
 			got, err := readFileCapped(pr.Head.FS, p, catalog.DefaultLimits().MaxFileSize)
 			if err != nil || !bytes.Equal(got, want) {
-				return nil
+				return nil, p + " is not what the template renders to"
 			}
 			explained[p] = true
 		}
 	}
 	for p := range changed {
 		if !explained[p] {
-			return nil
+			return nil, p + " is not explained by a template's additions"
 		}
 	}
 	if len(d.Bundles) == 0 {
-		return nil
+		return nil, "no template gains a bundle"
 	}
 	sort.Strings(d.Bundles)
-	return d
+	return d, ""
 }

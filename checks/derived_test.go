@@ -79,20 +79,27 @@ func TestDerived(t *testing.T) {
 	}
 	good := render(base, string(next))
 	elsewhere := strings.Replace(img2, "quay.io/acme/etcd-bundle", "evil.example/acme/etcd-bundle", 1)
+	app := &recordedProvenance{made: "etcd", recorded: map[string]string{img2: "operators/etcd/1.1.0", elsewhere: "operators/etcd/1.1.0"}}
 	for _, tc := range []struct {
 		name     string
 		head     fstest.MapFS
 		derived  bool
 		withFile string
+		prov     checks.Provenance
 	}{
-		{"the bundle added, the catalog rendered", headOf(string(next), good), true, ""},
-		{"and the package's default channel changed too", headOf(strings.Replace(string(next), "defaultChannel: stable", "defaultChannel: beta", 1), good), false, ""},
-		{"the catalog edited by hand", headOf(string(next), strings.Replace(good, "replaces: etcd.v1.0.0", "skipRange: <1.1.0", 1)), false, ""},
-		{"an image no base directory builds", headOf(strings.Replace(string(next), img2, "quay.io/acme/etcd-bundle@sha256:"+strings.Repeat("0", 64), 1), good), false, ""},
-		{"another file changed", headOf(string(next), good), false, "README.md"},
+		{"the bundle added, the catalog rendered", headOf(string(next), good), true, "", app},
+		{"and the package's default channel changed too", headOf(strings.Replace(string(next), "defaultChannel: stable", "defaultChannel: beta", 1), good), false, "", app},
+		{"the catalog edited by hand", headOf(string(next), strings.Replace(good, "replaces: etcd.v1.0.0", "skipRange: <1.1.0", 1)), false, "", app},
+		{"an image no base directory builds", headOf(strings.Replace(string(next), img2, "quay.io/acme/etcd-bundle@sha256:"+strings.Repeat("0", 64), 1), good), false, "", app},
+		{"another file changed", headOf(string(next), good), false, "README.md", app},
+		// The same content, but nothing says the App made it (the CLI), or the App says it did not.
+		{"no provenance", headOf(string(next), good), false, "", nil},
+		{"not the App's pull request", headOf(string(next), good), false, "", &recordedProvenance{made: "other", recorded: app.recorded}},
+		{"a bundle the App never recorded", headOf(string(next), good), false, "", &recordedProvenance{made: "etcd"}},
+		{"recorded from another directory", headOf(string(next), good), false, "", &recordedProvenance{made: "etcd", recorded: map[string]string{img2: "operators/etcd/1.0.0"}}},
 		// The digest of the directory's build, in a repository that is not the bundle root's image: not that
 		// directory, so not derived (and the catalog rendered from it is not what the template renders either).
-		{"the directory's digest in another repository", headOf(strings.ReplaceAll(string(next), img2, elsewhere), strings.ReplaceAll(good, img2, elsewhere)), false, ""},
+		{"the directory's digest in another repository", headOf(strings.ReplaceAll(string(next), img2, elsewhere), strings.ReplaceAll(good, img2, elsewhere)), false, "", app},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := []checks.FileChange{{Path: tmplPath, Status: checks.FileModified}, {Path: catPath, Status: checks.FileModified}}
@@ -100,13 +107,13 @@ func TestDerived(t *testing.T) {
 				tc.head[tc.withFile] = &fstest.MapFile{Data: []byte("x\n")}
 				files = append(files, checks.FileChange{Path: tc.withFile, Status: checks.FileAdded})
 			}
-			pr := &checks.PullRequest{Author: "catalogbot[bot]", Policy: pol, Base: checks.Revision{SHA: "b", FS: base}, Head: checks.Revision{SHA: "h", FS: tc.head}, Files: files}
+			pr := &checks.PullRequest{Author: "catalogbot[bot]", Policy: pol, Base: checks.Revision{SHA: "b", FS: base}, Head: checks.Revision{SHA: "h", FS: tc.head}, Files: files, Provenance: tc.prov}
 			if err := checks.Prepare(ctx, pr); err != nil {
 				t.Fatal(err)
 			}
 			d := checks.Derived(ctx, pr)
 			if (d != nil) != tc.derived {
-				t.Fatalf("derived = %v, want %v", d, tc.derived)
+				t.Fatalf("derived = %v (%s), want %v", d, checks.NotDerivedReason(pr), tc.derived)
 			}
 			res, err := checks.Ownership{}.Run(ctx, pr)
 			if err != nil {
@@ -127,4 +134,20 @@ func mustSub(fsys fstest.MapFS, dir string) fstest.MapFS {
 		}
 	}
 	return out
+}
+
+// recordedProvenance stands for the App's records: the package whose catalog update it made, and the
+// bundle images its build recorded (image → directory).
+type recordedProvenance struct {
+	made     string
+	recorded map[string]string
+}
+
+func (p *recordedProvenance) MadeUpdate(_ context.Context, pkg string) (bool, string) {
+	return pkg == p.made, "not the App's catalog update of " + pkg
+}
+
+func (p *recordedProvenance) BundleRecorded(_ context.Context, _, _, image, dir string) (bool, string) {
+	d, ok := p.recorded[image]
+	return ok && d == dir, image + " was not recorded"
 }

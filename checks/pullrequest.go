@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -57,8 +58,27 @@ type PullRequest struct {
 	// Lines, when set, keeps the changed lines of pairs of contents across checks (the App shares one).
 	Lines *LineDiffCache
 
+	// Provenance answers, from the front end's own records, whether the pull request is a catalog update the
+	// front end made itself (see Derived). Nil, as in the CLI, means no pull request is one: nothing in a pull
+	// request's content can prove who made it.
+	Provenance Provenance
+
 	// Changes is computed by Prepare before the checks run; checks only read it.
 	Changes *ChangeSet
+}
+
+// Provenance is what the App knows, from its own doing, about the pull request under check. It must never
+// answer from the pull request's content (a branch name, a commit's author line, a message): those are
+// written by whoever pushed them.
+type Provenance interface {
+	// MadeUpdate reports whether the pull request is the App's own catalog update of pkg: opened by the App's
+	// bot account, from the branch catalogbot/catalog-update/<pkg> of the base repository into the default
+	// branch, every commit on it made by the App. The reason says why not.
+	MadeUpdate(ctx context.Context, pkg string) (bool, string)
+	// BundleRecorded reports whether image, which the pull request adds to the template file of pkg, is a
+	// bundle image the App's own post-merge build pushed from dir for a default-branch commit, and that no
+	// later default-branch commit took out of that template. The reason says why not.
+	BundleRecorded(ctx context.Context, pkg, template, image, dir string) (bool, string)
 }
 
 // Approval is an approving review of one commit.

@@ -234,3 +234,38 @@ func TestChangedPathsMatchesGit(t *testing.T) {
 		}
 	}
 }
+
+// Parents agrees with git: none for a root commit, the first parent first for a merge.
+func TestParents(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q", "-b", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "root")
+	runGit(t, dir, "checkout", "-q", "-b", "side")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "side")
+	runGit(t, dir, "checkout", "-q", "main")
+	runGit(t, dir, "commit", "-q", "--allow-empty", "-m", "main")
+	runGit(t, dir, "merge", "-q", "--no-ff", "-m", "merge", "side")
+	r := openRepo(t, dir)
+	ctx := context.Background()
+	for _, rev := range []string{"main", "main^1", "side", "main~2"} {
+		h, err := r.Resolve(rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Parents(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		if out := strings.TrimSpace(runGit(t, dir, "rev-list", "--parents", "-n", "1", rev)); out != "" {
+			want = strings.Fields(out)[1:]
+		}
+		var gotS []string
+		for _, p := range got {
+			gotS = append(gotS, p.String())
+		}
+		if !slices.Equal(gotS, want) {
+			t.Errorf("Parents(%s) = %v, want %v", rev, gotS, want)
+		}
+	}
+}

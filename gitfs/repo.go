@@ -532,8 +532,9 @@ func decodeTree(data []byte) ([]entry, error) {
 
 // commitInfo is what TreeFS needs from a commit.
 type commitInfo struct {
-	tree Hash
-	when time.Time
+	tree    Hash
+	when    time.Time
+	parents []Hash
 }
 
 // maxCommitSize bounds a commit object read by TreeFS.
@@ -560,6 +561,11 @@ func decodeCommit(data []byte) (commitInfo, error) {
 				return ci, fmt.Errorf("malformed tree line %q", line)
 			}
 			ci.tree, haveTree = plumbing.NewHash(string(val)), true
+		case "parent":
+			if len(val) != 40 || !isHex(string(val)) {
+				return ci, fmt.Errorf("malformed parent line %q", line)
+			}
+			ci.parents = append(ci.parents, plumbing.NewHash(string(val)))
 		case "committer":
 			// "Name <email> 1700000000 +0100": the time is the second-last field.
 			fields := bytes.Fields(val[bytes.LastIndexByte(val, '>')+1:])
@@ -617,6 +623,15 @@ func sortEntries(es []entry) []entry {
 		dedup = append(dedup, e)
 	}
 	return dedup
+}
+
+// Parents are a commit's parents, the first parent first.
+func (r *Repo) Parents(ctx context.Context, commit Hash) ([]Hash, error) {
+	ci, err := r.commitInfo(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	return ci.parents, nil
 }
 
 // TreeHash is the hash of a commit's root tree.

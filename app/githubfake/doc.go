@@ -39,6 +39,14 @@
 // request, or 422 for the whole request when a user is the author or not a
 // collaborator, a team unknown, or the PR not open; a submitted review
 // fulfils the user's request; GET lists users and teams.
+// In a
+// repository with a git directory whose objects hold both commits the merge
+// is made in git as GitHub makes it: a merge commit of both, one squashed
+// commit on the base authored by the PR's author, or the PR's commits
+// replayed, committed by GitHub; changes that do not merge cleanly are 405.
+// PushBranch moves a branch, and the open PRs from it, as a git push does.
+// The PR's user is a Bot for an App's "<slug>[bot]" login; head.repo carries
+// the repository id (a made-up one for a fork).
 //
 // Also: issue comments (create, edit, delete; list per issue or per
 // repository, with since, sort and direction; bodies up to 65,536 characters; the App may edit only its own; user.type Bot for the

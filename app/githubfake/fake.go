@@ -305,6 +305,41 @@ func (f *Fake) SetBranch(owner, name, branchName, sha string) error {
 	return nil
 }
 
+// PushBranch moves a branch to sha as a git push does (creating it if needed): the open pull requests of
+// the repository's own whose head is that branch move with it, and so do their refs/pull/N/head when the
+// repository has a git directory (the objects must be there already).
+func (f *Fake) PushBranch(owner, name, branchName, sha string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, err := f.repoLocked(owner, name)
+	if err != nil {
+		return err
+	}
+	b := r.branches[branchName]
+	if b == nil {
+		b = &branch{}
+		r.branches[branchName] = b
+	}
+	b.sha = sha
+	if r.gitDir != "" {
+		if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+branchName, sha); err != nil {
+			return err
+		}
+	}
+	for _, p := range r.pulls {
+		if p.State != "open" || p.HeadRepo != "" || p.HeadRef != branchName {
+			continue
+		}
+		p.HeadSHA, p.updated = sha, f.now()
+		if r.gitDir != "" {
+			if _, err := r.git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // BranchSHA returns the commit a branch points at.
 func (f *Fake) BranchSHA(owner, name, branchName string) (string, bool) {
 	f.mu.Lock()

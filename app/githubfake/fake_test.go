@@ -11,6 +11,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -802,5 +805,111 @@ func TestEventPayloadsParse(t *testing.T) {
 		if msg := b.check(ev); msg != "" {
 			t.Errorf("%s: %s", b.event, msg)
 		}
+	}
+}
+
+// git runs git in dir with a fixed identity.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A repository with its git objects merges for real, as GitHub does: a merge commit with both parents, one
+// squashed commit on the base authored by the pull request's author, or the pull request's commits replayed;
+// in each case the base branch's files are what both sides changed together. Changes that do not merge
+// cleanly are 405. The pull request's author is a Bot when it is an App's bot account.
+func TestMergeWithGit(t *testing.T) {
+	for _, method := range []string{"merge", "squash", "rebase"} {
+		t.Run(method, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			work := t.TempDir()
+			bare := t.TempDir()
+			git(t, bare, "init", "-q", "--bare", "-b", "main")
+			git(t, work, "init", "-q", "-b", "main")
+			write := func(name, body string) {
+				if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("a.txt", "one\n")
+			write("b.txt", "two\n")
+			git(t, work, "add", "-A")
+			git(t, work, "commit", "-q", "-m", "base")
+			base := git(t, work, "rev-parse", "HEAD")
+			git(t, work, "checkout", "-q", "-b", "feature")
+			write("a.txt", "one changed\n")
+			git(t, work, "commit", "-q", "-am", "feature 1")
+			write("c.txt", "three\n")
+			git(t, work, "add", "-A")
+			git(t, work, "commit", "-q", "-m", "feature 2")
+			head := git(t, work, "rev-parse", "HEAD")
+			git(t, work, "checkout", "-q", "main")
+			write("b.txt", "two changed on main\n")
+			git(t, work, "commit", "-q", "-am", "main moves")
+			mainHead := git(t, work, "rev-parse", "HEAD")
+			git(t, work, "checkout", "-q", "-b", "clash", base)
+			write("b.txt", "two changed otherwise\n")
+			git(t, work, "commit", "-q", "-am", "clash")
+			clash := git(t, work, "rev-parse", "HEAD")
+			git(t, work, "push", "-q", bare, "main:refs/heads/main", "feature:refs/heads/feature", "clash:refs/heads/clash")
+
+			if err := e.fake.AddRepo(githubfake.Repo{Owner: owner, Name: "real", Installation: instID, DefaultSHA: mainHead, GitDir: bare}); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := e.fake.AddPullRequest(owner, "real", githubfake.PR{Author: "other[bot]", HeadRef: "feature", HeadSHA: head, Title: "Feature"})
+			pr, _, err := e.inst.PullRequests.Get(ctx, owner, "real", n)
+			if err != nil || pr.GetUser().GetType() != "Bot" || pr.GetHead().GetRepo().GetID() != pr.GetBase().GetRepo().GetID() {
+				t.Fatalf("pull request: %v user %+v head repo %v base repo %v", err, pr.GetUser(), pr.GetHead().GetRepo().GetID(), pr.GetBase().GetRepo().GetID())
+			}
+			res, _, err := e.inst.PullRequests.Merge(ctx, owner, "real", n, "", &github.PullRequestOptions{SHA: head, MergeMethod: method})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := git(t, bare, "rev-parse", "refs/heads/main")
+			if got != res.GetSHA() {
+				t.Fatalf("main %s, merge answered %s", got, res.GetSHA())
+			}
+			for file, want := range map[string]string{"a.txt": "one changed", "b.txt": "two changed on main", "c.txt": "three"} {
+				if body := git(t, bare, "show", got+":"+file); body != want {
+					t.Errorf("%s after the %s: %q, want %q", file, method, body, want)
+				}
+			}
+			parents := strings.Fields(git(t, bare, "rev-list", "--parents", "-n", "1", got))[1:]
+			switch method {
+			case "merge":
+				if len(parents) != 2 || parents[0] != mainHead || parents[1] != head {
+					t.Errorf("merge commit parents %v, want [%s %s]", parents, mainHead, head)
+				}
+			case "squash":
+				if len(parents) != 1 || parents[0] != mainHead {
+					t.Errorf("squash parents %v, want [%s]", parents, mainHead)
+				}
+				if a := git(t, bare, "log", "-1", "--format=%an|%cn|%s", got); a != "other[bot]|GitHub|Feature (#1)" {
+					t.Errorf("squash commit %q", a)
+				}
+			case "rebase":
+				if n := git(t, bare, "rev-list", "--count", mainHead+".."+got); n != "2" {
+					t.Errorf("%s commits replayed, want 2", n)
+				}
+				if s := git(t, bare, "log", "-1", "--format=%s", got); s != "feature 2" {
+					t.Errorf("last replayed commit %q", s)
+				}
+			}
+			// A pull request that changes the same lines as the base: not mergeable.
+			m, _ := e.fake.AddPullRequest(owner, "real", githubfake.PR{Author: "alice", HeadRef: "clash", HeadSHA: clash})
+			if _, _, err := e.inst.PullRequests.Merge(ctx, owner, "real", m, "", &github.PullRequestOptions{SHA: clash, MergeMethod: method}); statusOf(err) != 405 {
+				t.Errorf("merging a conflict: %v, want 405", err)
+			}
+			if now := git(t, bare, "rev-parse", "refs/heads/main"); now != got {
+				t.Errorf("a refused merge moved main to %s", now)
+			}
+		})
 	}
 }

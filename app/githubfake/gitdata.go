@@ -399,3 +399,136 @@ func (f *Fake) updatePull(c *call) reply {
 	p.updated = f.now()
 	return reply{status: http.StatusOK, body: c.pullJSON(r, p)}
 }
+
+// userType is the type GitHub gives an account: an App's bot account ("<slug>[bot]"; no person's login can
+// hold brackets) is a Bot.
+func userType(login string) string {
+	if strings.HasSuffix(login, "[bot]") {
+		return "Bot"
+	}
+	return "User"
+}
+
+// forkID is a made-up repository id for a fork the fake does not hold.
+func forkID(fullName string) int64 {
+	var h int64 = 7
+	for _, c := range strings.ToLower(fullName) {
+		h = (h*31 + int64(c)) % (1 << 40)
+	}
+	return 1<<41 + h
+}
+
+// hasCommit says whether the repository's git directory holds sha as a commit.
+func (r *repo) hasCommit(sha string) bool {
+	return r.gitDir != "" && shaPattern.MatchString(sha) && r.objectType(sha) == "commit"
+}
+
+// gitMerge merges p into the base branch's head base by method, as GitHub does, and returns the new head of
+// the base branch: "merge" makes a merge commit of both; "squash" one commit on base with the merged tree,
+// authored by the pull request's author; "rebase" replays each commit of the pull request on base. The
+// committer is GitHub. conflict reports changes that do not merge cleanly.
+func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *string) (sha string, conflict bool, err error) {
+	when := f.now().UTC().Format(time.RFC3339)
+	committer := []string{"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_COMMITTER_DATE=" + when}
+	author := func(login string) []string {
+		return []string{"GIT_AUTHOR_NAME=" + login, "GIT_AUTHOR_EMAIL=" + login + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + when}
+	}
+	mergeTree := func(ours, theirs string) (string, bool, error) {
+		out, err := r.git(nil, nil, "merge-tree", "--write-tree", "--no-messages", ours, theirs)
+		if err != nil {
+			if strings.Contains(err.Error(), "exit status 1") {
+				return "", true, nil
+			}
+			return "", false, err
+		}
+		return strings.Fields(out)[0], false, nil
+	}
+	body := ""
+	if message != nil {
+		body = *message
+	}
+	switch method {
+	case "merge":
+		tree, conflict, err := mergeTree(base, p.HeadSHA)
+		if err != nil || conflict {
+			return "", conflict, err
+		}
+		if title == "" {
+			title = fmt.Sprintf("Merge pull request #%d from %s", p.Number, p.HeadRef)
+			if body == "" {
+				body = p.Title
+			}
+		}
+		sha, err := r.git(nil, append(author(p.Author), committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
+		return sha, false, err
+	case "squash":
+		tree, conflict, err := mergeTree(base, p.HeadSHA)
+		if err != nil || conflict {
+			return "", conflict, err
+		}
+		if title == "" {
+			title = fmt.Sprintf("%s (#%d)", p.Title, p.Number)
+		}
+		args := []string{"commit-tree", tree, "-p", base, "-m", title}
+		if body != "" {
+			args = append(args, "-m", body)
+		}
+		sha, err := r.git(nil, append(author(p.Author), committer...), args...)
+		return sha, false, err
+	default: // rebase: each commit of the pull request, oldest first, applied on the new base
+		list, err := r.git(nil, nil, "rev-list", "--reverse", "--topo-order", "--no-merges", base+".."+p.HeadSHA)
+		if err != nil {
+			return "", false, err
+		}
+		cur := base
+		for _, c := range strings.Fields(list) {
+			parent, err := r.git(nil, nil, "rev-parse", c+"^")
+			if err != nil {
+				return "", false, err
+			}
+			tree, conflict, err := r.applyCommit(cur, parent, c)
+			if err != nil || conflict {
+				return "", conflict, err
+			}
+			info, err := r.git(nil, nil, "log", "-1", "--format=%an%x00%ae%x00%aI%x00%B", c)
+			if err != nil {
+				return "", false, err
+			}
+			parts := strings.SplitN(info, "\x00", 4)
+			if len(parts) != 4 {
+				return "", false, fmt.Errorf("reading commit %s", c)
+			}
+			env := append([]string{"GIT_AUTHOR_NAME=" + parts[0], "GIT_AUTHOR_EMAIL=" + parts[1], "GIT_AUTHOR_DATE=" + parts[2]}, committer...)
+			if cur, err = r.git(nil, env, "commit-tree", tree, "-p", cur, "-m", parts[3]); err != nil {
+				return "", false, err
+			}
+		}
+		return cur, false, nil
+	}
+}
+
+// applyCommit applies the change from parent to c onto onto's tree and returns the new tree.
+func (r *repo) applyCommit(onto, parent, c string) (tree string, conflict bool, err error) {
+	idx, err := os.CreateTemp("", "githubfake-index-")
+	if err != nil {
+		return "", false, err
+	}
+	idx.Close()
+	os.Remove(idx.Name())
+	defer os.Remove(idx.Name())
+	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	if _, err := r.git(nil, env, "read-tree", onto); err != nil {
+		return "", false, err
+	}
+	patch, err := r.git(nil, nil, "diff-tree", "-p", "--binary", "--full-index", parent, c)
+	if err != nil {
+		return "", false, err
+	}
+	if patch != "" {
+		if _, err := r.git([]byte(patch+"\n"), env, "apply", "--cached", "-3"); err != nil {
+			return "", true, nil
+		}
+	}
+	tree, err = r.git(nil, env, "write-tree")
+	return tree, false, err
+}

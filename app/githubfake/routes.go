@@ -346,6 +346,10 @@ func (c *call) pullJSON(r *repo, p *pull) map[string]any {
 		headRepo = p.HeadRepo
 	}
 	headOwner, _, _ := strings.Cut(headRepo, "/")
+	headRepoID := r.id
+	if p.HeadRepo != "" && !strings.EqualFold(p.HeadRepo, r.fullName()) {
+		headRepoID = forkID(p.HeadRepo)
+	}
 	labels := []any{}
 	for _, l := range p.labels {
 		labels = append(labels, map[string]any{"name": l})
@@ -373,13 +377,13 @@ func (c *call) pullJSON(r *repo, p *pull) map[string]any {
 		"merge_commit_sha": nilIfEmpty(p.MergeSHA),
 		"merged_at":        jsonTime(p.mergedAt), "closed_at": jsonTime(p.closedAt),
 		"created_at": jsonTime(p.Created), "updated_at": jsonTime(p.updated),
-		"user":                map[string]any{"login": p.Author, "type": "User"},
+		"user":                map[string]any{"login": p.Author, "type": userType(p.Author)},
 		"labels":              labels,
 		"requested_reviewers": usersJSON(p.requested), "requested_teams": teamsJSON(p.requestedTeams),
 		"url":      fmt.Sprintf("%s/repos/%s/pulls/%d", base, r.fullName(), p.Number),
 		"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", r.fullName(), p.Number),
 		"head": map[string]any{"ref": p.HeadRef, "sha": p.HeadSHA, "label": headOwner + ":" + p.HeadRef,
-			"repo": map[string]any{"full_name": headRepo, "fork": headRepo != r.fullName(), "owner": map[string]any{"login": headOwner}}},
+			"repo": map[string]any{"id": headRepoID, "full_name": headRepo, "fork": headRepo != r.fullName(), "owner": map[string]any{"login": headOwner}}},
 		"base": map[string]any{"ref": p.BaseRef, "sha": p.BaseSHA, "label": r.owner + ":" + p.BaseRef,
 			"repo": c.repoJSON(r)},
 	}
@@ -594,6 +598,20 @@ func (f *Fake) mergePull(c *call) reply {
 	now := f.now()
 	b := r.branches[p.BaseRef]
 	mergeSHA := MakeSHA(fmt.Sprintf("merge %s %s %d %s", b.sha, p.HeadSHA, p.Number, method))
+	if r.hasCommit(b.sha) && r.hasCommit(p.HeadSHA) {
+		// A repository with its git objects merges for real, as GitHub does.
+		sha, conflict, err := f.gitMerge(r, p, b.sha, method, in.CommitTitle, in.CommitMessage)
+		switch {
+		case conflict:
+			return errorReply(http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+		case err != nil:
+			return errorReply(http.StatusInternalServerError, err.Error())
+		}
+		if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+p.BaseRef, sha); err != nil {
+			return errorReply(http.StatusInternalServerError, err.Error())
+		}
+		mergeSHA = sha
+	}
 	b.sha = mergeSHA
 	p.State, p.Merged, p.MergeSHA = "closed", true, mergeSHA
 	p.mergedAt, p.closedAt, p.updated = now, now, now
@@ -615,12 +633,8 @@ func (f *Fake) listReviews(c *call) reply {
 }
 
 func (c *call) commentJSON(r *repo, cm *comment) map[string]any {
-	userType := "User"
-	if cm.User == c.f.BotLogin() {
-		userType = "Bot"
-	}
 	return map[string]any{
-		"id": cm.ID, "body": cm.Body, "user": map[string]any{"login": cm.User, "type": userType},
+		"id": cm.ID, "body": cm.Body, "user": map[string]any{"login": cm.User, "type": userType(cm.User)},
 		"author_association": r.association(cm.User),
 		"created_at":         jsonTime(cm.Created), "updated_at": jsonTime(cm.Updated),
 		"url":       fmt.Sprintf("%s/repos/%s/issues/comments/%d", c.apiBase(), r.fullName(), cm.ID),

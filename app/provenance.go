@@ -1,0 +1,216 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"sync"
+
+	"github.com/google/go-github/v62/github"
+
+	"github.com/catalogbot/catalogbot/gitfs"
+)
+
+// Bounds of the provenance walks: a catalog update carries one commit of the App's, and the bundles it adds
+// were built a few default-branch commits ago. More is not the App's own update (an owner decides).
+const (
+	maxUpdateCommits   = 32
+	maxHistoryCommits  = 2000
+	maxProvenanceBytes = 4 << 20
+)
+
+// botIdentity is the App's own login ("<slug>[bot]"), read once from GET /app.
+type botIdentity struct {
+	get func(ctx context.Context) (string, error)
+
+	mu    sync.Mutex
+	login string
+}
+
+func newBotIdentity(app func() *github.Client) *botIdentity {
+	return &botIdentity{get: func(ctx context.Context) (string, error) {
+		a, _, err := app().Apps.Get(ctx, "")
+		if err != nil {
+			return "", err
+		}
+		if a.GetSlug() == "" {
+			return "", errors.New("GitHub names no slug for the App")
+		}
+		return a.GetSlug() + "[bot]", nil
+	}}
+}
+
+// Login is the App's bot login.
+func (b *botIdentity) Login(ctx context.Context) (string, error) {
+	if b == nil {
+		return "", errors.New("the App's own login is not known here")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.login != "" {
+		return b.login, nil
+	}
+	if b.get == nil {
+		return "", errors.New("the App's own login is not known here")
+	}
+	l, err := b.get(ctx)
+	if err != nil {
+		return "", fmt.Errorf("reading the App's own login: %w", err)
+	}
+	b.login = l
+	return l, nil
+}
+
+// updateProvenance answers checks.Provenance for one pull request from what the App did itself: its bot
+// login, the commits it created on its catalog update branches and the bundle images its post-merge build
+// pushed (updateStore). What the pull request says of itself (branch name aside, which GitHub sets) counts
+// for nothing.
+type updateProvenance struct {
+	store       updateStore
+	bot         *botIdentity
+	repo        *gitfs.Repo
+	owner, name string
+	pr          *github.PullRequest
+	// defaultHead is the default branch's head as fetched; mergeBase is what the pull request is compared with.
+	defaultHead, mergeBase, head gitfs.Hash
+}
+
+func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, string) {
+	bot, err := p.bot.Login(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	user := p.pr.GetUser()
+	if !strings.EqualFold(user.GetLogin(), bot) || !strings.EqualFold(user.GetType(), "Bot") {
+		return false, fmt.Sprintf("the pull request was opened by @%s, not by catalogbot (@%s)", user.GetLogin(), bot)
+	}
+	if ref := p.pr.GetHead().GetRef(); ref != catalogUpdateBranch(pkg) {
+		return false, fmt.Sprintf("its branch %q is not %q", ref, catalogUpdateBranch(pkg))
+	}
+	headRepo, baseRepo := p.pr.GetHead().GetRepo(), p.pr.GetBase().GetRepo()
+	full := p.owner + "/" + p.name
+	if headRepo == nil || !strings.EqualFold(headRepo.GetFullName(), full) || !strings.EqualFold(baseRepo.GetFullName(), full) ||
+		headRepo.GetID() != baseRepo.GetID() {
+		return false, fmt.Sprintf("its branch is in %s, not in %s", headRepo.GetFullName(), full)
+	}
+	if def := baseRepo.GetDefaultBranch(); def == "" || p.pr.GetBase().GetRef() != def {
+		return false, fmt.Sprintf("it goes into %q, not into the default branch", p.pr.GetBase().GetRef())
+	}
+	// Every commit of the pull request (reachable from its head, not from what it is compared with) is one the
+	// App created for this package.
+	seen := map[gitfs.Hash]bool{}
+	todo := []gitfs.Hash{p.head}
+	for len(todo) > 0 {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if h == p.mergeBase || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if len(seen) > maxUpdateCommits {
+			return false, fmt.Sprintf("it has more than %d commits", maxUpdateCommits)
+		}
+		c, ok, err := p.store.updateCommit(ctx, p.owner, p.name, h.String())
+		if err != nil {
+			return false, "reading the App's commits: " + err.Error()
+		}
+		if !ok || c.Package != pkg {
+			return false, fmt.Sprintf("commit %s was not made by catalogbot for %s", short(h.String()), pkg)
+		}
+		parents, err := p.repo.Parents(ctx, h)
+		if err != nil {
+			return false, err.Error()
+		}
+		todo = append(todo, parents...)
+	}
+	return true, ""
+}
+
+func (p *updateProvenance) BundleRecorded(ctx context.Context, pkg, template, image, dir string) (bool, string) {
+	b, ok, err := p.store.bundleBuild(ctx, p.owner, p.name, image)
+	if err != nil {
+		return false, "reading the App's bundle builds: " + err.Error()
+	}
+	if !ok {
+		return false, image + " is not a bundle image catalogbot built after a merge"
+	}
+	if b.Package != pkg || b.Dir != dir {
+		return false, fmt.Sprintf("catalogbot built %s from %s (%s), not from %s", image, b.Dir, b.Package, dir)
+	}
+	built, err := p.repo.Resolve(b.Commit)
+	if err != nil {
+		return false, fmt.Sprintf("the commit %s that built %s is gone", short(b.Commit), image)
+	}
+	removed, err := removedFromTemplate(ctx, p.repo, p.defaultHead, built, template, image)
+	if err != nil {
+		return false, err.Error()
+	}
+	if removed != "" {
+		return false, removed
+	}
+	return true, ""
+}
+
+// removedFromTemplate walks the default branch (first parents) from head back to built, the commit whose
+// build pushed image, and says when a commit on the way took image out of template ("" when none did). A
+// built that is not on that line within maxHistoryCommits is an error: the bundle is not known to come from
+// the default branch.
+func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitfs.Hash, template, image string) (string, error) {
+	lim := gitfs.Limits{MaxFileSize: maxProvenanceBytes, MaxTotalBytes: maxProvenanceBytes}
+	// holds says whether the template at commit names image; by blob, read once.
+	holdsByBlob := map[string]bool{}
+	holds := func(commit gitfs.Hash) (bool, error) {
+		tree, err := repo.TreeFS(ctx, commit, lim)
+		if err != nil {
+			return false, err
+		}
+		key, ok := tree.ContentKey(template)
+		if !ok {
+			return false, nil
+		}
+		if v, ok := holdsByBlob[key]; ok {
+			return v, nil
+		}
+		data, err := tree.ReadFile(template)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		v := bytes.Contains(data, []byte(image))
+		holdsByBlob[key] = v
+		return v, nil
+	}
+	now, err := holds(head)
+	if err != nil {
+		return "", err
+	}
+	prev := head // the newer neighbour of c on the walk
+	for c, n := head, 0; ; n++ {
+		if n > maxHistoryCommits {
+			return "", fmt.Errorf("the commit %s that built the bundle is more than %d commits behind the default branch", short(built.String()), maxHistoryCommits)
+		}
+		has, err := holds(c)
+		if err != nil {
+			return "", err
+		}
+		if has && !now {
+			return fmt.Sprintf("%s was in %s at %s, and the default-branch commit %s took it out", image, template, short(c.String()), short(prev.String())), nil
+		}
+		if c == built {
+			return "", nil
+		}
+		parents, err := repo.Parents(ctx, c)
+		if err != nil {
+			return "", err
+		}
+		if len(parents) == 0 {
+			return "", fmt.Errorf("the commit %s that built the bundle is not on the default branch", short(built.String()))
+		}
+		prev, c = c, parents[0]
+	}
+}
