@@ -319,7 +319,9 @@ func renderForTest(t *testing.T, files map[string]string, tmpl string) string {
 			t.Fatal(err)
 		}
 	}
-	pol := &policy.Policy{Bundles: []policy.BundleRoot{{Path: "operators"}}}
+	// The bundle root's image pattern is the one bundleImagePolicy gives, on the registry the template names.
+	host, _, _ := strings.Cut(strings.SplitN(files[tmpl], "image: ", 2)[1], "/")
+	pol := &policy.Policy{Bundles: []policy.BundleRoot{{Path: "operators", Image: host + "/acme/{package}-bundle:v{version}"}}}
 	pt := checks.PackageTemplate{Template: tmpl, Catalogs: []policy.TemplateCatalog{{Path: "catalogs/v4.16/etcd/catalog.yaml", MigrateLevel: "none"}}}
 	out, fs := checks.RenderPackageTemplate(context.Background(), os.DirFS(dir), pol, pt, "etcd", []byte(files[tmpl]), catalog.Limits{})
 	if out == nil {
