@@ -38,10 +38,9 @@
 // requests: POST .../pulls/{n}/requested_reviewers answers 201 with the pull
 // request, or 422 for the whole request when a user is the author or not a
 // collaborator, a team unknown, or the PR not open; a submitted review
-// fulfils the user's request; GET lists users and teams.
-// In a
-// repository with a git directory whose objects hold both commits the merge
-// is made in git as GitHub makes it: a merge commit of both, one squashed
+// fulfils the user's request; GET lists users and teams. In a repository
+// with a git directory whose objects hold both commits the merge is made in
+// git as GitHub makes it: a merge commit of both, one squashed
 // commit on the base authored by the PR's author, or the PR's commits
 // replayed, committed by GitHub; changes that do not merge cleanly are 405.
 // PushBranch moves a branch, and the open PRs from it, as a git push does.
