@@ -247,6 +247,24 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 		pattern = pp.Bundles[0].Change.Root.Image
 	}
 	newDirs := template.NewDirResolver(pr.Head.FS, dirs, pattern, "none")
+	// Each committed catalog is parsed once: its blobs resolve the templates' images and it is the "before"
+	// of the graphs and of validation.
+	parsed := map[string][]catalog.Doc{}
+	docsOf := func(file string) ([]catalog.Doc, bool) {
+		if docs, ok := parsed[file]; ok {
+			return docs, docs != nil
+		}
+		data, err := readFileCapped(pr.Base.FS, file, maxFileOf(lim))
+		var docs []catalog.Doc
+		if err == nil && data != nil {
+			docs, _ = catalog.ParseFile(file, data, lim)
+			if docs == nil {
+				docs = []catalog.Doc{}
+			}
+		}
+		parsed[file] = docs
+		return docs, docs != nil
+	}
 	for _, pt := range pts {
 		if ctx.Err() != nil {
 			pp.Unverified = ctx.Err().Error()
@@ -292,7 +310,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			}
 			return chain
 		}
-		r := newTemplateRenderer(tmpl, pt.Opm, pr.Base.FS, pt.Catalogs, nil, lim, pull)
+		r := previewRenderer(tmpl, pt, docsOf, pull)
 		for _, c := range pt.Catalogs {
 			out, rf := r.render(ctx, c.MigrateLevel)
 			if out == nil {
@@ -305,8 +323,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 				break
 			}
 			pc := &PreviewCatalog{Template: pt.Template, Path: c.Path, After: after}
-			if data, err := readFileCapped(pr.Base.FS, c.Path, maxFileOf(lim)); err == nil && data != nil {
-				docs, _ := catalog.ParseFile(c.Path, data, lim)
+			if docs, ok := docsOf(c.Path); ok {
 				pc.Before = catalog.NewCatalog(docs, nil)
 			}
 			pp.Catalogs = append(pp.Catalogs, pc)
@@ -648,4 +665,19 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBund
 		out = append(out, dirBundle{dir: dir, version: v, bundle: b})
 	}
 	return out
+}
+
+// previewRenderer is newTemplateRenderer over catalogs already parsed.
+func previewRenderer(tmpl *template.Template, pt PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), pull func(string) template.Resolver) *templateRenderer {
+	beh, err := template.BehaviourOf(pt.Opm)
+	if err != nil {
+		beh, _ = template.BehaviourOf("")
+	}
+	cr, _ := template.NewCatalogResolver("none")
+	for _, c := range pt.Catalogs {
+		if docs, ok := docsOf(c.Path); ok {
+			cr.Add(docs)
+		}
+	}
+	return &templateRenderer{tmpl: tmpl, beh: beh, catalogs: cr, pull: pull, done: map[string]*template.Output{}}
 }
