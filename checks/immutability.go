@@ -27,10 +27,10 @@ const (
 
 func immutabilityRules() []catalog.Rule {
 	return []catalog.Rule{
-		{ID: ruleBundleModified, Severity: catalog.SeverityError, Source: "seed 000 (immutable bundles); production pipelines",
+		{ID: ruleBundleModified, Severity: catalog.SeverityError, Source: "Operator Framework packaging format (bundles are immutable); production pipelines",
 			Summary: "a released bundle (present on the base branch) was modified",
 			Hint:    "revert the change to the released bundle and publish a new bundle version with an upgrade edge (replaces/skips) from it"},
-		{ID: ruleBundleRemoved, Severity: catalog.SeverityError, Source: "seed 000 (immutable bundles); production pipelines",
+		{ID: ruleBundleRemoved, Severity: catalog.SeverityError, Source: "Operator Framework packaging format (bundles are immutable); production pipelines",
 			Summary: "a released bundle was removed from the catalog",
 			Hint:    "keep the bundle; to stop new installs, deprecate it with an olm.deprecations entry or publish a fixed version that skips it"},
 		{ID: ruleEntryRemoved, Severity: catalog.SeverityError, Source: "production pipelines (released channel entries are not removed)",

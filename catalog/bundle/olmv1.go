@@ -15,7 +15,7 @@ const (
 )
 
 func olmv1Rules() []catalog.Rule {
-	const src = "OLM v1 supported extensions (seed 002 §5.1.1)"
+	const src = "OLM v1 supported extensions (OpenShift docs, Extensions: Supported extensions)"
 	return []catalog.Rule{
 		{ID: ruleOLMv1InstallMode, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: it does not support the AllNamespaces install mode", Hint: "support AllNamespaces (OLM v1 installs cluster-wide)"},
 		{ID: ruleOLMv1Webhooks, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: its CSV defines webhooks", Hint: "OLM v1 installs no webhooks; serve them from the operator itself, or target OLM v0"},

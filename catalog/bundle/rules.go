@@ -61,7 +61,7 @@ func formatRules() []catalog.Rule {
 		{ID: ruleManifestNoName, Severity: catalog.SeverityError, Source: opm, Summary: "a manifest has no metadata.name", Hint: "name the object"},
 		{ID: ruleUnsupportedKind, Severity: catalog.SeverityError, Source: opm, Summary: "a manifest's kind is not one a registry+v1 bundle may ship", Hint: "ship only the CSV, CRDs and the kinds OLM supports (Service, ConfigMap, Secret, RBAC, monitoring, console objects, ...); the operator creates the rest"},
 		{ID: ruleCRDVersion, Severity: catalog.SeverityError, Source: opm, Summary: "a CRD's apiVersion is neither apiextensions.k8s.io/v1 nor v1beta1", Hint: "write CRDs as apiextensions.k8s.io/v1"},
-		{ID: ruleCSVCount, Severity: catalog.SeverityError, Source: "seed 000 (a bundle is one CSV and its manifests)", Summary: "manifests/ holds no ClusterServiceVersion, or more than one", Hint: "keep exactly one CSV per bundle directory"},
+		{ID: ruleCSVCount, Severity: catalog.SeverityError, Source: "Operator Framework packaging format (a bundle is one CSV and its manifests)", Summary: "manifests/ holds no ClusterServiceVersion, or more than one", Hint: "keep exactly one CSV per bundle directory"},
 		{ID: ruleOwnedCRDMissing, Severity: catalog.SeverityError, Source: opm + " bundle validator", Summary: "a CRD the CSV owns is not in the bundle (or not at the version it names)", Hint: "ship the CRD in manifests/, or fix spec.customresourcedefinitions.owned"},
 	}
 }

@@ -20,7 +20,7 @@ func ParseOverride(s string) (rule string, sev catalog.Severity, err error) {
 		return "", "", fmt.Errorf("override %q: want rule=severity, e.g. %s=warning", s, RulePatternChanged)
 	}
 	if _, known := ruleByID(rule); !known {
-		return "", "", fmt.Errorf("override %q: unknown rule %q (catalog-check crd-diff -rules lists them)", s, rule)
+		return "", "", fmt.Errorf("override %q: unknown rule %q (catalog-check crd-diff --rules lists them)", s, rule)
 	}
 	sev, err = catalog.ParseSeverity(val)
 	if err != nil {

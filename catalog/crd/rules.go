@@ -44,7 +44,7 @@ const (
 )
 
 const (
-	srcSeed    = "seed 002 §5.3.1"
+	srcSeed    = "OLM v1's CRD upgrade safety preflight (OpenShift docs, Extensions: Prohibited CRD upgrade changes)"
 	srcCatalog = "catalogbot"
 )
 
@@ -86,9 +86,9 @@ var ruleTable = []catalog.Rule{
 	mkRule(RuleStoredVersionRemoved, catalog.SeverityError, "a version that was the storage version was removed from spec.versions",
 		"objects are stored in it; make another version the storage version, migrate the objects, and remove it in a later release", srcSeed+"; crdify: storedVersionRemoval (judged from spec, which bundles carry, not status)"),
 	mkRule(RuleServedVersionRemoved, catalog.SeverityWarning, "a served version was removed from spec.versions",
-		"clients still use it; set served: false in one release and remove the version in a later one", "seed 003 (deprecating a CRD version); catalogbot extra, the preflight does not check it"),
+		"clients still use it; set served: false in one release and remove the version in a later one", "Operator SDK docs, Defining cluster service versions: deprecating CRD versions; catalogbot extra, the preflight does not check it"),
 	mkRule(RuleVersionUnserved, catalog.SeverityWarning, "a version stopped being served",
-		"the documented deprecation path; make sure clients have moved to another version", "seed 003 (deprecating a CRD version)"),
+		"the documented deprecation path; make sure clients have moved to another version", "Operator SDK docs, Defining cluster service versions: deprecating CRD versions"),
 	mkRule(RuleServedVersionIncompatible, catalog.SeverityError, "two served versions became incompatible and conversion is None",
 		"with conversion None objects are shared as-is between versions; make the schemas compatible or add a conversion webhook", "crdify: served version validator (incompatibilities the old CRD already had are not reported)"),
 	mkRule(RuleCRDRemoved, catalog.SeverityWarning, "a CRD the old bundle shipped is missing from the new one",

@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/registry"
@@ -51,13 +52,14 @@ func bundleValidateCommand(e env) cli.Command {
 		Short: "validate bundle directories as opm reads them",
 		Long: `Reads each bundle directory (manifests/ with one ClusterServiceVersion and its CRDs,
 metadata/annotations.yaml, optional dependencies.yaml and properties.yaml) as opm loads a
-bundle, and prints every finding as path:line:col: rule-id: message.
+bundle, and prints every finding as path:line:col: severity: rule: message.
 Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 		Example: `  catalog-check bundle validate operators/etcd/0.9.4
   catalog-check bundle validate operators/etcd/* --output json`,
-		Args: cli.MinArgs(1),
+		Args:     cli.MinArgs(1),
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json", "github"}}},
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&output, "output", "text", "output format: text, json or github")
+			fs.StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -131,7 +133,7 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1 
 			}
 			results = append(results, res)
 		}
-		if err := writeGitHub(stdout, results, getenv); err != nil {
+		if err := writeGitHub(stdout, repoRelative(results, getenv), getenv); err != nil {
 			fmt.Fprintln(stderr, err)
 			return exitCannotRun
 		}
@@ -143,17 +145,12 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1 
 			}
 			errs, warns := 0, 0
 			for _, f := range r.Findings {
-				sev := ""
 				if f.Severity == catalog.SeverityError {
 					errs++
 				} else {
 					warns++
-					sev = string(f.Severity) + ": "
 				}
-				fmt.Fprintf(stdout, "%s: %s: %s%s\n", f.Position, f.Rule, sev, f.Message)
-				if f.Hint != "" {
-					fmt.Fprintf(stdout, "    hint: %s\n", f.Hint)
-				}
+				writeFinding(stdout, f, true)
 			}
 			verdict := "valid"
 			if !r.Valid {
@@ -173,7 +170,7 @@ func orNone(s string) string {
 }
 
 func bundleRenderCommand() cli.Command {
-	var image, migrateLevel string
+	var image, migrateLevel, output string
 	var rf registryFlags
 	var maxBytes int64
 	var timeout time.Duration
@@ -200,7 +197,12 @@ Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could
   catalog-check bundle render quay.io/acme/etcd-bundle:v0.9.4
   catalog-check bundle render localhost:5000/acme/etcd-bundle:v0.9.4 --insecure-registry localhost:5000`,
 		Args: cli.ExactArgs(1),
+		Complete: map[string]cli.Completion{
+			"output":        {Values: []string{"json", "yaml"}},
+			"migrate-level": {Values: migrateLevels},
+		},
 		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml, as opm render -o prints them")
 			fs.StringVar(&image, "image", "", "for a directory: the bundle image reference written into the blob (required)")
 			fs.StringVar(&migrateLevel, "migrate-level", "none", "opm's migrations to apply: none or bundle-object-to-csv-metadata")
 			fs.Int64Var(&maxBytes, "image-max-bytes", registry.DefaultManifestsMaxBytes, "for an image: at most this many layer bytes are read, compressed and uncompressed each")
@@ -213,7 +215,7 @@ Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could
 				return exitCannotRun
 			}
 			lim := registry.Limits{MaxBytes: maxBytes, Timeout: timeout}
-			return runBundleRender(ctx, args[0], image, migrateLevel, &rf, lim, stdout, stderr)
+			return runBundleRender(ctx, args[0], image, migrateLevel, output, &rf, lim, stdout, stderr)
 		},
 	}
 }
@@ -240,10 +242,13 @@ func bundleSource(arg string) (bool, error) {
 	return false, fmt.Errorf("%s: %v", arg, statErr)
 }
 
-func runBundleRender(ctx context.Context, arg, image, migrateLevel string, rf *registryFlags, lim registry.Limits, stdout, stderr io.Writer) int {
+func runBundleRender(ctx context.Context, arg, image, migrateLevel, output string, rf *registryFlags, lim registry.Limits, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "catalog-check bundle render: "+format+"\n", args...)
 		return code
+	}
+	if output != "json" && output != "yaml" {
+		return fail(exitCannotRun, "unknown --output %q (want json or yaml)", output)
 	}
 	if err := bundle.Migrate(nil, nil, migrateLevel); err != nil {
 		return fail(exitCannotRun, "--migrate-level: %v", err)
@@ -289,8 +294,7 @@ func runBundleRender(ctx context.Context, arg, image, migrateLevel string, rf *r
 	}
 	if catalog.HasErrors(findings) {
 		for _, f := range findings {
-			f = where(f)
-			fmt.Fprintf(stderr, "%s: %s: %s\n", f.Position, f.Rule, f.Message)
+			writeFinding(stderr, where(f), true)
 		}
 		return exitFail
 	}
@@ -300,6 +304,18 @@ func runBundleRender(ctx context.Context, arg, image, migrateLevel string, rf *r
 	}
 	if err != nil {
 		return fail(exitFail, "%s: %v", arg, err)
+	}
+	if output == "yaml" {
+		// One YAML document, as opm render -o yaml writes each blob.
+		blob, err := json.Marshal(r)
+		if err == nil {
+			out := template.Output{Blobs: []template.Blob{{Schema: "olm.bundle", JSON: blob}}}
+			err = out.WriteYAML(stdout)
+		}
+		if err != nil {
+			return fail(exitCannotRun, "%v", err)
+		}
+		return exitPass
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "    ")

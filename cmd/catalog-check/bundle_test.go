@@ -124,10 +124,10 @@ func TestBundleValidateOLMv1(t *testing.T) {
 		return code, out.String()
 	}
 	code, out := run(dir)
-	if code != exitPass || !strings.Contains(out, "olmv1.install-mode: warning:") {
+	if code != exitPass || !strings.Contains(out, ": warning: olmv1.install-mode: ") {
 		t.Errorf("default: exit %d, want 0 with an olmv1.install-mode warning\n%s", code, out)
 	}
-	if code, out := run("--olm-v1", dir); code != exitFail || !strings.Contains(out, "olmv1.install-mode: OLM") && !strings.Contains(out, "olmv1.install-mode: ") {
+	if code, out := run("--olm-v1", dir); code != exitFail || !strings.Contains(out, ": error: olmv1.install-mode: ") {
 		t.Errorf("--olm-v1: exit %d, want 1\n%s", code, out)
 	}
 }

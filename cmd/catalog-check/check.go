@@ -78,17 +78,35 @@ Inside GitHub Actions, base, head and author default to the pull_request event's
   catalog-check check --base main --author alice --output json
   catalog-check check --output github     # in a pull_request workflow`,
 		Args: cli.NoArgs,
+		Complete: map[string]cli.Completion{
+			"output": {Values: []string{"text", "json", "github"}},
+			"checks": {Values: checkNames(), List: true},
+		},
 		Flags: func(fs *pflag.FlagSet) {
 			o.addFlags(fs)
-			fs.StringVar(&o.output, "output", "text", "output format: text, json or github (workflow commands and a step summary)")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or github (workflow commands and a step summary)")
 			fs.BoolVar(&o.noHints, "no-hints", false, "text output: leave out the hint under each finding")
-			fs.StringVar(&o.only, "checks", "ownership,validation,immutability,crd-safety,templates,images", "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object, templates render only bundle images already in a catalog of the base or built from a bundle directory)")
+			fs.StringVar(&o.only, "checks", strings.Join(checkNames(), ","), "comma-separated checks to run; without images, no registry is contacted (crd-safety then compares only CRDs embedded as olm.bundle.object, templates render only bundle images already in a catalog of the base or built from a bundle directory)")
 			o.registry.addFlags(fs)
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 			return runCheck(ctx, o, stdout, stderr, e.getenv)
 		},
 	}
+}
+
+// allChecks are the checks `check` can run, in the order it runs them.
+func allChecks(crdSafety checks.CRDSafety, templates checks.Templates, images checks.Images) []checks.Check {
+	return []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, templates, images}
+}
+
+// checkNames are the names --checks takes.
+func checkNames() []string {
+	var out []string
+	for _, c := range allChecks(checks.CRDSafety{}, checks.Templates{}, checks.Images{}) {
+		out = append(out, c.Name())
+	}
+	return out
 }
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -171,9 +189,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	if o.pullTemplates {
 		templates.Images = checks.RegistryBundles{Client: reg}
 	}
-	all := []checks.Check{
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, templates, checks.Images{Registry: reg},
-	}
+	all := allChecks(crdSafety, templates, checks.Images{Registry: reg})
 	var selected []checks.Check
 	for _, name := range names {
 		found := false

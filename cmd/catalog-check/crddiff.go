@@ -77,8 +77,12 @@ preflight refuses warnings. Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`
   catalog-check crd-diff old.yaml new.yaml --profile compatibility
   catalog-check crd-diff old.yaml new.yaml --override crd.enum-value-removed=warning
   catalog-check crd-diff --rules`,
+		Complete: map[string]cli.Completion{
+			"output":  {Values: []string{"text", "json"}},
+			"profile": {Values: []string{crd.ProfilePreflight, crd.ProfileCompatibility}},
+		},
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&output, "output", "text", "output format: text or json")
+			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
 			fs.BoolVar(&listRules, "rules", false, "list the rules with their default severity and exit")
 			fs.Var(&ov, "override", "set a rule's severity, as rule=error|warning|ignore (repeatable)")
 			fs.StringVar(&profile, "profile", crd.ProfilePreflight, "preflight (OLM v1's verdict) or compatibility (changes only the preflight refuses are warnings)")
@@ -152,10 +156,7 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, opt crd.Op
 		return code
 	}
 	for _, f := range findings {
-		fmt.Fprintf(stderr, "%s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
-		if f.Hint != "" {
-			fmt.Fprintf(stderr, "    hint: %s\n", f.Hint)
-		}
+		writeFinding(stderr, f, true)
 	}
 	if broken {
 		fmt.Fprintln(stderr, "crd-diff: could not evaluate the upgrade")

@@ -31,10 +31,11 @@ With DIR, every bundle of the catalog; with --repo, the bundles a pull request a
 		Example: `  catalog-check images catalog/ --policy .catalogbot.yaml
   catalog-check images catalog/ --output json
   catalog-check images --repo . --base origin/main --head HEAD --author alice`,
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json", "github"}}},
 		Flags: func(fs *pflag.FlagSet) {
 			flags = fs
 			fs.StringVar(&policyFile, "policy", "", "policy file whose images section applies (allowedRegistries, requireDigest); default: no restriction")
-			fs.StringVar(&o.output, "output", "text", "output format: text, json or github")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or github")
 			o.addFlags(fs)
 			o.registry.addFlags(fs)
 		},
@@ -110,7 +111,11 @@ func runImages(ctx context.Context, dirs []string, policyFile string, o checkOpt
 	catalog.SortFindings(found)
 	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Conclude(found, unverified),
 		Summary: fmt.Sprintf("%s, %s looked up.", checks.Count(len(refs), "image reference", "image references"), checks.Count(asked, "distinct reference", "distinct references"))}
-	return render(stdout, stderr, o.output, []checks.Result{res}, true, getenv)
+	results := []checks.Result{res}
+	if o.output == "github" {
+		results = repoRelative(results, getenv)
+	}
+	return render(stdout, stderr, o.output, results, true, getenv)
 }
 
 // joinDisplay joins a directory given on the command line and a slash path inside it.

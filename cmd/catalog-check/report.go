@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -29,6 +30,24 @@ func exitCode(c checks.Conclusion) int {
 	return exitCannotRun
 }
 
+// writeFinding prints one finding in the format every subcommand uses, so that one grep or one editor's
+// error format reads them all:
+//
+//	path:line:col: severity: rule: message
+//	    hint: how to fix it
+//
+// (line and column left out when unknown; "-" for a finding about no file).
+func writeFinding(w io.Writer, f catalog.Finding, hints bool) {
+	pos := f.Position.String()
+	if pos == "" {
+		pos = "-"
+	}
+	fmt.Fprintf(w, "%s: %s: %s: %s\n", pos, f.Severity, f.Rule, f.Message)
+	if hints && f.Hint != "" {
+		fmt.Fprintf(w, "    hint: %s\n", f.Hint)
+	}
+}
+
 func writeText(w io.Writer, results []checks.Result, hints bool) {
 	for _, r := range results {
 		fmt.Fprintf(w, "%s: %s", r.Check, r.Conclusion)
@@ -40,10 +59,7 @@ func writeText(w io.Writer, results []checks.Result, hints bool) {
 			fmt.Fprintf(w, "  could not run: %s\n", r.Err)
 		}
 		for _, f := range r.Findings {
-			fmt.Fprintf(w, "  %s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
-			if hints && f.Hint != "" {
-				fmt.Fprintf(w, "      hint: %s\n", f.Hint)
-			}
+			writeFinding(w, f, hints)
 		}
 	}
 	fmt.Fprintf(w, "overall: %s\n", checks.Overall(results))
@@ -119,6 +135,48 @@ func writeGitHub(w io.Writer, results []checks.Result, getenv func(string) strin
 		werr = cerr
 	}
 	return werr
+}
+
+// repoRelative rewrites the paths of findings about files named from the working directory (the DIR
+// arguments of bundle validate and images) to be relative to the repository's root, which is what GitHub
+// places annotations by: the root is $GITHUB_WORKSPACE in Actions, else the nearest directory up from the
+// working directory that holds .git. Paths outside it, and paths inside an image ("[ref] file"), are kept.
+func repoRelative(results []checks.Result, getenv func(string) string) []checks.Result {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return results
+	}
+	root := getenv("GITHUB_WORKSPACE")
+	if root == "" {
+		for d := cwd; ; d = filepath.Dir(d) {
+			if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+				root = d
+				break
+			}
+			if filepath.Dir(d) == d {
+				return results
+			}
+		}
+	}
+	out := make([]checks.Result, len(results))
+	for i, r := range results {
+		fs := make([]catalog.Finding, len(r.Findings))
+		for j, f := range r.Findings {
+			if f.File != "" && !strings.HasPrefix(f.File, "[") {
+				p := f.File
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(cwd, p)
+				}
+				if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+					f.File = filepath.ToSlash(rel)
+				}
+			}
+			fs[j] = f
+		}
+		r.Findings = fs
+		out[i] = r
+	}
+	return out
 }
 
 func workflowCommand(check string, f catalog.Finding) string {

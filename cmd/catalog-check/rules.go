@@ -71,9 +71,10 @@ func rulesCommand() cli.Command {
   go run ./cmd/catalog-check rules > docs/rules.md`,
 		Example: `  catalog-check rules > docs/rules.md
   catalog-check rules --output json`,
-		Args: cli.NoArgs,
+		Args:     cli.NoArgs,
+		Complete: map[string]cli.Completion{"output": {Values: []string{"markdown", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&output, "output", "markdown", "output format: markdown or json")
+			fs.StringVarP(&output, "output", "o", "markdown", "output format: markdown or json")
 		},
 		Run: func(_ context.Context, _ []string, stdout, stderr io.Writer) int {
 			return runRules(output, stdout, stderr)

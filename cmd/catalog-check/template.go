@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -45,10 +46,12 @@ func templateRenderCommand() cli.Command {
 		rf                        registryFlags
 	)
 	return cli.Command{
-		Use:   "render FILE",
+		Use:   "render [basic|semver] FILE",
 		Short: "render a template into a file-based catalog, as opm alpha render-template prints it",
 		Long: `Renders a basic (olm.template.basic) or semver (olm.semver) template into the catalog opm alpha
-render-template prints, byte for byte, on stdout. FILE "-" reads standard input.
+render-template prints, byte for byte, on stdout. FILE "-" reads standard input. The template's type
+comes from its schema; opm's form, with the type first (render basic FILE, render semver FILE), is
+accepted too, and the type must then match the schema.
 
 Each bundle image the template names is resolved without pulling when possible: from the olm.bundle
 blobs of the catalogs given with --catalog (digest-pinned references only: a digest names the image's
@@ -61,9 +64,15 @@ Findings (a template that does not render) go to stderr as file:line:col: rule: 
 Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 		Example: `  catalog-check template render operators/foo/catalog-templates/basic.yaml --output yaml > catalogs/v4.16/foo/catalog.yaml
   catalog-check template render semver.yaml --migrate-level bundle-object-to-csv-metadata --catalog catalogs/v4.18
+  catalog-check template render basic basic.yaml -o yaml      # opm alpha render-template's form
   catalog-check template render basic.yaml --offline --catalog catalogs --bundles operators/foo
   catalog-check template render basic.yaml --offline --bundles operators/foo --bundle-image 'quay.io/acme/{package}-bundle:v{version}'`,
-		Args: cli.ExactArgs(1),
+		Args: templateRenderArgs,
+		Complete: map[string]cli.Completion{
+			"output":        {Values: []string{"json", "yaml"}},
+			"migrate-level": {Values: migrateLevels},
+			"opm":           {Values: []string{"v1.60.0", "v1.61.0", "v1.65.0", "v1.69.0"}},
+		},
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml (opm's default is json)")
 			fs.StringVar(&migrateLevel, "migrate-level", "", "opm's --migrate-level: none or bundle-object-to-csv-metadata")
@@ -75,12 +84,32 @@ Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 			rf.addFlags(fs)
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runTemplateRender(ctx, args[0], output, migrateLevel, opm, bundleImage, catalogs, bundles, offline, &rf, os.Stdin, stdout, stderr)
+			kind := ""
+			if len(args) == 2 {
+				kind, args = args[0], args[1:]
+			}
+			return runTemplateRender(ctx, kind, args[0], output, migrateLevel, opm, bundleImage, catalogs, bundles, offline, &rf, os.Stdin, stdout, stderr)
 		},
 	}
 }
 
-func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm, bundleImage string, catalogs, bundleDirs []string, offline bool, rf *registryFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+// templateRenderArgs accepts FILE, or opm's TYPE FILE with TYPE basic or semver.
+func templateRenderArgs(_ *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 1:
+		return nil
+	case len(args) == 2 && (args[0] == "basic" || args[0] == "semver"):
+		return nil
+	case len(args) == 2:
+		return fmt.Errorf("%q is not a template type: give FILE, or basic FILE or semver FILE as opm alpha render-template takes them", args[0])
+	}
+	return fmt.Errorf("want FILE, or basic|semver FILE; got %d arguments", len(args))
+}
+
+// migrateLevels are the values of --migrate-level, as opm takes them.
+var migrateLevels = []string{"none", "bundle-object-to-csv-metadata"}
+
+func runTemplateRender(ctx context.Context, kind, file, output, migrateLevel, opm, bundleImage string, catalogs, bundleDirs []string, offline bool, rf *registryFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(stderr, "catalog-check template render: "+format+"\n", args...)
 		return code
@@ -120,6 +149,10 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm, bun
 	printFindings(stderr, findings)
 	if tmpl == nil {
 		return exitFail
+	}
+	if want := map[string]string{"basic": template.SchemaBasic, "semver": template.SchemaSemver}[kind]; want != "" && tmpl.Schema != want {
+		return fail(exitCannotRun, "%s is an %s template, not %s: give its type as %s, or leave the type out", name, tmpl.Schema, kind,
+			map[string]string{template.SchemaBasic: "basic", template.SchemaSemver: "semver"}[tmpl.Schema])
 	}
 	var chain template.Chain
 	if len(catalogs) > 0 {
@@ -182,7 +215,7 @@ func runTemplateRender(ctx context.Context, file, output, migrateLevel, opm, bun
 
 func printFindings(w io.Writer, fs []catalog.Finding) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "%s: %s: %s: %s\n", f.Position, f.Severity, f.Rule, f.Message)
+		writeFinding(w, f, true)
 	}
 }
 
@@ -247,10 +280,11 @@ Bundle images are resolved from the base's catalogs and the bundle directories; 
 ones are pulled through the registry client.`,
 		Example: `  catalog-check template check --repo . --base origin/main --head HEAD --author alice
   catalog-check template check --base main --author alice --output json --pull`,
-		Args: cli.NoArgs,
+		Args:     cli.NoArgs,
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json", "github"}}},
 		Flags: func(fs *pflag.FlagSet) {
 			o.addFlags(fs)
-			fs.StringVar(&o.output, "output", "text", "output format: text, json or github (workflow commands and a step summary)")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text, json or github (workflow commands and a step summary)")
 			fs.BoolVar(&o.noHints, "no-hints", false, "text output: leave out the hint under each finding")
 			fs.BoolVar(&o.pullTemplates, "pull", false, "pull bundle images that neither a catalog of the base nor a bundle directory resolves")
 			o.registry.addFlags(fs)

@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -23,9 +28,11 @@ type validateReport struct {
 
 // catalogSummary is the outcome for one DIR argument.
 type catalogSummary struct {
-	Dir      string `json:"dir"`
-	Valid    bool   `json:"valid"`
-	Error    string `json:"error,omitempty"` // set when the directory could not be read
+	Dir   string `json:"dir"`
+	Valid bool   `json:"valid"`
+	Error string `json:"error,omitempty"` // set when the directory could not be validated as asked
+	// Warning says why a catalog that passed may not be what was meant (an empty directory).
+	Warning  string `json:"warning,omitempty"`
 	Packages int    `json:"packages"`
 	Bundles  int    `json:"bundles"`
 	Errors   int    `json:"errors"`
@@ -49,9 +56,10 @@ every finding. Exit 0: valid (warnings allowed); 1: invalid; 2: could not run.`,
 		Example: `  catalog-check validate catalog/
   catalog-check validate catalog/ --output json
   catalog-check validate -q catalogs/a catalogs/b`,
-		Args: cli.MinArgs(1),
+		Args:     cli.MinArgs(1),
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
-			fs.StringVar(&output, "output", "text", "output format: text or json")
+			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
 			fs.BoolVarP(&quiet, "quiet", "q", false, "print only the summary line of each catalog (text output)")
 			fs.BoolVar(&noHints, "no-hints", false, "do not print a hint under each finding (text output)")
 			fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up reading a catalog after this long")
@@ -73,8 +81,9 @@ func runValidate(ctx context.Context, dirs []string, output string, quiet, hints
 	for _, dir := range dirs {
 		sum, findings := validateDir(ctx, dir, timeout)
 		if sum.Error != "" {
+			// Said once, on stderr; the JSON report carries it in the catalog's entry.
 			cannotRun = true
-			fmt.Fprintf(stderr, "catalog-check validate: %s: %s\n", dir, sum.Error)
+			fmt.Fprintf(stderr, "catalog-check validate: %s\n", sum.Error)
 		}
 		report.Valid = report.Valid && sum.Valid
 		report.Catalogs = append(report.Catalogs, sum)
@@ -102,17 +111,52 @@ func runValidate(ctx context.Context, dirs []string, output string, quiet, hints
 
 // validateDir validates one catalog root, package by package (it never
 // holds the whole parsed catalog). Finding paths are made relative to the
-// working directory by joining them to dir.
+// working directory by joining them to dir. A directory that is not a
+// catalog root — a tree of bundle directories, or the parent of several
+// catalogs — is said to be so (with the command to run instead) in place of
+// the findings its files would give.
 func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalogSummary, []catalog.Finding) {
 	sum := catalogSummary{Dir: dir}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		sum.Error = fmt.Sprintf("%s: no such directory", dir)
+		return sum, nil
+	case err != nil:
+		sum.Error = err.Error()
+		return sum, nil
+	case !st.IsDir():
+		sum.Error = fmt.Sprintf("%s is a file; give the catalog's root directory (the one opm validate is given)", dir)
+		return sum, nil
+	}
 	res, err := catalog.ValidateDir(ctx, dir, catalog.DefaultLimits())
 	if err != nil {
-		sum.Error = err.Error()
+		sum.Error = fmt.Sprintf("%s: %v", dir, err)
 		return sum, nil
 	}
 	findings := res.Findings
+	if res.Packages == 0 {
+		if n, example, pattern := bundleTree(dir); n > 0 {
+			sum.Error = fmt.Sprintf("%s is a bundle directory tree, not a file-based catalog: it holds %d bundle directories (manifests/ and metadata/), such as %s. "+
+				"Validate bundles with: catalog-check bundle validate %s", dir, n, example, pattern)
+			if n == 1 {
+				sum.Error = fmt.Sprintf("%s is a bundle directory (manifests/ and metadata/), not a file-based catalog. "+
+					"Validate it with: catalog-check bundle validate %s", dir, pattern)
+			}
+			return sum, nil
+		}
+	}
+	if roots := severalCatalogs(findings); len(roots) > 1 {
+		args := make([]string, len(roots))
+		for i, r := range roots {
+			args[i] = filepath.Join(dir, filepath.FromSlash(r))
+		}
+		sum.Error = fmt.Sprintf("%s holds several catalogs (%s declare the same packages): validate each as its own root: catalog-check validate %s",
+			dir, strings.Join(args, ", "), strings.Join(args, " "))
+		return sum, nil
+	}
 	for i := range findings {
 		f := &findings[i]
 		f.File = filepath.Join(dir, filepath.FromSlash(f.File))
@@ -124,26 +168,124 @@ func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalo
 	}
 	sum.Packages, sum.Bundles = res.Packages, res.Bundles
 	sum.Valid = sum.Errors == 0
+	if res.Packages == 0 && res.Bundles == 0 && sum.Errors == 0 {
+		sum.Warning = fmt.Sprintf("%s holds no catalog content: no olm.package, olm.channel or olm.bundle was found in it; is it the catalog's root?", dir)
+	}
 	return sum, findings
+}
+
+// bundleTree looks for registry+v1 bundle directories at dir, in its subdirectories and in theirs
+// (operators/<package>/<version>, as catalog repositories keep them), and returns how many it found, the
+// first, and the shell pattern naming them for `catalog-check bundle validate`. It reads at most a few
+// thousand directory entries.
+func bundleTree(dir string) (n int, example, pattern string) {
+	isBundle := func(d string) bool {
+		if st, err := os.Stat(filepath.Join(d, "metadata", "annotations.yaml")); err == nil && !st.IsDir() {
+			return true
+		}
+		m, err1 := os.Stat(filepath.Join(d, "manifests"))
+		md, err2 := os.Stat(filepath.Join(d, "metadata"))
+		return err1 == nil && err2 == nil && m.IsDir() && md.IsDir()
+	}
+	if isBundle(dir) {
+		return 1, dir, dir
+	}
+	budget := 4096
+	subdirs := func(d string) []string {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, e := range entries {
+			if budget--; budget < 0 {
+				break
+			}
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
+		}
+		return out
+	}
+	level1 := subdirs(dir)
+	for _, d := range level1 {
+		if isBundle(d) {
+			n++
+			if example == "" {
+				example = d
+			}
+		}
+	}
+	if n > 0 {
+		return n, example, filepath.Join(dir, "*")
+	}
+	for _, d1 := range level1 {
+		for _, d := range subdirs(d1) {
+			if isBundle(d) {
+				n++
+				if example == "" {
+					example = d
+				}
+			}
+		}
+	}
+	return n, example, filepath.Join(dir, "*", "*")
+}
+
+// severalCatalogs tells a directory holding several catalogs (catalogs/v4.16, catalogs/v4.17…, which
+// declare the same packages) from one catalog: every package.duplicate finding (at least two of them)
+// pairs two package folders under two different directories, the catalogs' roots. It returns those roots,
+// sorted (slash-separated, relative to the directory validated), or nil.
+func severalCatalogs(findings []catalog.Finding) []string {
+	const marker = "first declared at "
+	roots := map[string]bool{}
+	dups := 0
+	for _, f := range findings {
+		if f.Rule != "package.duplicate" {
+			continue
+		}
+		dups++
+		i := strings.LastIndex(f.Message, marker)
+		if i < 0 {
+			return nil
+		}
+		first := f.Message[i+len(marker):]
+		if j := strings.IndexByte(first, ':'); j >= 0 {
+			first = first[:j]
+		}
+		a, b := strings.Split(f.File, "/"), strings.Split(first, "/")
+		k := 0
+		for k < len(a) && k < len(b) && a[k] == b[k] {
+			k++
+		}
+		// Each side is <catalog root>/<package folder>/<file> at least below where they part.
+		if len(a)-k < 3 || len(b)-k < 3 {
+			return nil
+		}
+		roots[strings.Join(a[:k+1], "/")], roots[strings.Join(b[:k+1], "/")] = true, true
+	}
+	if dups < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(roots))
+	for r := range roots {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func writeValidateText(w io.Writer, sum catalogSummary, findings []catalog.Finding, quiet, hints bool) {
 	if sum.Error != "" {
-		fmt.Fprintf(w, "%s: could not validate: %s\n", sum.Dir, sum.Error)
-		return
+		return // said on stderr
 	}
 	if !quiet {
 		for _, f := range findings {
-			// path:line:col: rule-id: message; warnings say so before the message.
-			sev := ""
-			if f.Severity != catalog.SeverityError {
-				sev = string(f.Severity) + ": "
-			}
-			fmt.Fprintf(w, "%s: %s: %s%s\n", f.Position, f.Rule, sev, f.Message)
-			if hints && f.Hint != "" {
-				fmt.Fprintf(w, "    hint: %s\n", f.Hint)
-			}
+			writeFinding(w, f, hints)
 		}
+	}
+	if sum.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", sum.Warning)
 	}
 	verdict := "valid"
 	if !sum.Valid {

@@ -43,12 +43,13 @@ The database is the server's: %s, or the SQLite file in the data dir
 		Example: `  catalogbot audit --config catalogbot.yaml
   catalogbot audit --config catalogbot.yaml --repo acme/catalog --output json
   catalogbot audit --config catalogbot.yaml --approvals`,
-		Args: cli.NoArgs,
+		Args:     cli.NoArgs,
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&o.configPath, "config", "", "the server's YAML configuration file (only its database settings are read)")
 			fs.StringVar(&o.repo, "repo", "", "only the merges of this repository (owner/name)")
 			fs.IntVar(&o.limit, "limit", 100, "at most this many merges, newest first")
-			fs.StringVar(&o.output, "output", "text", "output format: text or json")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 			fs.BoolVar(&o.approvals, "approvals", false, "list the approvals given by /approve comments instead of the merges")
 		},

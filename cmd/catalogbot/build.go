@@ -58,7 +58,8 @@ Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`
 		Example: `  catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest>
   catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest> \
       --push registry.example.com/acme/catalog:latest --tag v4.16`,
-		Args: cli.NoArgs,
+		Args:     cli.NoArgs,
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&o.dir, "catalog", "", "the file-based catalog directory (required)")
 			fs.StringVar(&o.base, "base-image", "", "the opm base image, pinned by digest: registry/repository@sha256:<64 hex> (required)")
@@ -66,7 +67,7 @@ Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`
 			fs.StringArrayVar(&o.tags, "tag", nil, "another tag to push the image with, in the --push repository (repeatable)")
 			fs.StringVar(&o.authFile, "registry-config", "", "docker/podman auth file with the credentials to read the base and push (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
 			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
-			fs.StringVar(&o.output, "output", "text", "output format: text or json")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 			fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep built layers and their validation, so that building an unchanged catalog again reads none of its files (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
 		},

@@ -52,12 +52,13 @@ Exit 0: built (and pushed, or already there); 1: refused (the tag holds other co
 or the directory is not a valid bundle); 2: could not run.`,
 		Example: `  catalogbot build-bundle operators/etcd/0.9.4
   catalogbot build-bundle operators/etcd/0.9.4 --push quay.io/acme/etcd-bundle:v0.9.4`,
-		Args: cli.ExactArgs(1),
+		Args:     cli.ExactArgs(1),
+		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVar(&o.push, "push", "", "where to push: registry/repository:tag; empty builds and prints the digest only")
 			fs.StringVar(&o.authFile, "registry-config", "", "docker/podman auth file with the credentials to push (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
 			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
-			fs.StringVar(&o.output, "output", "text", "output format: text or json")
+			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -51,6 +51,41 @@ type Command struct {
 	Commands []Command
 	// Hidden leaves the command out of the help (it still runs).
 	Hidden bool
+	// Complete gives the values shell completion offers for some of the
+	// command's flags (--output, --migrate-level…), by flag name.
+	Complete map[string]Completion
+}
+
+// Completion is what shell completion offers for one flag's value.
+type Completion struct {
+	// Values are the flag's accepted values.
+	Values []string
+	// List: the value is a comma-separated list of Values (--checks a,b):
+	// each element is completed in turn, and values already given are not
+	// offered again.
+	List bool
+}
+
+// complete returns the candidates for the text typed so far.
+func (c Completion) complete(toComplete string) []string {
+	if !c.List {
+		return c.Values
+	}
+	prefix := ""
+	given := map[string]bool{}
+	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
+		prefix = toComplete[:i+1]
+		for _, v := range strings.Split(toComplete[:i], ",") {
+			given[v] = true
+		}
+	}
+	var out []string
+	for _, v := range c.Values {
+		if !given[v] {
+			out = append(out, prefix+v)
+		}
+	}
+	return out
 }
 
 // Positional argument checks for Command.Args.
@@ -101,6 +136,21 @@ func (p Program) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	return ExitCannotRun
 }
 
+// Walk calls fn with the path ("validate", "bundle render") and the flags of every command the program
+// runs, for tests that hold all commands to one convention.
+func (p Program) Walk(fn func(path string, flags *pflag.FlagSet)) {
+	var walk func(c *cobra.Command, path string)
+	walk = func(c *cobra.Command, path string) {
+		if c.Runnable() && path != "" {
+			fn(path, c.Flags())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, strings.TrimSpace(path+" "+sub.Name()))
+		}
+	}
+	walk(p.root(), "")
+}
+
 // Usage writes the program's help, as -h does.
 func (p Program) Usage(w io.Writer) {
 	root := p.root()
@@ -138,10 +188,11 @@ func (p Program) root() *cobra.Command {
 	}
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
-		Short: "print the version",
+		Short: "print the version, the commit and the Go release the binary was built from",
 		Args:  cobra.NoArgs,
 		Run: func(c *cobra.Command, _ []string) {
-			fmt.Fprintln(c.OutOrStdout(), p.Version)
+			bi, _ := debug.ReadBuildInfo()
+			fmt.Fprint(c.OutOrStdout(), versionText(p.Name, p.Version, bi))
 		},
 	})
 	return root
@@ -166,6 +217,18 @@ func (c Command) cobra() *cobra.Command {
 	}
 	if c.Flags != nil {
 		c.Flags(cc.Flags())
+	}
+	for name, comp := range c.Complete {
+		if cc.Flags().Lookup(name) == nil {
+			panic(fmt.Sprintf("cli: %s: completion for --%s, which the command does not define", c.Use, name))
+		}
+		directive := cobra.ShellCompDirectiveNoFileComp
+		if comp.List {
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
+		_ = cc.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			return comp.complete(toComplete), directive
+		})
 	}
 	switch {
 	case c.Run != nil:
@@ -221,36 +284,90 @@ func normalizeArgs(root *cobra.Command, args []string) []string {
 
 // BuildVersion is the version to print: the one stamped at build time
 // (-ldflags "-X main.version=v1.2.3", as the Dockerfile and deploy/imagebuild
-// do), else the module version `go install mod@version` records, else "dev"
-// with the commit the binary was built from when Go recorded it.
+// do), else the module version Go recorded (`go install mod@version` records
+// the release; `go build` in a git clone a pseudo-version with the commit,
+// +dirty when the tree had changes), else "dev-" and the commit, else "dev".
 func BuildVersion(stamped string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return buildVersion(stamped, bi)
+}
+
+func buildVersion(stamped string, bi *debug.BuildInfo) string {
 	if stamped != "" && stamped != "dev" {
 		return stamped
 	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
+	if bi == nil {
 		return "dev"
 	}
 	if v := bi.Main.Version; v != "" && v != "(devel)" {
 		return v
 	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
+	rev, _, modified := vcsInfo(bi)
 	if rev == "" {
 		return "dev"
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if modified == "true" {
+	if modified {
 		return "dev-" + rev + "-dirty"
 	}
 	return "dev-" + rev
+}
+
+func vcsInfo(bi *debug.BuildInfo) (rev, when string, modified bool) {
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return rev, when, modified
+}
+
+// versionText is what the version command prints: the version, then the commit and the Go release the
+// binary was built from, or how to build one that knows its version.
+func versionText(name, version string, bi *debug.BuildInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", name, version)
+	if bi == nil {
+		return b.String()
+	}
+	rev, when, modified := vcsInfo(bi)
+	switch {
+	case rev != "":
+		fmt.Fprintf(&b, "commit: %s", rev)
+		if when != "" {
+			fmt.Fprintf(&b, " (%s)", when)
+		}
+		if modified {
+			b.WriteString(", with uncommitted changes")
+		}
+		b.WriteString("\n")
+	case version == "dev":
+		b.WriteString("no version or commit was recorded in this binary (go run, or a build with -buildvcs=false): " +
+			"build it with go build in a git clone, or go install MODULE@VERSION, or stamp one with -ldflags \"-X main.version=…\"\n")
+	}
+	var goos, goarch string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "GOOS":
+			goos = s.Value
+		case "GOARCH":
+			goarch = s.Value
+		}
+	}
+	fmt.Fprintf(&b, "built with: %s", bi.GoVersion)
+	if goos != "" {
+		fmt.Fprintf(&b, " %s/%s", goos, goarch)
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -122,5 +123,77 @@ func TestBuildVersion(t *testing.T) {
 	}
 	if v := BuildVersion(""); v == "" {
 		t.Error("empty version")
+	}
+}
+
+// TestVersion: the version is the stamped one, else the module version Go recorded, else the commit;
+// the version command adds the commit and the Go release, or says how to get a binary that knows them.
+func TestVersion(t *testing.T) {
+	settings := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i+1 < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	clone := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "m", Version: "v0.0.0-20261126143619-14473d11f2ba"},
+		Settings: settings("GOOS", "linux", "GOARCH", "amd64", "vcs.revision", "14473d11f2baaa40f0cd1bff0e1f4a608d9a0f85", "vcs.time", "2026-11-26T14:36:19Z", "vcs.modified", "false")}
+	devel := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "m", Version: "(devel)"},
+		Settings: settings("vcs.revision", "14473d11f2baaa40f0cd1bff0e1f4a608d9a0f85", "vcs.modified", "true")}
+	bare := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "m", Version: "(devel)"}}
+	for _, tc := range []struct {
+		stamped string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"v1.2.3", clone, "v1.2.3"},
+		{"dev", clone, "v0.0.0-20261126143619-14473d11f2ba"},
+		{"", &debug.BuildInfo{Main: debug.Module{Version: "v0.4.0"}}, "v0.4.0"},
+		{"dev", devel, "dev-14473d11f2ba-dirty"},
+		{"dev", bare, "dev"},
+		{"dev", nil, "dev"},
+	} {
+		if got := buildVersion(tc.stamped, tc.bi); got != tc.want {
+			t.Errorf("buildVersion(%q, %+v) = %q, want %q", tc.stamped, tc.bi, got, tc.want)
+		}
+	}
+	got := versionText("tool", buildVersion("dev", clone), clone)
+	for _, want := range []string{"tool v0.0.0-20261126143619-14473d11f2ba\n", "commit: 14473d11f2baaa40f0cd1bff0e1f4a608d9a0f85 (2026-11-26T14:36:19Z)\n", "built with: go1.26.8 linux/amd64\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("versionText lacks %q:\n%s", want, got)
+		}
+	}
+	if got := versionText("tool", "dev", bare); !strings.Contains(got, "tool dev\n") || !strings.Contains(got, "go build in a git clone") {
+		t.Errorf("versionText without a version does not say how to get one:\n%s", got)
+	}
+	var out bytes.Buffer
+	var ran []string
+	if code := testProgram(&ran).Run(context.Background(), []string{"version"}, &out, io.Discard); code != ExitOK || !strings.HasPrefix(out.String(), "tool v1.2.3\n") {
+		t.Errorf("version: exit %d, %q", code, out.String())
+	}
+}
+
+// TestFlagCompletion: shell completion offers a flag's values, and each element of a list flag in turn.
+func TestFlagCompletion(t *testing.T) {
+	var output, list string
+	p := Program{Name: "tool", Commands: []Command{{
+		Use: "check", Args: NoArgs,
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&output, "output", "o", "text", "format")
+			fs.StringVar(&list, "checks", "a,b,c", "list")
+		},
+		Complete: map[string]Completion{"output": {Values: []string{"text", "json"}}, "checks": {Values: []string{"alpha", "beta", "gamma"}, List: true}},
+		Run:      func(context.Context, []string, io.Writer, io.Writer) int { return ExitOK },
+	}}}
+	complete := func(args ...string) string {
+		var out bytes.Buffer
+		p.Run(context.Background(), append([]string{"__complete"}, args...), &out, io.Discard)
+		return out.String()
+	}
+	if got := complete("check", "-o", ""); !strings.HasPrefix(got, "text\njson\n:4\n") {
+		t.Errorf("-o: %q", got)
+	}
+	if got := complete("check", "--checks", "beta,"); !strings.HasPrefix(got, "beta,alpha\nbeta,gamma\n:6\n") {
+		t.Errorf("--checks beta,: %q", got)
 	}
 }

@@ -113,3 +113,43 @@ func TestScriptsWithoutReferenceTools(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionOfAClone: catalog-check built in a git clone, as the README says, prints its version and the
+// commit it was built from (not "dev"). -buildvcs=true is given because a machine may turn stamping off
+// in its go env; it is Go's default in a clone.
+func TestVersionOfAClone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("clones and builds; not in -short")
+	}
+	root := repoRoot(t)
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v)", err)
+	}
+	clone := filepath.Join(t.TempDir(), "catalogbot")
+	if out, err := exec.Command("git", "clone", "-q", "--depth", "1", "file://"+root, clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "catalog-check")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/catalog-check")
+	build.Dir = clone
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("version: %v\n%s", err, out)
+	}
+	rev := strings.TrimSpace(string(head))
+	first, _, _ := strings.Cut(string(out), "\n")
+	if !strings.HasPrefix(first, "catalog-check v0.0.0-") || !strings.HasSuffix(first, rev[:12]) {
+		t.Errorf("first line %q, want catalog-check and the pseudo-version of %s", first, rev)
+	}
+	if !strings.Contains(string(out), "commit: "+rev) {
+		t.Errorf("version does not name the commit %s:\n%s", rev, out)
+	}
+	short, _ := exec.Command(bin, "--version").CombinedOutput()
+	if strings.TrimSpace(string(short)) != strings.TrimPrefix(first, "catalog-check ") {
+		t.Errorf("--version = %q, want %q", short, strings.TrimPrefix(first, "catalog-check "))
+	}
+}
