@@ -213,7 +213,7 @@ func TestBundleDirectoriesNeverFollowLinks(t *testing.T) {
 			}
 			tc.edit(t, dir)
 			code, out, errs := cli("bundle", "validate", dir)
-			if want := filepath.Join(dir, filepath.FromSlash(tc.where)) + ": " + tc.rule; code != exitFail || !strings.Contains(out, want) {
+			if want := filepath.Join(dir, filepath.FromSlash(tc.where)) + ": error: " + tc.rule; code != exitFail || !strings.Contains(out, want) {
 				t.Errorf("bundle validate: exit %d, want 1 and %q\n%s%s", code, want, out, errs)
 			}
 			code, out, errs = cli("bundle", "render", dir, "--image", "quay.io/acme/etcd-bundle:v1.0.0")
