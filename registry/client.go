@@ -113,14 +113,36 @@ func ParseRef(ref string) (name.Reference, error) {
 		return nil, fmt.Errorf("image reference is %d characters long; at most %d are accepted", len(ref), maxRefLen)
 	}
 	r, err := name.ParseReference(ref, name.StrictValidation)
+	if err == nil && r.Context().RegistryStr() == registryHost(ref) {
+		return r, nil
+	}
+	// A short name (kubegreen/kube-green:0.3.0, redis:7) parses, but names no registry: strict parsing
+	// refuses it or, for a first component without a dot or port, maps it to Docker Hub.
+	if short, serr := name.ParseReference(ref); serr == nil && !namesRegistry(ref) {
+		full := "docker.io/" + short.Context().RepositoryStr()
+		switch v := short.(type) {
+		case name.Tag:
+			full += ":" + v.TagStr()
+		case name.Digest:
+			full += "@" + v.DigestStr()
+		}
+		return nil, fmt.Errorf("image reference %q is unqualified (a short name: it names no registry). Docker would pull %s, "+
+			"but CRI-O, which pulls images on OpenShift and many Kubernetes nodes, resolves short names with the node's "+
+			"registries.conf: an alias if one is configured, else the unqualified-search registries in turn (refused under "+
+			"short-name-mode \"enforcing\" when there are several), so the image depends on the node; write it in full: %s",
+			ref, full, full)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %v; write it in full as registry/repository:tag or registry/repository@sha256:<64 hex digits>", ref, err)
 	}
-	if r.Context().RegistryStr() != registryHost(ref) {
-		// Strict parsing still maps a first component without a dot or port (e.g. "library/x:1") to Docker Hub.
-		return nil, fmt.Errorf("invalid image reference %q: it names no registry; write it in full as registry/repository:tag (docker.io/library/x:1 for Docker Hub)", ref)
-	}
-	return r, nil
+	return nil, fmt.Errorf("invalid image reference %q: it names no registry; write it in full as registry/repository:tag (docker.io/library/x:1 for Docker Hub)", ref)
+}
+
+// namesRegistry says whether the first component of ref is a registry host, as container engines tell
+// one: it has a dot or a port, or is localhost.
+func namesRegistry(ref string) bool {
+	first, _, found := strings.Cut(ref, "/")
+	return found && (strings.ContainsAny(first, ".:") || first == "localhost")
 }
 
 // registryHost is the first path component of a reference, with Docker Hub's aliases mapped to its name.

@@ -330,3 +330,37 @@ func TestTemplateRenderOpmForm(t *testing.T) {
 		t.Errorf("render fancy FILE: exit %d: %s", code, errs)
 	}
 }
+
+// TestShortImageName: a Docker Hub short name is reported as unqualified, with what CRI-O does with it and
+// the name to write, not as a reference that does not parse.
+func TestShortImageName(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "kube-green"), 0o755)
+	os.WriteFile(filepath.Join(dir, "kube-green", "catalog.yaml"), []byte(`schema: olm.package
+name: kube-green
+defaultChannel: alpha
+---
+schema: olm.channel
+package: kube-green
+name: alpha
+entries:
+  - name: kube-green.v0.3.0
+---
+schema: olm.bundle
+package: kube-green
+name: kube-green.v0.3.0
+image: kubegreen/kube-green:0.3.0
+properties:
+  - type: olm.package
+    value: {packageName: kube-green, version: 0.3.0}
+`), 0o644)
+	code, out, errOut := runCLI(t, "images", dir)
+	for _, want := range []string{`"kubegreen/kube-green:0.3.0" is unqualified`, "CRI-O", "registries.conf", "short-name-mode", "write it in full: docker.io/kubegreen/kube-green:0.3.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("images: exit %d, output lacks %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	if strings.Contains(out, "could not parse") {
+		t.Errorf("a short name is reported as not parsing:\n%s", out)
+	}
+}
