@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // TestNoPathOfThisMachine: no tracked file names the directory the repository was cloned into, nor its
@@ -151,5 +154,47 @@ func TestVersionOfAClone(t *testing.T) {
 	short, _ := exec.Command(bin, "--version").CombinedOutput()
 	if strings.TrimSpace(string(short)) != strings.TrimPrefix(first, "catalog-check ") {
 		t.Errorf("--version = %q, want %q", short, strings.TrimPrefix(first, "catalog-check "))
+	}
+}
+
+// TestSetupExplainsEveryPermission: every permission the App manifest asks for has its row in
+// docs/setup.md, with the level asked and the calls that need it, and the guide explains none the
+// manifest does not ask for.
+func TestSetupExplainsEveryPermission(t *testing.T) {
+	root := repoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "deploy", "github-app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		Permissions map[string]string `json:"default_permissions"`
+	}
+	if err := sigsyaml.Unmarshal(raw, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile(filepath.Join(root, "docs", "setup.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+): ([a-z]+)` \\| ([^|]+) \\| ([^|]+) \\|$")
+	explained := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(guide), -1) {
+		explained[m[1]] = m[2]
+		if !strings.Contains(m[4], "`") {
+			t.Errorf("docs/setup.md: %s: names no call", m[1])
+		}
+	}
+	if len(manifest.Permissions) == 0 {
+		t.Fatal("the manifest asks for no permission: its parsing is broken")
+	}
+	for perm, level := range manifest.Permissions {
+		if got, ok := explained[perm]; !ok || got != level {
+			t.Errorf("deploy/github-app.yaml asks for %s: %s; docs/setup.md explains %q", perm, level, got)
+		}
+	}
+	for perm := range explained {
+		if _, ok := manifest.Permissions[perm]; !ok {
+			t.Errorf("docs/setup.md explains %s, which the manifest does not ask for", perm)
+		}
 	}
 }
