@@ -63,6 +63,9 @@ type CheckedPR struct {
 	Derived string
 	// AddReviewers are, for touched packages whose base ci.yaml says addReviewers: true, its reviewers.
 	AddReviewers map[string][]string
+	// Removals are the removals of released content the head makes that the policy's removals allow
+	// (checks.AllowedRemovals): a merge records them with who vouched for them.
+	Removals []string
 	// Policy is the raw .catalogbot.yaml of BaseSHA ("" when it has none).
 	Policy    string
 	CheckedAt time.Time
@@ -158,10 +161,10 @@ func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error 
 	// written before hold the list).
 	var touched []byte
 	var err error
-	if len(c.ExtraOwners) == 0 && c.Derived == "" && len(c.AddReviewers) == 0 {
+	if len(c.ExtraOwners) == 0 && c.Derived == "" && len(c.AddReviewers) == 0 && len(c.Removals) == 0 {
 		touched, err = json.Marshal(c.Touched)
 	} else {
-		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners, Derived: c.Derived, AddReviewers: c.AddReviewers})
+		touched, err = json.Marshal(storedTouched{Packages: c.Touched, Owners: c.ExtraOwners, Derived: c.Derived, AddReviewers: c.AddReviewers, Removals: c.Removals})
 	}
 	if err != nil {
 		return err
@@ -195,7 +198,7 @@ func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string,
 				if err := json.Unmarshal([]byte(touched), &st); err != nil {
 					return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 				}
-				c.Touched, c.ExtraOwners, c.Derived, c.AddReviewers = st.Packages, st.Owners, st.Derived, st.AddReviewers
+				c.Touched, c.ExtraOwners, c.Derived, c.AddReviewers, c.Removals = st.Packages, st.Owners, st.Derived, st.AddReviewers, st.Removals
 			} else if err := json.Unmarshal([]byte(touched), &c.Touched); err != nil {
 				return fmt.Errorf("touched packages of %s/%s#%d: %w", owner, repo, number, err)
 			}
@@ -289,6 +292,8 @@ type storedTouched struct {
 	Derived  string              `json:"derived,omitempty"`
 	// AddReviewers: the reviewers of touched packages whose ci.yaml asks for review requests.
 	AddReviewers map[string][]string `json:"add_reviewers,omitempty"`
+	// Removals: the removals of released content the policy's removals allow.
+	Removals []string `json:"removals,omitempty"`
 }
 
 // storedApprovals is the review_ids column when /approve comments authorized the merge.

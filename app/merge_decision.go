@@ -35,6 +35,9 @@ type MergeFacts struct {
 	// Derived, when set, says the checked head was a catalog update derived from bundles the base branch holds
 	// (their own pull requests authorized them): it needs no owner of its own.
 	Derived string
+	// Removals are the removals of released content the checked head makes that the policy's removals allow;
+	// whoever vouches for the packages vouches for them, and the audit log says so.
+	Removals []string
 	// Reviews are the latest review of each reviewer.
 	Reviews []Review
 	// Automerge is the base branch policy's automerge section; Policy the
@@ -180,6 +183,9 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	case len(approvers) > 0:
 		sort.Strings(approvers)
 		d.AuthorizedBy = "approved by " + strings.Join(approvers, ", ")
+	}
+	if d.AuthorizedBy != "" && len(f.Removals) > 0 {
+		d.AuthorizedBy += "; removals the policy allows: " + strings.Join(f.Removals, "; ")
 	}
 	d.Merge = len(d.Blocking) == 0
 	return d

@@ -59,6 +59,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 		f.CheckedSHA = c.HeadSHA
 		f.ExtraOwners = c.ExtraOwners
 		f.Derived = c.Derived
+		f.Removals = c.Removals
 		for _, p := range c.Touched {
 			if p != "" { // files of no package: the ownership check judged them
 				f.Touched = append(f.Touched, p)

@@ -134,10 +134,12 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 	if d := checks.Derived(ctx, in); d != nil {
 		derived = d.String()
 	}
+	var removals []string
 	if in.Changes != nil {
 		if o := in.Changes.BundleOwners(); len(o) > 0 {
 			extra = o
 		}
+		removals = boundedRemovals(checks.AllowedRemovals(in))
 		for _, cc := range in.Changes.Catalogs {
 			touched = append(touched, cc.TouchedPackages()...)
 		}
@@ -156,7 +158,18 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 		return fmt.Errorf("recording the head: %w", err)
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
-		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, AddReviewers: add, Policy: raw, CheckedAt: m.now()})
+		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, AddReviewers: add, Removals: removals, Policy: raw, CheckedAt: m.now()})
+}
+
+// maxRecordedRemovals bounds the removals a check records for the audit log.
+const maxRecordedRemovals = 100
+
+// boundedRemovals keeps the first maxRecordedRemovals, saying how many more there were.
+func boundedRemovals(rs []string) []string {
+	if len(rs) <= maxRecordedRemovals {
+		return rs
+	}
+	return append(rs[:maxRecordedRemovals:maxRecordedRemovals], fmt.Sprintf("and %d more removals the policy allows", len(rs)-maxRecordedRemovals))
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.

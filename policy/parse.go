@@ -358,6 +358,7 @@ func (p *parser) parse(data []byte) *Policy {
 		"limits":         func(_, v *yaml.Node) { pol.Limits = p.limits(v) },
 		"bundles":        func(_, v *yaml.Node) { pol.Bundles = p.bundles(v) },
 		"templates":      func(_, v *yaml.Node) { pol.Templates = p.templates(v) },
+		"removals":       func(_, v *yaml.Node) { pol.Removals = p.removals(v) },
 	})
 	if r := p.deref(root); r == nil || r.Kind != yaml.MappingNode {
 		return nil

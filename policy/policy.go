@@ -37,6 +37,8 @@ type Policy struct {
 	Bundles []BundleRoot
 	// Templates are catalog templates and the catalog files each renders into.
 	Templates []Template
+	// Removals say which released content a package's owners may remove (pruning); see RemovalAllowed.
+	Removals []RemovalRule
 }
 
 // Template is one catalog template (olm.template.basic or olm.semver) and the committed catalog files it

@@ -300,3 +300,68 @@ func TestCheckAlternatesAndPartialClones(t *testing.T) {
 		}
 	})
 }
+
+// Pruning (issue 28.3): the policy's removals let the package's owners remove pre-release versions and the
+// entries of nightly channels; anything else removed from released content stays an immutability error, and
+// a stranger's removal is the owners' to approve.
+func TestCheckRemovalsThePolicyAllows(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", `version: 1
+catalogs: [{path: "catalogs/*"}]
+maintainers: [alice]
+bundles: [{path: operators, ownersFromCIYaml: true}]
+removals:
+  - packages: [etcd]
+    versions: [prerelease]
+  - channels: ["*-nightly"]
+`)
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	withChannel := func(versions ...string) string {
+		c := etcdCatalog(versions...)
+		return c + "---\nschema: olm.channel\npackage: etcd\nname: stable-nightly\nentries:\n  - name: etcd.v" + versions[0] + "\n"
+	}
+	write("catalogs/v4.16/etcd/catalog.yaml", withChannel("1.0.0", "1.1.0-nightly.1", "1.2.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	pr := func(branch, content string) string {
+		git("checkout", "-q", "-b", branch, base)
+		write("catalogs/v4.16/etcd/catalog.yaml", content)
+		git("commit", "-q", "-am", branch)
+		return git("rev-parse", "HEAD")
+	}
+	nightly := pr("prune-nightly", strings.Replace(withChannel("1.0.0", "1.2.0"), "    replaces: etcd.v1.0.0\n", "", 1))
+	release := pr("remove-release", withChannel("1.0.0", "1.1.0-nightly.1"))
+	entry := pr("nightly-channel-entry", etcdCatalog("1.0.0", "1.1.0-nightly.1", "1.2.0")+"---\nschema: olm.channel\npackage: etcd\nname: stable-nightly\nentries:\n  - name: etcd.v1.1.0-nightly.1\n")
+
+	for _, tc := range []struct {
+		name, head, author string
+		code               int
+		want               []string // "check rule" of errors and allowed removals
+	}{
+		{"an owner prunes a nightly build", nightly, "bob", exitPass, []string{"immutability immutability.removal-allowed", "immutability immutability.removal-allowed"}},
+		{"a stranger does", nightly, "mallory", exitFail, []string{"immutability immutability.removal-allowed", "immutability immutability.removal-allowed", "ownership ownership.not-owner"}},
+		{"an owner removes a release", release, "bob", exitFail, []string{"immutability immutability.bundle-removed", "immutability immutability.entry-removed"}},
+		{"an owner changes a nightly channel's entries", entry, "bob", exitPass, []string{"immutability immutability.removal-allowed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership,immutability")
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, out)
+			}
+			var got []string
+			for _, r := range v.Results {
+				for _, f := range r.Findings {
+					if f.Severity == "error" || f.Rule == "immutability.removal-allowed" {
+						got = append(got, r.Check+" "+f.Rule)
+					}
+				}
+			}
+			slices.Sort(got)
+			got, want := slices.Compact(got), slices.Compact(tc.want)
+			if !slices.Equal(got, want) {
+				t.Errorf("findings = %q\nwant       %q\n%s", got, want, out)
+			}
+		})
+	}
+}
