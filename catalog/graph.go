@@ -215,6 +215,14 @@ func (p *Package) bundleVersions() map[string]blang.Version {
 	return out
 }
 
+// ParseSkipRange parses a skipRange as opm parses it when it validates a catalog (blang/semver v4 ranges,
+// as operator-registry v1.69+ checks them): the rule channel.skiprange-invalid of validate, for callers that
+// meet a skipRange before it is in a catalog (a bundle's CSV annotation olm.skipRange).
+func ParseSkipRange(s string) error {
+	_, err := parseRange(s)
+	return err
+}
+
 // parseRange parses a range in opm's syntax (blang/semver v4), turning a
 // panic of the parser on hostile input into an error.
 func parseRange(s string) (r blang.Range, err error) {

@@ -142,6 +142,24 @@ func TestLoadFindings(t *testing.T) {
 		{"minKubeVersion not semver", func(m fstest.MapFS) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "minKubeVersion: 1.25.0", "minKubeVersion: v1.25", 1))}
 		}, ruleCSVMinKube, "manifests/etcd.csv.yaml:9", "v1.25"},
+		{"skipRange that opm cannot parse", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  annotations:\n", "  annotations:\n    olm.skipRange: '^0.9.0'\n", 1))}
+		}, ruleCSVSkipRange, "manifests/etcd.csv.yaml:6", "^0.9.0"},
+		{"skipRange with a comma", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  annotations:\n", "  annotations:\n    olm.skipRange: '>=0.9.0, <0.9.4'\n", 1))}
+		}, ruleCSVSkipRange, "manifests/etcd.csv.yaml:6", "does not parse"},
+		{"skipRange admitting its own version", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  annotations:\n", "  annotations:\n    olm.skipRange: '>=0.9.0 <=0.9.4'\n", 1))}
+		}, ruleCSVUpgradeEdge, "manifests/etcd.csv.yaml:6", "admits 0.9.4"},
+		{"replaces itself", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  replaces: etcdoperator.v0.9.4\n", 1))}
+		}, ruleCSVReplacesSelf, "manifests/etcd.csv.yaml:9", "itself"},
+		{"replaces another operator", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  replaces: redis-operator.v0.9.2\n", 1))}
+		}, ruleCSVUpgradeEdge, "manifests/etcd.csv.yaml:9", "another operator"},
+		{"skips a higher version", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  skips: [etcdoperator.v0.9.2, etcdoperator.v1.0.0]\n", 1))}
+		}, ruleCSVUpgradeEdge, "manifests/etcd.csv.yaml:9", "not lower"},
 		{"unknown dependency", func(m fstest.MapFS) {
 			m["metadata/dependencies.yaml"] = &fstest.MapFile{Data: []byte("dependencies:\n  - type: olm.gvk\n    value: {group: a, kind: B, version: v1}\n  - type: olm.magic\n    value: 1\n")}
 		}, ruleDependencyType, "metadata/dependencies.yaml:4", "olm.magic"},

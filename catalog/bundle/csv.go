@@ -20,6 +20,10 @@ const (
 	ruleCSVExamples       = "bundle.csv-examples"
 	ruleCSVExampleMissing = "bundle.csv-example-missing"
 	ruleCSVMinKube        = "bundle.csv-min-kube-version"
+	// The fields the catalog the bundle joins will depend on (issue 27.2).
+	ruleCSVSkipRange    = "bundle.csv-skiprange"
+	ruleCSVReplacesSelf = "bundle.csv-replaces-self"
+	ruleCSVUpgradeEdge  = "bundle.csv-upgrade-edge"
 )
 
 func csvRules() []catalog.Rule {
@@ -31,6 +35,9 @@ func csvRules() []catalog.Rule {
 		{ID: ruleCSVExamples, Severity: catalog.SeverityError, Source: api, Summary: "the alm-examples (or olm.examples) annotation is not JSON, or an example is of a kind the CSV does not own", Hint: "make alm-examples a JSON list of objects of the owned CRDs' kinds"},
 		{ID: ruleCSVExampleMissing, Severity: catalog.SeverityWarning, Source: api, Summary: "the CSV has no example annotation, or an owned API has no example", Hint: "add an example of each owned API to the alm-examples annotation"},
 		{ID: ruleCSVMinKube, Severity: catalog.SeverityError, Source: api, Summary: "spec.minKubeVersion is not a semantic version (a warning when it is missing)", Hint: "set spec.minKubeVersion to a version such as 1.25.0"},
+		{ID: ruleCSVSkipRange, Severity: catalog.SeverityError, Source: "opm v1.69+ (model.Validate of the catalog the bundle joins: channel.skiprange-invalid)", Summary: "the CSV's olm.skipRange annotation does not parse as a semver range as opm parses it: every catalog the bundle joins would be refused, and a released bundle cannot be changed", Hint: "write a range such as '>=1.0.0 <1.2.0' (comparators < <= > >= = != on full versions, AND by space, OR by ||; no ^, ~, commas or v prefix)"},
+		{ID: ruleCSVReplacesSelf, Severity: catalog.SeverityError, Source: "opm (a channel whose entry replaces or skips itself has a cycle)", Summary: "spec.replaces or spec.skips names the CSV itself", Hint: "name the CSV this version upgrades from"},
+		{ID: ruleCSVUpgradeEdge, Severity: catalog.SeverityWarning, Source: "catalogbot", Summary: "spec.replaces or spec.skips names a CSV of another operator (its name before .v<version> differs) or of a version not lower than this one, or olm.skipRange admits this version or a higher one: the upgrade edge goes sideways or backwards", Hint: "replace and skip earlier versions of the same operator (name.vX.Y.Z), with a skipRange below this version"},
 	}
 }
 
@@ -117,6 +124,86 @@ func (r *reader) checkCSV() {
 	}
 
 	r.checkExamples()
+	r.checkUpgradeFields()
+}
+
+// checkUpgradeFields checks the fields the catalog will take from the CSV (issue 27.2): olm.skipRange parses
+// as opm parses it, and spec.replaces, spec.skips and the skipRange point at earlier versions of the same
+// operator, never at the CSV itself.
+func (r *reader) checkUpgradeFields() {
+	m := r.b.CSV
+	name := m.Name
+	own, ownErr := blang.Parse(str(path2(m.Value, "spec", "version")))
+	prefix, _, hasPrefix := cutVersion(name)
+	warn := func(pos catalog.Position, format string, args ...any) {
+		r.add(ruleCSVUpgradeEdge, pos, format, args...)
+	}
+	if sr := path2(m.Value, "metadata", "annotations", "olm.skipRange"); sr != nil {
+		switch {
+		case sr.Kind != catalog.KindString:
+			r.add(ruleCSVSkipRange, sr.Pos(m.File), "the olm.skipRange annotation is %s, not a string", sr.Kind)
+		case sr.Str() != "":
+			if err := catalog.ParseSkipRange(sr.Str()); err != nil {
+				r.add(ruleCSVSkipRange, sr.Pos(m.File), "olm.skipRange %q does not parse as opm parses a skipRange (%v): every catalog this bundle joins would fail opm validate", sr.Str(), err)
+			} else if ownErr == nil {
+				if rg, err := blang.ParseRange(sr.Str()); err == nil && rangeAdmitsAtLeast(rg, own) {
+					warn(sr.Pos(m.File), "olm.skipRange %q admits %s, this bundle's version, or a higher one: a skipRange names the versions this one upgrades from", sr.Str(), own)
+				}
+			}
+		}
+	}
+	check := func(field string, v *catalog.Value) {
+		target := str(v)
+		if target == "" {
+			return
+		}
+		pos := v.Pos(m.File)
+		if target == name {
+			r.add(ruleCSVReplacesSelf, pos, "%s names the CSV itself (%s)", field, name)
+			return
+		}
+		p, ver, ok := cutVersion(target)
+		switch {
+		case hasPrefix && ok && p != prefix:
+			warn(pos, "%s names %s, a CSV of another operator than %s (%s.v…): an upgrade edge joins versions of one package", field, target, name, prefix)
+		case ok && ownErr == nil && ver.GTE(own):
+			warn(pos, "%s names %s, version %s, not lower than this bundle's %s: the upgrade edge goes backwards", field, target, ver, own)
+		}
+	}
+	check("spec.replaces", path2(m.Value, "spec", "replaces"))
+	if skips := path2(m.Value, "spec", "skips"); skips != nil {
+		for i, it := range skips.Items() {
+			check(fmt.Sprintf("spec.skips[%d]", i), &it)
+		}
+	}
+}
+
+// cutVersion splits a CSV name as operator-sdk writes it, <operator>.v<semver> (or <operator>.<semver>).
+func cutVersion(name string) (string, blang.Version, bool) {
+	for i := strings.Index(name, "."); i >= 0; {
+		rest := strings.TrimPrefix(name[i+1:], "v")
+		if v, err := blang.Parse(rest); err == nil {
+			return name[:i], v, true
+		}
+		j := strings.Index(name[i+1:], ".")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return "", blang.Version{}, false
+}
+
+// rangeAdmitsAtLeast says whether rg admits v or one of a few versions above it (the next patch, minor and
+// major releases): a skipRange written for an upgrade to v admits only lower versions.
+func rangeAdmitsAtLeast(rg blang.Range, v blang.Version) bool {
+	base := blang.Version{Major: v.Major, Minor: v.Minor, Patch: v.Patch}
+	for _, c := range []blang.Version{v, base, {Major: v.Major, Minor: v.Minor, Patch: v.Patch + 1}, {Major: v.Major, Minor: v.Minor + 1}, {Major: v.Major + 1}} {
+		if c.GTE(v) && rg(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasConversionWebhook(v catalog.Value) bool {

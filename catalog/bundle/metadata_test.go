@@ -100,3 +100,26 @@ func TestLoadLinksAndBounds(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLoadMetadata: any content of two metadata files loads without panic, and the package taken is the one
+// of a file whose annotations opm would read.
+func FuzzLoadMetadata(f *testing.F) {
+	f.Add([]byte(goodAnnotations), []byte("dependencies:\n  - type: olm.gvk\n    value: {group: g, kind: K, version: v1}\n"))
+	f.Add([]byte("---\n---\n"+goodAnnotations), []byte("{\"annotations\": {\"operators.operatorframework.io.bundle.package.v1\": 7}}"))
+	f.Add([]byte("# c\n---\nannotations: [x]\n"), []byte("--- x\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if len(a)+len(b) > 64<<10 {
+			return
+		}
+		m := goodBundle()
+		m["metadata/annotations.yaml"] = &fstest.MapFile{Data: a}
+		m["metadata/b.yaml"] = &fstest.MapFile{Data: b}
+		bd, _, err := Load(context.Background(), m, Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bd.Package != "" && !strings.Contains(string(a)+string(b), bd.Package) && !strings.ContainsAny(bd.Package, "0123456789truefals") {
+			t.Fatalf("package %q is in neither file", bd.Package)
+		}
+	})
+}

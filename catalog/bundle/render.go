@@ -67,7 +67,7 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	}
 	var declared []prop
 	for _, p := range b.Properties {
-		raw, err := canonicalJSON(p.Value)
+		raw, err := entryJSON(p.Value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: property %s: %w", p.Pos, p.Type, err)
 		}
@@ -118,7 +118,7 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	}
 	var pkgRequired []Property
 	for _, d := range b.Dependencies {
-		raw, err := canonicalJSON(d.Value)
+		raw, err := entryJSON(d.Value)
 		if err != nil {
 			return nil, fmt.Errorf("%s: dependency %s: %w", d.Pos, d.Type, err)
 		}
@@ -296,6 +296,15 @@ func relatedImages(b *Bundle, image string) []RelatedImage {
 	// opm's render sorts the list by image (after adding the bundle image, whatever its name).
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out
+}
+
+// entryJSON is the value of a metadata entry as opm holds it: nothing when the entry has no value (opm then
+// cannot read an olm.gvk or olm.package from it, and writes any other as null), else canonicalJSON.
+func entryJSON(v *catalog.Value) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return canonicalJSON(v)
 }
 
 // canonicalJSON writes v as Kubernetes keeps an object: JSON with keys sorted, whole numbers as integers,

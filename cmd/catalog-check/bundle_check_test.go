@@ -59,6 +59,10 @@ func TestCheckBundlePullRequests(t *testing.T) {
 	renamed["operators/etcd/1.5.0/metadata/bundle.yaml"] = renamed["operators/etcd/1.5.0/metadata/annotations.yaml"]
 	delete(renamed, "operators/etcd/1.5.0/metadata/annotations.yaml")
 	otherName := pr("other-name", renamed)
+	// A skipRange opm cannot parse fails the bundle's own pull request, on the CSV's line (issue 27.2).
+	badRange := etcdBundleFiles("1.6.0", "etcd", "registry+v1")
+	badRange["operators/etcd/1.6.0/manifests/etcd.csv.yaml"] = strings.Replace(badRange["operators/etcd/1.6.0/manifests/etcd.csv.yaml"], "metadata:\n", "metadata:\n  annotations:\n    olm.skipRange: '>=1.0.0, <1.6.0'\n", 1)
+	skipRange := pr("skip-range", badRange)
 
 	for _, tc := range []struct {
 		name, head, author string
@@ -74,6 +78,7 @@ func TestCheckBundlePullRequests(t *testing.T) {
 			"ownership ownership.new-package operators/etcd/1.4.0/manifests/etcd.csv.yaml",
 			"validation bundle.metadata-ambiguous operators/etcd/1.4.0/metadata/annotations.yaml"}},
 		{"annotations under another file name", otherName, "bob", exitPass, nil},
+		{"an unparsable skipRange", skipRange, "bob", exitFail, []string{"validation bundle.csv-skiprange operators/etcd/1.6.0/manifests/etcd.csv.yaml:5"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership,validation,immutability")
@@ -84,7 +89,11 @@ func TestCheckBundlePullRequests(t *testing.T) {
 			for _, r := range v.Results {
 				for _, f := range r.Findings {
 					if f.Severity == "error" {
-						got = append(got, r.Check+" "+f.Rule+" "+f.File)
+						where := f.File
+						if f.Rule == "bundle.csv-skiprange" {
+							where = fmt.Sprintf("%s:%d", f.File, f.Line)
+						}
+						got = append(got, r.Check+" "+f.Rule+" "+where)
 					}
 				}
 			}

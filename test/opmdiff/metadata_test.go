@@ -266,3 +266,30 @@ func writeFile(t *testing.T, name, content string) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzMetadataAgainstOpm: a metadata file of any content, next to a good annotations.yaml (it sorts first, so
+// its annotations win when opm can read them): catalogbot reads the package, channels and properties opm does.
+func FuzzMetadataAgainstOpm(f *testing.F) {
+	logrus.SetLevel(logrus.PanicLevel)
+	for _, v := range metadataVariants() {
+		for _, c := range v.files {
+			if len(c) < 4096 {
+				f.Add([]byte(c))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 16<<10 {
+			return
+		}
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "manifests", "csv.yaml"), metaCSV)
+		writeFile(t, filepath.Join(dir, "metadata", "annotations.yaml"), annotationsYAML("annotations", "etcd"))
+		writeFile(t, filepath.Join(dir, "metadata", "00.yaml"), string(data))
+		theirs := theirMetadata(dir)
+		ours, fs := ourMetadata(dir)
+		if (theirs.Err == "") != (ours.Err == "") || (theirs.Err == "" && !reflect.DeepEqual(theirs, ours)) {
+			t.Fatalf("input %q\nopm:        %+v\ncatalogbot: %+v\nfindings: %v", data, theirs, ours, fs)
+		}
+	})
+}
