@@ -132,6 +132,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 	}
 	// Bundle directories: the package their annotations declare (not their folder) decides.
+	newReported := map[string]bool{} // new packages already reported, once each
 	for _, b := range pr.Changes.Bundles {
 		pos := b.firstFile()
 		pkg := b.Package
@@ -147,6 +148,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				added = append(added, pkg)
 				continue
 			}
+			newReported[pkg] = true
 			notMaintainer(pos, ruleNewPackage, pkg, fmt.Sprintf("bundle directory %s adds the new package %q; the policy lets only maintainers add packages", b.Dir, pkg))
 			continue
 		}
@@ -164,6 +166,15 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		pos := catalog.Position{File: f.File.Path}
 		// Every file of the package folder, ci.yaml and the templates included, belongs to the package's owners
 		// as the base has them (a change to ci.yaml's reviewers applies once merged).
+		// The folder of a package the repository never held comes with the package: it is judged as an addition.
+		if _, reserved := pol.Owners(f.Package); !reserved && NewToRepository(pr, f.Package) {
+			if pol.NewPackages == policy.NewPackagesAnyone || newReported[f.Package] {
+				continue
+			}
+			newReported[f.Package] = true
+			notMaintainer(pos, ruleNewPackage, f.Package, fmt.Sprintf("%s adds the new package %q; the policy lets only maintainers add packages", f.File.Path, f.Package))
+			continue
+		}
 		if d, _ := ownsBundlePackage(ctx, pr, f.Package, pr.Author); d != policy.Yes {
 			notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s is a file of package %q, which @%s does not own: %s", f.File.Path, f.Package, pr.Author, bundleOwnersText(pr, f.Package)))
 		}

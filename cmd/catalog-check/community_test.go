@@ -157,6 +157,7 @@ func TestCheckNewPackageMeansNewToTheRepository(t *testing.T) {
 	firstCatalog := pr("mongo-first-catalog", map[string]string{"catalogs/v4.16/mongo/catalog.yaml": strings.ReplaceAll(etcdCatalog("1.0.0"), "etcd", "mongo")})
 	redisTo17 := pr("redis-to-v4.17", map[string]string{"catalogs/v4.17/redis/catalog.yaml": redisCatalog()})
 	fresh := pr("fresh", map[string]string{"catalogs/v4.17/kafka/catalog.yaml": strings.ReplaceAll(etcdCatalog("1.0.0"), "etcd", "kafka")})
+	freshFolder := pr("fresh-folder", map[string]string{"operators/kafka/ci.yaml": "reviewers: [mallory]\n", "operators/kafka/Makefile": "OPM_VERSION ?= v1.46.0\n"})
 	for _, tc := range []struct {
 		name, head, author string
 		code               int
@@ -165,6 +166,7 @@ func TestCheckNewPackageMeansNewToTheRepository(t *testing.T) {
 		{"the policy owner promotes a package to another catalog", redisTo17, "carol", exitPass, nil},
 		{"a stranger does", redisTo17, "mallory", exitFail, []string{"ownership.not-owner catalogs/v4.17/redis/catalog.yaml"}},
 		{"a ci.yaml reviewer gives the package its first catalog", firstCatalog, "erin", exitPass, nil},
+		{"the folder of a package the repository never held: one finding", freshFolder, "mallory", exitFail, []string{"ownership.new-package operators/kafka/Makefile"}},
 		{"a package the repository never held", fresh, "bob", exitFail, []string{"ownership.new-package catalogs/v4.17/kafka/catalog.yaml"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

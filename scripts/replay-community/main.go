@@ -18,7 +18,8 @@
 // reviewer in the ci.yaml of the package C touches (read from the parent,
 // else from C). The policy is the one docs/policy.md describes for that
 // repository: every catalogs/v4.* root, bundle root operators with
-// ownersFromCIYaml and templatesFromCIYaml, and the pipeline's image pattern.
+// ownersFromCIYaml and templatesFromCIYaml, the pipeline's image pattern, and
+// removals of pre-release versions (the repository prunes its nightly builds).
 package main
 
 import (
@@ -372,6 +373,8 @@ bundles:
     ownersFromCIYaml: true
     templatesFromCIYaml: true
     image: "quay.io/community-operator-pipeline-prod/{package}:{version}"
+removals:
+  - versions: [prerelease]
 `)
 	return b.String(), nil
 }
