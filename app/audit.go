@@ -45,6 +45,7 @@ var mergeSchema = []string{
 		method TEXT NOT NULL,
 		merged_at TEXT NOT NULL,
 		PRIMARY KEY (owner, name, number, merged_sha))`,
+	mergeLeaseSchema,
 }
 
 // CheckedPR is what the last completed check of a pull request saw.

@@ -143,7 +143,7 @@ func startE2EServer(t testing.TB, backend string, seed func(w *workRepo) (base, 
 	base, head := seed(w)
 
 	fake.AddInstallation(e2eInstID, "acme")
-	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: base}); err != nil {
+	if err := fake.AddRepo(githubfake.Repo{Owner: "acme", Name: "catalog", Installation: e2eInstID, DefaultSHA: base, GitDir: gs.BarePath("acme", "catalog")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fake.AddPullRequest("acme", "catalog", githubfake.PR{Number: 1, Author: "bob", HeadSHA: head, BaseRef: "main"}); err != nil {

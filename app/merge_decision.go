@@ -43,6 +43,12 @@ type MergeFacts struct {
 	// Automerge is the base branch policy's automerge section; Policy the
 	// whole base policy (owners, maintainers).
 	Policy *policy.Policy
+	// BaseHeadSHA is the base branch's head the merge would land on, read under the repository's merge
+	// lease; CheckedBaseSHA the base the check judged against; Result the judgement of the merge result on
+	// BaseHeadSHA. BaseHeadSHA empty is the decision before the lease, on the pull request alone: the base
+	// rules are left to the decision under the lease.
+	BaseHeadSHA, CheckedBaseSHA string
+	Result                      *ResultJudgement
 }
 
 // RequiredCheck is one required status check and its state on the head.
@@ -119,6 +125,23 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	for _, r := range f.Required {
 		if r.State != "success" {
 			block("required check %q is %s", r.Name, r.State)
+		}
+	}
+	if f.BaseHeadSHA != "" {
+		// What merges is what was judged: the pull request's change on this base head.
+		switch r := f.Result; {
+		case r == nil || r.BaseSHA != f.BaseHeadSHA:
+			block("the merge result on the base head %s has not been judged", short(f.BaseHeadSHA))
+		default:
+			if r.Recheck != "" {
+				block("%s; the pull request is being checked again against it", r.Recheck)
+			}
+			if r.Unjudged != "" {
+				block("%s", r.Unjudged)
+			}
+			for _, c := range r.Conflicts {
+				block("%s", c)
+			}
 		}
 	}
 	for _, l := range f.Labels {

@@ -88,6 +88,27 @@ func TestDecideMerge(t *testing.T) {
 			f.Policy = mergePolicy(t, ", requireOwnerApproval: true")
 			f.Reviews = []Review{{ID: 4, User: "carol", State: "APPROVED", CommitID: f.HeadSHA}, {ID: 5, User: "bob", State: "APPROVED", CommitID: f.HeadSHA}}
 		}, merge: true, by: "approved by carol"},
+		// What merges is what was judged (the decision under the merge lease).
+		{name: "base head known, result not judged", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA = "cccccccccc", "cccccccccc"
+		}, reason: "has not been judged"},
+		{name: "result judged on another base head", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA, f.Result = "dddddddddd", "cccccccccc", &ResultJudgement{BaseSHA: "cccccccccc"}
+		}, reason: "has not been judged"},
+		{name: "base moved, nothing relevant changed", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA, f.Result = "dddddddddd", "cccccccccc", &ResultJudgement{BaseSHA: "dddddddddd"}
+		}, merge: true, by: "author bob"},
+		{name: "base moved and changed a touched package", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA = "dddddddddd", "cccccccccc"
+			f.Result = &ResultJudgement{BaseSHA: "dddddddddd", Recheck: "the base branch moved to ddddddd and changed `catalog/etcd/a.yaml`"}
+		}, reason: "being checked again"},
+		{name: "semantic conflict", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA = "cccccccccc", "cccccccccc"
+			f.Result = &ResultJudgement{BaseSHA: "cccccccccc", Conflicts: []string{"semantic conflict with #4 (abc1234)"}}
+		}, reason: "semantic conflict with #4"},
+		{name: "result could not be judged", edit: func(f *MergeFacts) {
+			f.BaseHeadSHA, f.CheckedBaseSHA, f.Result = "cccccccccc", "cccccccccc", &ResultJudgement{BaseSHA: "cccccccccc", Unjudged: "could not judge"}
+		}, reason: "could not judge"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,10 +18,11 @@ const maxListPages = 20
 // gatheredFacts are the merge facts plus what the merge and its audit row need.
 type gatheredFacts struct {
 	MergeFacts
-	PR          *github.PullRequest
-	Checked     CheckedPR
-	HasChecked  bool
-	BaseHeadSHA string
+	PR         *github.PullRequest
+	Checked    CheckedPR
+	HasChecked bool
+	// baseHead is the base branch's head as the facts were read.
+	baseHead string
 	// CheckRunIDs are our check runs on the head, by name.
 	CheckRunIDs map[string]int64
 	// Notes say which optional reads GitHub refused (a permission the installation lacks), for the status
@@ -73,7 +74,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 	}
 	baseRef := pr.GetBase().GetRef()
 	if br, _, err := gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, baseRef, 1); err == nil {
-		g.BaseHeadSHA = br.GetCommit().GetSHA()
+		g.baseHead = br.GetCommit().GetSHA()
 	} else {
 		return nil, fmt.Errorf("reading base branch %s: %w", baseRef, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -68,6 +69,22 @@ type Merger struct {
 	// wait, doubled each time.
 	mergeRetries int
 	retryDelay   time.Duration
+	// lease serialises the merges of a repository; pipe gives the git cache and parse limits the merge
+	// result is judged with (nil: no judgement, the base must not have moved).
+	lease mergeLeaseStore
+	pipe  *Pipeline
+	stats mergeStats
+}
+
+// mergeStats count the merge work, for the benchmarks and the logs.
+type mergeStats struct {
+	evaluations, judgements, rechecks, merges, leaseWaits atomic.Int64
+}
+
+func (m *Merger) metricLease(taken bool) {
+	if !taken {
+		m.stats.leaseWaits.Add(1)
+	}
 }
 
 // newMerger builds the merge evaluation; setQueue completes it.
@@ -85,7 +102,11 @@ func (m *Merger) setQueue(ctx context.Context, q *Queue) error {
 	if err != nil {
 		return err
 	}
-	m.q, m.store, m.cmds = q, s, c
+	l, ok := q.b.(mergeLeaseStore)
+	if !ok {
+		return fmt.Errorf("the %s queue backend has no merge lease", q.backend)
+	}
+	m.q, m.store, m.cmds, m.lease = q, s, c, l
 	return nil
 }
 
@@ -189,11 +210,14 @@ func parseStoredPolicy(raw string) (*policy.Policy, error) {
 	return p, nil
 }
 
-// Evaluate gathers the facts, decides, and merges or says why not. It is
-// level-triggered: safe to run any number of times.
+// Evaluate gathers the facts, decides, and merges or says why not. It is level-triggered: safe to run any
+// number of times. The decision is made twice: first on the pull request alone, without the lease (most
+// evaluations end there); then, when it would merge, under the repository's merge lease, on facts read
+// again and with the merge result judged on the base head of that moment (see merge_result.go).
 func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 	full := a.Owner + "/" + a.Repo
 	log := m.log.With("repo", full, "pr", a.Number, "reason", a.Reason)
+	m.stats.evaluations.Add(1)
 	gh, err := m.gh.Installation(ctx, a.InstallationID)
 	if err != nil {
 		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
@@ -229,30 +253,20 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 			// that does not merge automatically.
 			return m.setStatusComment(ctx, gh, a, nil)
 		}
-		var d MergeDecision
-		switch {
-		case g.HasChecked && g.Checked.HeadSHA == g.HeadSHA && g.BaseHeadSHA != "" && g.BaseHeadSHA != g.Checked.BaseSHA:
-			// The base moved: its policy may have changed. Check again
-			// against the new base; that check's completion brings us back.
-			d.Blocking = []string{fmt.Sprintf("the base branch moved to %s since the check; the pull request is being checked again", short(g.BaseHeadSHA))}
-			if err := m.recheck(ctx, a, g, "base moved"); err != nil {
-				return err
-			}
-		default:
-			d = DecideMerge(ctx, g.MergeFacts, m.names(), m.teams(gh))
-		}
-		if !d.Merge {
+		if d := DecideMerge(ctx, g.MergeFacts, m.names(), m.teams(gh)); !d.Merge {
 			log.Info("not merging", "blocking", strings.Join(d.Blocking, "; "))
 			return m.setStatusComment(ctx, gh, a, append(d.Blocking, g.Notes...))
 		}
-		for _, n := range g.Notes {
-			log.Warn("merging without an optional read", "note", n, "sha", g.CheckedSHA)
-		}
-		claimed, err := m.cmds.claimMerge(ctx, a.Owner, a.Repo, a.Number, gen, m.now())
+		release, err := m.acquireLease(ctx, a.Owner, a.Repo)
 		if err != nil {
-			return fmt.Errorf("claiming the merge: %w", err)
+			return err // a snooze when another merge of the repository is under way
 		}
-		if !claimed {
+		next, err := m.mergeUnderLease(ctx, gh, a, gen, attempt, log)
+		release()
+		switch {
+		case err != nil:
+			return err
+		case next == retryFenced:
 			// A /hold came since the facts were read: read them again (its label is on by now).
 			if fenced++; fenced > 3 {
 				return fmt.Errorf("holds keep coming on %s#%d; the merge evaluation will run again", full, a.Number)
@@ -260,46 +274,8 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 			log.Info("a hold came while evaluating; evaluating again")
 			attempt--
 			continue
-		}
-		method := string(g.Policy.Automerge.Method)
-		res, err := m.mergeClaimed(ctx, gh, a, g.CheckedSHA, method)
-		switch {
-		case err == nil && res.GetMerged():
-			log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res.GetSHA(), "authorized_by", d.AuthorizedBy)
-			if err := m.store.addAudit(ctx, AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
-				MergeCommit: res.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
-				PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
-				// The merge happened: a retry would find the PR merged and
-				// not write the row, so say so loudly instead.
-				log.Error("merged but the audit row was not written", "sha", g.CheckedSHA, "err", err)
-			}
-			return m.setStatusComment(ctx, gh, a, nil)
-		case isStatus(err, http.StatusConflict):
-			// The head moved after our check: check the new head; never merge it unseen.
-			log.Info("head moved before the merge", "checked", g.CheckedSHA)
-			cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
-			if gerr != nil {
-				return gerr
-			}
-			g.PR = cur
-			if err := m.recheck(ctx, a, g, "head moved before merge"); err != nil {
-				return err
-			}
-			return m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
-				"the head moved to %s after the check of %s; the new head is being checked", short(cur.GetHead().GetSHA()), short(g.CheckedSHA))})
-		case isStatus(err, http.StatusMethodNotAllowed):
-			msg := githubMessage(err)
-			// Another evaluation (of a later event) may have merged it a moment ago.
-			if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && cur.GetMerged() {
-				log.Info("already merged", "merge_commit", cur.GetMergeCommitSHA())
-				return m.setStatusComment(ctx, gh, a, nil)
-			}
-			if attempt >= m.mergeRetries {
-				log.Warn("GitHub refused the merge", "attempts", attempt+1, "message", msg)
-				return m.setStatusComment(ctx, gh, a, append([]string{fmt.Sprintf(
-					"GitHub refused the merge %d times: %s (branch rules, conflicts or a base that changed)", attempt+1, msg)}, g.Notes...))
-			}
-			log.Info("GitHub refused the merge; retrying", "message", msg, "in", delay)
+		case next == retryRefused:
+			log.Info("GitHub refused the merge; retrying", "in", delay)
 			t := time.NewTimer(delay)
 			select {
 			case <-ctx.Done():
@@ -308,12 +284,137 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 			case <-t.C:
 			}
 			delay *= 2
-		case err != nil:
-			return fmt.Errorf("merging %s#%d: %w", full, a.Number, err)
-		default:
-			return fmt.Errorf("merging %s#%d: GitHub answered without merging: %s", full, a.Number, res.GetMessage())
+			continue
+		}
+		return nil
+	}
+}
+
+// What the evaluation does after a merge attempt under the lease.
+type mergeNext int
+
+const (
+	mergeDone    mergeNext = iota
+	retryFenced            // a hold came: evaluate again at once
+	retryRefused           // GitHub refused (405): evaluate again after a pause
+)
+
+// mergeUnderLease reads the facts again with the repository's merge lease held, judges the merge result on
+// the base head, and merges when everything holds.
+func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a MergeArgs, gen int64, attempt int, log *slog.Logger) (mergeNext, error) {
+	full := a.Owner + "/" + a.Repo
+	g, err := m.gatherFacts(ctx, gh, a)
+	if err != nil {
+		return mergeDone, err
+	}
+	if g.Merged || !g.Open {
+		return mergeDone, m.setStatusComment(ctx, gh, a, nil)
+	}
+	if d := DecideMerge(ctx, g.MergeFacts, m.names(), m.teams(gh)); !d.Merge || !g.HasChecked {
+		log.Info("not merging", "blocking", strings.Join(d.Blocking, "; "))
+		return mergeDone, m.setStatusComment(ctx, gh, a, append(d.Blocking, g.Notes...))
+	}
+	m.stats.judgements.Add(1)
+	res, err := m.judge(ctx, a, g)
+	if err != nil {
+		return mergeDone, err
+	}
+	g.BaseHeadSHA, g.CheckedBaseSHA, g.Result = g.baseHead, g.Checked.BaseSHA, &res
+	if res.Recheck != "" {
+		m.stats.rechecks.Add(1)
+		log.Info("the base moved in a way that matters: checking again", "why", res.Recheck)
+		if err := m.recheck(ctx, a, g, "base moved", "merge:base:"+g.baseHead); err != nil {
+			return mergeDone, err
 		}
 	}
+	d := DecideMerge(ctx, g.MergeFacts, m.names(), m.teams(gh))
+	if !d.Merge {
+		log.Info("not merging", "blocking", strings.Join(d.Blocking, "; "))
+		return mergeDone, m.setStatusComment(ctx, gh, a, append(d.Blocking, g.Notes...))
+	}
+	for _, n := range g.Notes {
+		log.Warn("merging without an optional read", "note", n, "sha", g.CheckedSHA)
+	}
+	claimed, err := m.cmds.claimMerge(ctx, a.Owner, a.Repo, a.Number, gen, m.now())
+	if err != nil {
+		return mergeDone, fmt.Errorf("claiming the merge: %w", err)
+	}
+	if !claimed {
+		return retryFenced, nil
+	}
+	method := string(g.Policy.Automerge.Method)
+	res2, err := m.mergeClaimed(ctx, gh, a, g.CheckedSHA, method)
+	switch {
+	case err == nil && res2.GetMerged():
+		m.stats.merges.Add(1)
+		log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res2.GetSHA(), "base", short(g.baseHead), "authorized_by", d.AuthorizedBy)
+		if err := m.store.addAudit(ctx, AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
+			MergeCommit: res2.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
+			PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
+			// The merge happened: a retry would find the PR merged and
+			// not write the row, so say so loudly instead.
+			log.Error("merged but the audit row was not written", "sha", g.CheckedSHA, "err", err)
+		}
+		return mergeDone, m.setStatusComment(ctx, gh, a, nil)
+	case isStatus(err, http.StatusConflict):
+		// The head moved after our check: check the new head; never merge it unseen.
+		log.Info("head moved before the merge", "checked", g.CheckedSHA)
+		cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+		if gerr != nil {
+			return mergeDone, gerr
+		}
+		g.PR = cur
+		if err := m.recheck(ctx, a, g, "head moved before merge", ""); err != nil {
+			return mergeDone, err
+		}
+		return mergeDone, m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
+			"the head moved to %s after the check of %s; the new head is being checked", short(cur.GetHead().GetSHA()), short(g.CheckedSHA))})
+	case isStatus(err, http.StatusMethodNotAllowed):
+		msg := githubMessage(err)
+		// Another evaluation (of a later event) may have merged it a moment ago.
+		if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && cur.GetMerged() {
+			log.Info("already merged", "merge_commit", cur.GetMergeCommitSHA())
+			return mergeDone, m.setStatusComment(ctx, gh, a, nil)
+		}
+		if attempt >= m.mergeRetries {
+			log.Warn("GitHub refused the merge", "attempts", attempt+1, "message", msg)
+			return mergeDone, m.setStatusComment(ctx, gh, a, append([]string{fmt.Sprintf(
+				"GitHub refused the merge %d times: %s (branch rules, conflicts or a base that changed)", attempt+1, msg)}, g.Notes...))
+		}
+		log.Info("GitHub refused the merge", "message", msg)
+		return retryRefused, nil
+	case err != nil:
+		return mergeDone, fmt.Errorf("merging %s#%d: %w", full, a.Number, err)
+	default:
+		return mergeDone, fmt.Errorf("merging %s#%d: GitHub answered without merging: %s", full, a.Number, res2.GetMessage())
+	}
+}
+
+// judge judges the merge result of the checked head on the base head the facts read (see judgeResult),
+// from the git cache. Without a git cache (tests of the decision alone), the base must not have moved.
+func (m *Merger) judge(ctx context.Context, a MergeArgs, g *gatheredFacts) (ResultJudgement, error) {
+	if m.pipe == nil || m.pipe.cache == nil {
+		res := ResultJudgement{BaseSHA: g.baseHead}
+		if g.baseHead != g.Checked.BaseSHA {
+			res.Recheck = fmt.Sprintf("the base branch moved to %s since the check", short(g.baseHead))
+		}
+		return res, nil
+	}
+	clone := a.CloneURL
+	if clone == "" {
+		clone = g.PR.GetBase().GetRepo().GetCloneURL()
+	}
+	baseRef := "refs/heads/" + g.PR.GetBase().GetRef()
+	repo, err := fetchRepo(ctx, m.gh, m.pipe.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{baseRef, fmt.Sprintf("refs/pull/%d/head", a.Number)})
+	if err != nil {
+		return ResultJudgement{}, fmt.Errorf("fetching %s to judge the merge: %w", baseRef, err)
+	}
+	defer repo.Close()
+	if cur, err := repo.Resolve(baseRef); err != nil || cur.String() != g.baseHead {
+		// The base moved again between GitHub's answer and the fetch: judge once more later.
+		return ResultJudgement{BaseSHA: g.baseHead, Unjudged: "the base branch moved while catalogbot read it; it judges the merge again"}, nil
+	}
+	return m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.pipe.limits)
 }
 
 // mergeClaimed sends the merge of sha, bounded so that it ends well within mergeLease, and releases the
@@ -332,15 +433,17 @@ func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a MergeArg
 	return res, err
 }
 
-// recheck enqueues a check of the pull request's current head.
-func (m *Merger) recheck(ctx context.Context, a MergeArgs, g *gatheredFacts, reason string) error {
+// recheck enqueues a check of the pull request's current head at once. key, when set, makes it a check of
+// its own (a base head, say): a check of the same head still running (the one whose completion asked for
+// this evaluation) would otherwise swallow it, and the new base would wait for the resync.
+func (m *Merger) recheck(ctx context.Context, a MergeArgs, g *gatheredFacts, reason, key string) error {
 	clone := a.CloneURL
 	if clone == "" {
 		clone = g.PR.GetBase().GetRepo().GetCloneURL()
 	}
 	return m.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID,
 		Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: g.PR.GetHead().GetSHA(), CloneURL: clone,
-		Reason: "merge: " + reason}}})
+		Rerun: key, Reason: "merge: " + reason}}})
 }
 
 func githubMessage(err error) string {

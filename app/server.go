@@ -157,6 +157,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	}
 	s.pipeline.checked = merger
 	s.pipeline.bot = o.github.bot
+	merger.pipe = s.pipeline // the git cache and parse limits the merge result is judged with
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
@@ -167,6 +168,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(rc.Workers, &mergeWorker{m: merger}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(rc.Workers, &mergeGroupWorker{p: s.pipeline}); err != nil {
 		return nil, err
 	}
 	s.commands = newCommands(o.github.clients, o.github.teams, log)

@@ -349,6 +349,7 @@ func eventHandlers() map[string]eventHandler {
 		"status":                    onStatus,
 		"pull_request_review":       onPullRequestReview,
 		"issue_comment":             onIssueComment,
+		"merge_group":               onMergeGroup,
 		"push":                      onPush,
 		"installation":              onInstallation,
 		"installation_repositories": onInstallationRepositories,

@@ -288,6 +288,14 @@ func TestRouteEvent(t *testing.T) {
 			[]any{RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
 		{"push other branch", "push", mk(map[string]any{"ref": "refs/heads/feature", "after": testSHA}), nil},
 		{"push delete", "push", mk(map[string]any{"ref": "refs/heads/main", "after": testSHA, "deleted": true}), nil},
+		{"merge group", "merge_group", mk(map[string]any{"action": "checks_requested", "merge_group": map[string]any{"head_sha": testSHA,
+			"head_ref": "refs/heads/gh-readonly-queue/main/pr-3-" + testSHA, "base_sha": testSHA, "base_ref": "refs/heads/main"}}),
+			[]any{MergeGroupArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, HeadRef: "refs/heads/gh-readonly-queue/main/pr-3-" + testSHA,
+				BaseSHA: testSHA, BaseRef: "refs/heads/main", CloneURL: "https://github.example/acme/catalog.git"}}},
+		{"merge group destroyed", "merge_group", mk(map[string]any{"action": "destroyed", "merge_group": map[string]any{"head_sha": testSHA,
+			"head_ref": "refs/heads/gh-readonly-queue/main/pr-3", "base_sha": testSHA, "base_ref": "refs/heads/main"}}), nil},
+		{"merge group bad ref", "merge_group", mk(map[string]any{"action": "checks_requested", "merge_group": map[string]any{"head_sha": testSHA,
+			"head_ref": "--upload-pack=x", "base_sha": testSHA, "base_ref": "refs/heads/main"}}), nil},
 		{"unknown", "star", mk(map[string]any{"action": "created"}), nil},
 	}
 	for _, tt := range tests {

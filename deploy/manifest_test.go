@@ -56,6 +56,7 @@ func TestAppManifestPermissionsAreMinimal(t *testing.T) {
 		"members":        "read",
 		"statuses":       "read",
 		"administration": "read",
+		"merge_queues":   "read",
 	}
 	if !reflect.DeepEqual(m.DefaultPermissions, want) {
 		t.Errorf("default_permissions = %v, want exactly %v", m.DefaultPermissions, want)

@@ -34,7 +34,9 @@
 // not the head; 405 for a closed or draft PR, a disallowed method, conflicts,
 // or unmet branch protection or ruleset (required checks from commit
 // statuses or check runs, strict up-to-date, approvals); 200 with the merge
-// SHA otherwise, which closes the PR and moves the base branch. Review
+// SHA otherwise, which closes the PR and moves the base branch. Merge queue
+// groups (QueueMergeGroup) are built in git and announced by merge_group
+// events. Review
 // requests: POST .../pulls/{n}/requested_reviewers answers 201 with the pull
 // request, or 422 for the whole request when a user is the author or not a
 // collaborator, a team unknown, or the PR not open; a submitted review

@@ -1,0 +1,54 @@
+package githubfake
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Merged trees for the merge queue's groups (merge_queue.go), computed with git itself.
+
+// gitRun runs git on the bare directory and returns its output and exit code (a non-zero code is no error).
+func (r *repo) gitRun(env []string, args ...string) (string, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.gitDir)
+	cmd.Env = append(cmd.Env, env...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return out.String(), ee.ExitCode(), nil
+	}
+	if err != nil {
+		return "", -1, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out.String(), 0, nil
+}
+
+// mergedTree is the tree of merging theirs into ours (from base, when set, as a cherry-pick does); conflict
+// when it does not apply.
+func (r *repo) mergedTree(base, ours, theirs string) (tree string, conflict bool, err error) {
+	args := []string{"merge-tree", "--write-tree", "--no-messages"}
+	if base != "" {
+		args = append(args, "--merge-base="+base)
+	}
+	out, code, err := r.gitRun(nil, append(args, ours, theirs)...)
+	switch {
+	case err != nil:
+		return "", false, err
+	case code == 1:
+		return "", true, nil
+	case code != 0:
+		return "", false, fmt.Errorf("git merge-tree %s %s: exit code %d", ours, theirs, code)
+	}
+	tree, _, _ = strings.Cut(strings.TrimSpace(out), "\n")
+	return tree, false, nil
+}

@@ -1,0 +1,214 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/gitpr"
+)
+
+// GitHub's merge queue. A repository whose branch protection uses a merge queue asks, with a merge_group
+// event (action checks_requested), for the required checks on the group's head: a commit GitHub made on
+// gh-readonly-queue/<base>/pr-<n>-<sha> holding the base head and the queued pull requests' changes.
+// catalogbot answers with the same check runs as on a pull request, on that commit: the content checks
+// (validate, CRD safety, templates, images) judge the group's head against the base commit it was built on,
+// which is the merge result itself (two queued pull requests that conflict in content fail here).
+// catalogbot/ownership reports what GitHub already enforced: each pull request entered the queue only once
+// its required checks, ownership among them, passed on its own head, and a group holds nothing else.
+
+// KindMergeGroup is the merge group check's job kind (stored: never rename).
+const KindMergeGroup = "catalogbot_merge_group"
+
+// MergeGroupArgs asks for the checks of one merge group head. Unique by head while it waits or runs.
+type MergeGroupArgs struct {
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner" river:"unique"`
+	Repo           string `json:"repo" river:"unique"`
+	HeadSHA        string `json:"head_sha" river:"unique"`
+	HeadRef        string `json:"head_ref"`
+	BaseSHA        string `json:"base_sha"`
+	BaseRef        string `json:"base_ref"`
+	CloneURL       string `json:"clone_url,omitempty"`
+	DeliveryID     string `json:"delivery_id,omitempty"`
+}
+
+func (MergeGroupArgs) Kind() string { return KindMergeGroup }
+func (MergeGroupArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
+}
+
+// onMergeGroup turns merge_group.checks_requested into the check of the group's head; destroyed (the group
+// merged, or left the queue) needs nothing.
+func onMergeGroup(ec eventContext, body []byte) (plan, error) {
+	if ec.Action != "checks_requested" {
+		return plan{}, nil
+	}
+	var ev struct {
+		MergeGroup struct {
+			HeadSHA string `json:"head_sha"`
+			HeadRef string `json:"head_ref"`
+			BaseSHA string `json:"base_sha"`
+			BaseRef string `json:"base_ref"`
+		} `json:"merge_group"`
+	}
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return plan{}, fmt.Errorf("merge_group event: %w", err)
+	}
+	g := ev.MergeGroup
+	if ec.InstallationID == 0 || ec.Owner == "" || !isSHA(g.HeadSHA) || !isSHA(g.BaseSHA) ||
+		!strings.HasPrefix(g.HeadRef, "refs/heads/") || !strings.HasPrefix(g.BaseRef, "refs/heads/") || !validRef(g.HeadRef) || !validRef(g.BaseRef) {
+		return plan{}, nil
+	}
+	return plan{Jobs: []river.InsertManyParams{{Args: MergeGroupArgs{InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
+		HeadSHA: g.HeadSHA, HeadRef: g.HeadRef, BaseSHA: g.BaseSHA, BaseRef: g.BaseRef, CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID}}}}, nil
+}
+
+// validRef: a ref name git accepts for a fetch, bounded, with nothing that could read as an option.
+func validRef(r string) bool {
+	if len(r) > 255 || strings.Contains(r, "..") || strings.HasSuffix(r, "/") || strings.HasSuffix(r, ".lock") {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("~^:?*[\\", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// groupOwnership is catalogbot/ownership's result on a merge group head.
+func groupOwnership(a MergeGroupArgs) checks.Result {
+	return checks.Result{Check: "ownership", Conclusion: checks.Success, Title: "Judged on each pull request of the group",
+		Summary: fmt.Sprintf("This commit is a merge queue group (`%s`) built on %s. Each pull request entered the queue only after its required checks, "+
+			"catalogbot/ownership among them, passed on its own head; the group holds nothing else. The other checks judge the group's head itself.",
+			markdownInline(strings.TrimPrefix(a.HeadRef, "refs/heads/")), short(a.BaseSHA))}
+}
+
+// CheckGroup checks a merge group's head and reports every check run on it.
+func (p *Pipeline) CheckGroup(ctx context.Context, a MergeGroupArgs, job string) error {
+	log := p.log.With("repo", a.Owner+"/"+a.Repo, "merge_group", a.HeadRef, "sha", a.HeadSHA, "delivery", a.DeliveryID)
+	gh, err := p.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
+	}
+	names := p.runNames()
+	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, 0, job, names)
+	if err != nil {
+		return fmt.Errorf("creating check runs: %w", err)
+	}
+	results, runErr := p.runGroup(ctx, a)
+	if runErr != nil {
+		tell, cancel := context.WithTimeout(context.WithoutCancel(ctx), failureReportTimeout)
+		defer cancel()
+		res := checks.Result{Conclusion: checks.Neutral, Title: titleCouldNotRun, Err: runErr.Error(),
+			Summary: fmt.Sprintf("catalogbot could not check this merge group: %s", markdownInline(runErr.Error()))}
+		var errs []error
+		for name, id := range ids {
+			r := res
+			r.Check = name
+			if err := p.reporter.Complete(tell, gh, a.Owner, a.Repo, id, r, ""); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		log.Error("merge group check could not run", "err", runErr)
+		return errors.Join(errs...)
+	}
+	var errs []error
+	for _, name := range names {
+		id, ok := ids[name]
+		if !ok {
+			continue
+		}
+		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, mergeResults(name, results[name]), ""); err != nil {
+			errs = append(errs, fmt.Errorf("completing %s: %w", name, err))
+		}
+	}
+	log.Info("merge group checked", "runs", len(ids))
+	return errors.Join(errs...)
+}
+
+// runGroup fetches the group's head and base and runs the checks, grouped by check run name.
+func (p *Pipeline) runGroup(ctx context.Context, a MergeGroupArgs) (map[string][]checks.Result, error) {
+	repo, err := fetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, a.CloneURL, []string{a.BaseRef, a.HeadRef})
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	gh, err := p.gh.Installation(ctx, a.InstallationID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := gitpr.Build(ctx, repo, gitpr.Options{
+		Base: a.BaseSHA, Head: a.HeadSHA, Repo: a.Owner + "/" + a.Repo,
+		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits, Policies: p.policies, Lines: p.lines,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := checks.Prepare(ctx, in); err != nil {
+		return nil, err
+	}
+	out := map[string][]checks.Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range p.checks {
+		name := CheckRunName(c.Name())
+		if name == "" {
+			continue
+		}
+		if c.Name() == (checks.Ownership{}).Name() {
+			out[name] = append(out[name], groupOwnership(a))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := p.runGroupCheck(ctx, c, in)
+			p.metrics.ObserveCheck(r.Check, string(r.Conclusion), r.Duration)
+			mu.Lock()
+			out[name] = append(out[name], r)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// runGroupCheck runs one check under the check timeout; an error or a panic is a neutral result saying so.
+func (p *Pipeline) runGroupCheck(ctx context.Context, c checks.Check, in *checks.PullRequest) (res checks.Result) {
+	ctx, cancel := context.WithTimeout(ctx, p.checkTimeout)
+	defer cancel()
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("check panicked", "check", c.Name(), "panic", v, "stack", string(debug.Stack()))
+			res = checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Summary: fmt.Sprintf("internal error: %v", v)}
+		}
+		res.Check, res.Duration = c.Name(), time.Since(start)
+	}()
+	r, err := c.Run(ctx, in)
+	if err != nil {
+		return checks.Result{Conclusion: checks.Neutral, Title: "Could not run", Err: err.Error(),
+			Summary: fmt.Sprintf("The %s check could not reach a verdict: %s", c.Name(), err)}
+	}
+	return r
+}
+
+type mergeGroupWorker struct {
+	river.WorkerDefaults[MergeGroupArgs]
+	p *Pipeline
+}
+
+func (w *mergeGroupWorker) Work(ctx context.Context, job *river.Job[MergeGroupArgs]) error {
+	return waitOutRateLimit(w.p.CheckGroup(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt)))
+}
