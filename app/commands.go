@@ -80,7 +80,7 @@ func normalCommand(s string) string {
 
 // Who may use each command, in the words the replies, the help, the check runs' footer and the README use.
 const (
-	ruleApprove = "the owners of the packages the pull request touches and the maintainers (from the base branch's policy); the author's own approval never counts"
+	ruleApprove = "the owners of the packages the pull request touches — their owners in the base branch's policy and the reviewers of their ci.yaml — and the maintainers; the author's own approval never counts"
 	ruleHold    = "the author, the owners of the packages the pull request touches and the maintainers"
 	ruleRetest  = "anyone with read access to the repository (on a public repository: anyone), at most %d times per pull request and hour"
 )

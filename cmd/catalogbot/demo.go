@@ -189,7 +189,10 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	defer func() { stopSrv(); <-done }()
 	fake.SetWebhook("http://"+ln.Addr().String()+"/webhook", demoSecret)
 
+	out := &demoPrinter{w: stdout, verbose: verbose}
 	fmt.Fprintf(stdout, "catalogbot demo: acme/catalog, pull request #1 by @bob adds etcd 1.1.0 (head %s)\n", head[:7])
+	fmt.Fprintln(stdout, "  intended outcome: two checks fail, on purpose — the new CRD drops a field 1.0.0 has (crd-safety) and a related image")
+	fmt.Fprintln(stdout, "  was never pushed (images) — so catalogbot must not merge it")
 	fmt.Fprintln(stdout, "  GitHub simulator:", api.URL, "· git server:", gitSrv.URL, "· registry:", regHost, "· webhook:", ln.Addr())
 	payload := map[string]any{
 		"action": "opened", "number": 1, "installation": map[string]any{"id": demoInstID},
@@ -210,10 +213,14 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	printRuns(stdout, runs, verbose)
+	out.runs(runs)
+	if err := out.outcome(fake, 1, runs, "bob"); err != nil {
+		return err
+	}
 
 	// The second pull request adds a bundle directory, as most pull requests to the community catalogs do.
 	fmt.Fprintf(stdout, "\npull request #2 by @carol (a reviewer in operators/redis/ci.yaml) adds the bundle directory operators/redis/1.1.0 (head %s)\n", bundleHead[:7])
+	fmt.Fprintln(stdout, "  intended outcome: every check passes and catalogbot merges it (carol owns redis through ci.yaml)")
 	pr := payload["pull_request"].(map[string]any)
 	payload["number"] = 2
 	pr["number"], pr["user"] = 2, map[string]any{"login": "carol"}
@@ -227,14 +234,15 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	printRuns(stdout, runs, verbose)
-	return demoBundleToCatalog(ctx, stdout, verbose, fake, gitSrv.URL, gitRoot, bundleHead, base)
+	out.runs(runs)
+	return demoBundleToCatalog(ctx, out, fake, gitSrv.URL, gitRoot, bundleHead, base)
 }
 
 // demoBundleToCatalog follows the merged bundle pull request to the catalog image that serves it: the App
 // merges #2 (carol owns redis), GitHub moves main; the App pushes the bundle's image, opens the catalog update
 // pull request, checks and merges it, and rebuilds the catalog image.
-func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fake *githubfake.Fake, gitURL, gitRoot, bundleHead, base string) error {
+func demoBundleToCatalog(ctx context.Context, out *demoPrinter, fake *githubfake.Fake, gitURL, gitRoot, bundleHead, base string) error {
+	stdout := out.w
 	if err := waitMerged(ctx, fake, 2); err != nil {
 		return err
 	}
@@ -255,7 +263,7 @@ func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fa
 		_, err := fake.Deliver(ctx, "push", payload)
 		return err
 	}
-	fmt.Fprintf(stdout, "\ncatalogbot merged #2 (its checks passed and carol owns redis); main moves to %s\n\n", bundleHead[:7])
+	fmt.Fprintf(stdout, "\noutcome of #2, as intended: catalogbot merged it (its checks passed and carol owns redis); main moves to %s\n\n", bundleHead[:7])
 	if err := merge(base, bundleHead); err != nil {
 		return err
 	}
@@ -263,7 +271,7 @@ func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fa
 	if err != nil {
 		return err
 	}
-	printCommitRuns(stdout, []githubfake.CheckRun{bundleRun}, verbose)
+	out.commitRuns([]githubfake.CheckRun{bundleRun})
 	var update githubfake.PR
 	for n := 3; n < 10 && update.Number == 0; n++ {
 		if p, ok := fake.PullRequest("acme", "catalog", n); ok && strings.HasPrefix(p.HeadRef, "catalogbot/catalog-update/") {
@@ -274,6 +282,7 @@ func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fa
 		return fmt.Errorf("no catalog update pull request was opened:\n%s", bundleRun.Summary)
 	}
 	fmt.Fprintf(stdout, "\npull request #%d %q by @%s from %s (head %s)\n", update.Number, update.Title, update.Author, update.HeadRef, update.HeadSHA[:7])
+	fmt.Fprintln(stdout, "  intended outcome: catalogbot opened it itself (the merged bundle, added to redis's template and rendered); it passes and merges without an owner")
 	payload := map[string]any{
 		"action": "opened", "number": update.Number, "installation": map[string]any{"id": demoInstID},
 		"repository": map[string]any{"full_name": "acme/catalog", "name": "catalog", "owner": map[string]any{"login": "acme"},
@@ -290,11 +299,11 @@ func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fa
 	if err != nil {
 		return err
 	}
-	printRuns(stdout, runs, verbose)
+	out.runs(runs)
 	if err := waitMerged(ctx, fake, update.Number); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\ncatalogbot merged #%d (derived from the merged bundle); main moves to %s\n\n", update.Number, update.HeadSHA[:7])
+	fmt.Fprintf(stdout, "\noutcome of #%d, as intended: catalogbot merged it (derived from the merged bundle); main moves to %s\n\n", update.Number, update.HeadSHA[:7])
 	if err := merge(bundleHead, update.HeadSHA); err != nil {
 		return err
 	}
@@ -302,7 +311,7 @@ func demoBundleToCatalog(ctx context.Context, stdout io.Writer, verbose bool, fa
 	if err != nil {
 		return err
 	}
-	printCommitRuns(stdout, []githubfake.CheckRun{imageRun}, verbose)
+	out.commitRuns([]githubfake.CheckRun{imageRun})
 	fmt.Fprintf(stdout, "\nfrom the merge of the bundle pull request to the catalog image that serves it: %s\n", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -586,28 +595,71 @@ func waitCompleted(ctx context.Context, fake *githubfake.Fake, sha string, want 
 	}
 }
 
-// printCommitRuns shows the runs on a default branch commit.
-func printCommitRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
-	for _, r := range runs {
-		fmt.Fprintf(w, "%-24s %-8s %s (on the commit)\n", r.Name, r.Conclusion, r.Title)
-		if verbose {
-			fmt.Fprintf(w, "\n%s\n\n", r.Summary)
+// demoPrinter prints check runs as GitHub would show them; with verbose, their markdown summaries too, the
+// comment commands' table (the same at the end of every pull request run) only the first time.
+type demoPrinter struct {
+	w           io.Writer
+	verbose     bool
+	footerShown bool
+}
+
+// commandsFooterStart begins the comment commands' table that closes every pull request run's summary.
+const commandsFooterStart = "\n\n---\n<details><summary>Comment commands"
+
+func (p *demoPrinter) summary(s string) {
+	if !p.verbose {
+		return
+	}
+	if i := strings.Index(s, commandsFooterStart); i >= 0 {
+		if p.footerShown {
+			s = s[:i] + "\n\n(the comment commands, as under the first run above)"
 		}
+		p.footerShown = true
+	}
+	fmt.Fprintf(p.w, "\n%s\n\n", s)
+}
+
+// commitRuns shows the runs on a default branch commit.
+func (p *demoPrinter) commitRuns(runs []githubfake.CheckRun) {
+	for _, r := range runs {
+		fmt.Fprintf(p.w, "%-24s %-8s %s (on the commit)\n", r.Name, r.Conclusion, r.Title)
+		p.summary(r.Summary)
 	}
 }
 
-func printRuns(w io.Writer, runs []githubfake.CheckRun, verbose bool) {
+func (p *demoPrinter) runs(runs []githubfake.CheckRun) {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Name < runs[j].Name })
 	for _, r := range runs {
-		fmt.Fprintf(w, "%-24s %-8s %s\n", r.Name, r.Conclusion, r.Title)
+		fmt.Fprintf(p.w, "%-24s %-8s %s\n", r.Name, r.Conclusion, r.Title)
 		for _, a := range r.Annotations {
-			fmt.Fprintf(w, "    %s:%d  %s  %s\n", a.Path, a.StartLine, a.Level, firstLine(a.Message))
+			fmt.Fprintf(p.w, "    %s:%d  %s  %s\n", a.Path, a.StartLine, a.Level, firstLine(a.Message))
 		}
-		if verbose {
-			fmt.Fprintf(w, "\n%s\n\n", r.Summary)
+		p.summary(r.Summary)
+	}
+	if !p.verbose {
+		fmt.Fprintln(p.w, "\nThese are the check runs GitHub would show on the pull request; -v prints their summaries.")
+	}
+}
+
+// outcome says what became of a pull request whose checks failed on purpose: not merged, because of which
+// runs, and what the author does next. A merge would be a bug of the demo's App, so it is an error.
+func (p *demoPrinter) outcome(fake *githubfake.Fake, number int, runs []githubfake.CheckRun, author string) error {
+	pr, ok := fake.PullRequest("acme", "catalog", number)
+	if !ok {
+		return fmt.Errorf("pull request #%d is gone", number)
+	}
+	var failed []string
+	for _, r := range runs {
+		if r.Conclusion == "failure" || r.Conclusion == "action_required" {
+			failed = append(failed, r.Name)
 		}
 	}
-	fmt.Fprintln(w, "\nThese are the check runs GitHub would show on the pull request; -v prints their summaries.")
+	if pr.Merged {
+		return fmt.Errorf("pull request #%d was merged although %s failed", number, strings.Join(failed, " and "))
+	}
+	fmt.Fprintf(p.w, "\noutcome of #%d, as intended: not merged — %s failed, and catalogbot merges only a pull request whose checks all pass; "+
+		"it stays open until @%s pushes a fix, which is checked again\n", number, strings.Join(failed, " and "), author)
+	return nil
 }
 
 func firstLine(s string) string {

@@ -33,6 +33,13 @@ func TestDemo(t *testing.T) {
 		"catalogbot/ownership     success  Catalog update derived from merged bundles",
 		"catalogbot/catalog-image success  Pushed 1 image",
 		"from the merge of the bundle pull request to the catalog image that serves it",
+		// Each pull request says what is meant to happen to it, and what did.
+		"intended outcome: two checks fail, on purpose",
+		"outcome of #1, as intended: not merged — catalogbot/crd-safety and catalogbot/images failed",
+		"it stays open until @bob pushes a fix",
+		"intended outcome: every check passes and catalogbot merges it",
+		"outcome of #2, as intended: catalogbot merged it",
+		"outcome of #3, as intended: catalogbot merged it",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
@@ -66,5 +73,12 @@ func TestDemoVerboseIsClean(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), "level=ERROR") || strings.Contains(errb.String(), `"level":"ERROR"`) {
 		t.Errorf("demo -v logged an ERROR:\n%s", errb.String())
+	}
+	// The comment commands' table closes every pull request run's summary; -v prints it once.
+	if n := strings.Count(out.String(), "| `/approve` |"); n != 1 {
+		t.Errorf("demo -v prints the comment commands' table %d times, want once", n)
+	}
+	if n := strings.Count(out.String(), "(the comment commands, as under the first run above)"); n < 10 {
+		t.Errorf("demo -v points back to the table %d times, want one per later pull request run", n)
 	}
 }

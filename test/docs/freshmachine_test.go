@@ -198,3 +198,69 @@ func TestSetupExplainsEveryPermission(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyExampleShowsEveryKey: docs/catalogbot.example.yaml, which says it shows every key, has each
+// top-level key docs/policy.md describes and each key of their tables.
+func TestPolicyExampleShowsEveryKey(t *testing.T) {
+	root := repoRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "policy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "docs", "catalogbot.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var example map[string]any
+	if err := sigsyaml.Unmarshal(raw, &example); err != nil {
+		t.Fatal(err)
+	}
+	heading := regexp.MustCompile("^### `([A-Za-z]+)`")
+	row := regexp.MustCompile("^\\| `([A-Za-z]+)` \\|")
+	sections := map[string][]string{}
+	current := ""
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch m := heading.FindStringSubmatch(line); {
+		case m != nil:
+			current = m[1]
+			sections[current] = nil
+		case strings.HasPrefix(line, "#"):
+			current = ""
+		case current != "":
+			if r := row.FindStringSubmatch(line); r != nil {
+				sections[current] = append(sections[current], r[1])
+			}
+		}
+	}
+	if len(sections) < 10 {
+		t.Fatalf("found %d keys in docs/policy.md: its reading is broken", len(sections))
+	}
+	has := func(v any, key string) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			_, ok := v[key]
+			return ok
+		case []any:
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					if _, ok := m[key]; ok {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	for key, sub := range sections {
+		v, ok := example[key]
+		if !ok {
+			t.Errorf("docs/catalogbot.example.yaml has no %s", key)
+			continue
+		}
+		for _, s := range sub {
+			if !has(v, s) {
+				t.Errorf("docs/catalogbot.example.yaml: %s has no %s", key, s)
+			}
+		}
+	}
+}
