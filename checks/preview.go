@@ -246,7 +246,15 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 	if len(pp.Bundles) > 0 {
 		pattern = pp.Bundles[0].Change.Root.Image
 	}
-	newDirs := template.NewDirResolver(pr.Head.FS, dirs, pattern, "none")
+	// The new bundles by the exact reference the update adds, read from their directories (no image built
+	// again: the digest is known).
+	byImage := map[string]string{}
+	for _, pb := range pp.Bundles {
+		if pb.Image != "" {
+			byImage[pb.Image] = pb.Change.Dir
+		}
+	}
+	newDirs := dirFetcher(pr.Head.FS, func(ref string) (string, bool) { dir, ok := byImage[ref]; return dir, ok })
 	// Each committed catalog is parsed once: its blobs resolve the templates' images and it is the "before"
 	// of the graphs and of validation.
 	parsed := map[string][]catalog.Doc{}
@@ -302,11 +310,11 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 		}
 		// The new bundles come from their directories; the template's other bundles from the committed
 		// catalogs' blobs, then from the package's other bundle directories. Nothing is pulled.
-		others := packageDirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pp.Package)...)
+		others := otherDirs(pr, pt, pp.Package, pattern)
 		pull := func(level string) template.Resolver {
-			chain := template.Chain{newDirs.AtLevel(level)}
+			chain := template.Chain{newDirs(level)}
 			if others != nil {
-				chain = append(chain, others.AtLevel(level))
+				chain = append(chain, others(level))
 			}
 			return chain
 		}
@@ -377,11 +385,7 @@ func previewRenderFailure(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 	}
 	if !unresolvedOnly {
 		if tmpl, _ := template.Parse(pt.Template, original, pr.Limits); tmpl != nil {
-			others := packageDirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pp.Package)...)
-			var pull func(string) template.Resolver
-			if others != nil {
-				pull = func(level string) template.Resolver { return others.AtLevel(level) }
-			}
+			pull := otherDirs(pr, pt, pp.Package, pp.Bundles[0].Change.Root.Image)
 			if out, _ := newTemplateRenderer(tmpl, pt.Opm, pr.Base.FS, pt.Catalogs, nil, pr.Limits, pull).render(ctx, c.MigrateLevel); out != nil {
 				for _, f := range rf {
 					if f.Severity != catalog.SeverityError {
@@ -680,4 +684,54 @@ func previewRenderer(tmpl *template.Template, pt PackageTemplate, docsOf func(st
 		}
 	}
 	return &templateRenderer{tmpl: tmpl, beh: beh, catalogs: cr, pull: pull, done: map[string]*template.Output{}}
+}
+
+// dirFetcher resolves the references dirOf maps to a bundle directory of fsys by reading that directory, as
+// opm renders a bundle image built from it; other references are not found.
+func dirFetcher(fsys fs.FS, dirOf func(ref string) (string, bool)) func(level string) template.Resolver {
+	return func(level string) template.Resolver {
+		return template.FetchResolver(func(_ context.Context, ref string) (fs.FS, error) {
+			dir, ok := dirOf(ref)
+			if !ok {
+				return nil, fmt.Errorf("%s: built by no bundle directory the preview reads: %w", ref, template.ErrNotFound)
+			}
+			return fs.Sub(fsys, dir)
+		}, level)
+	}
+}
+
+// otherDirs resolves the template's other bundles from the package's bundle directories of the head: with an
+// image pattern, a reference the pattern gives for a version is that version's directory, read directly
+// (nothing built); without one, by the digest of each directory's image (all of them built once).
+func otherDirs(pr *PullRequest, pt PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
+	if pattern == "" || !strings.Contains(pattern, "{version}") {
+		dirs := packageDirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...)
+		if dirs == nil {
+			return nil
+		}
+		return func(level string) template.Resolver { return dirs.AtLevel(level) }
+	}
+	re := regexp.MustCompile("^" + strings.NewReplacer(regexp.QuoteMeta("{package}"), regexp.QuoteMeta(pkg), regexp.QuoteMeta("{version}"), `([^/@:]+)`).
+		Replace(regexp.QuoteMeta(pattern)) + "$")
+	var roots []string
+	if pt.Root != nil {
+		roots = []string{pt.Root.Path}
+	} else {
+		for _, r := range pr.Policy.Bundles {
+			roots = append(roots, r.Path)
+		}
+	}
+	return dirFetcher(pr.Head.FS, func(ref string) (string, bool) {
+		m := re.FindStringSubmatch(ref)
+		if m == nil || !validFolder(m[1]) {
+			return "", false
+		}
+		for _, root := range roots {
+			dir := path.Join(root, pkg, m[1])
+			if st, err := fs.Stat(pr.Head.FS, path.Join(dir, "metadata", "annotations.yaml")); err == nil && st.Mode().IsRegular() {
+				return dir, true
+			}
+		}
+		return "", false
+	})
 }
