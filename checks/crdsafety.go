@@ -69,8 +69,8 @@ type bundleCRDs struct {
 	findings []catalog.Finding
 }
 
-// Costly: reading bundle images spends registry requests.
-func (CRDSafety) Costly() bool { return true }
+// Costly: reading bundle images spends registry requests; without Manifests it reads none.
+func (c CRDSafety) Costly() bool { return c.Manifests != nil }
 
 func (c CRDSafety) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	// Bundle images are read only from allowed registries; their token services must be on allowed hosts too.

@@ -679,12 +679,18 @@ func (r *templateRenderer) render(ctx context.Context, level string) (*template.
 	if out, ok := r.done[level]; ok {
 		return out, nil
 	}
+	// By digest from the catalogs, then the bundle directories, then a tag the catalogs hold verbatim (with a
+	// warning), then the registry.
 	var chain template.Chain
-	if cr, err := r.catalogs.AtLevel(level); err == nil {
+	cr, err := r.catalogs.AtLevel(level)
+	if err == nil {
 		chain = append(chain, cr)
 	}
 	if r.dirs != nil {
 		chain = append(chain, r.dirs.AtLevel(level))
+	}
+	if err == nil {
+		chain = append(chain, cr.ByTag())
 	}
 	if r.pull != nil {
 		chain = append(chain, r.pull(level))

@@ -28,6 +28,18 @@ type Resolved struct {
 	CSV *catalog.Value
 	// From says where the blob came from, for messages ("catalogs/v4.16/foo/catalog.yaml:12").
 	From string
+	// ByTag: the blob is a catalog's for a reference by tag, taken verbatim; the tag may have moved since.
+	ByTag bool
+	// Package is, when CSV is nil and the blob comes from a catalog, that catalog's olm.package blob of the
+	// bundle's package: the icon and description the last render took from the default channel's head.
+	Package *PackageMeta
+}
+
+// PackageMeta is the icon and description of a committed olm.package blob.
+type PackageMeta struct {
+	Description string
+	Icon        json.RawMessage // {"base64data":...,"mediatype":...}, nil when absent
+	From        string          // where the blob is
 }
 
 // ErrNotFound is what a Resolver returns for an image it does not know; a Chain then asks the next one.
@@ -55,10 +67,12 @@ func (c Chain) Resolve(ctx context.Context, image string) (*Resolved, error) {
 		if !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
-		errs = append(errs, err)
+		if err != ErrNotFound { // a bare ErrNotFound: the resolver leaves the explaining to another
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) == 0 {
-		return nil, fmt.Errorf("no resolver configured: %w", ErrNotFound)
+		return nil, fmt.Errorf("no resolver knows it: %w", ErrNotFound)
 	}
 	msgs := make([]string, len(errs))
 	for i, e := range errs {
@@ -302,6 +316,9 @@ func resolveAll(ctx context.Context, t *Template, opt Options) (map[string]*Reso
 			findings = append(findings, finding(ruleBundleCount, ref.Pos, fmt.Sprintf("bundle reference %q resulted in 0 bundles, expected 1", ref.Image)))
 			continue
 		}
+		if res.ByTag {
+			findings = append(findings, finding(ruleTagReference, ref.Pos, fmt.Sprintf("bundle image %s is a tag: rendered from the blob the committed catalog holds for it (%s), which is what the tag named when that catalog was rendered; the tag may name other content now. Reference the image by digest (skopeo inspect or crane digest gives it) so the template names content", ref.Image, res.From)))
+		}
 		out[ref.Image] = res
 	}
 	return out, findings
@@ -511,6 +528,16 @@ func packageMetadata(pb *packageBlob, channels []channelBlob, defaultChannel str
 		res := resolved[ref.Image]
 		if res.Bundle.Name != head {
 			continue
+		}
+		if res.CSV == nil && res.Package != nil {
+			// The committed catalog's package blob: what the last render took from the head's CSV.
+			pb.Description = res.Package.Description
+			var icon iconBlob
+			if len(res.Package.Icon) > 0 && json.Unmarshal(res.Package.Icon, &icon) == nil {
+				pb.Icon = &icon
+			}
+			f := finding(rulePackageMetadata, ref.Pos, fmt.Sprintf("the CSV of %s (the head of the default channel %s) is not available offline; the package's icon and description are those of the committed olm.package blob at %s", head, defaultChannel, res.Package.From))
+			return &f
 		}
 		if res.CSV == nil {
 			f := finding(rulePackageMetadata, ref.Pos, fmt.Sprintf("the CSV of %s (the head of the default channel %s) is not available offline, so the package's icon and description are left out", head, defaultChannel))

@@ -25,13 +25,23 @@ func (f ResolverFunc) Resolve(ctx context.Context, image string) (*Resolved, err
 	return f(ctx, image)
 }
 
-// CatalogResolver resolves images whose olm.bundle blob a catalog already holds. Only digest-pinned
-// references are taken from it: a digest names the image's content, so its blob is what rendering the
-// image gives, while a tag may have moved since the catalog was rendered.
+// CatalogResolver resolves images whose olm.bundle blob a catalog already holds. By default only
+// digest-pinned references are taken from it: a digest names the image's content, so its blob is what
+// rendering the image gives. ByTag is a view that takes references by tag too, verbatim: the blob is what
+// the catalog published for that reference, though the tag may have moved since (the Resolved says so, and
+// rendering warns, template.tag-reference).
 type CatalogResolver struct {
 	level string
-	// blobs are shared by the resolvers AtLevel makes: the catalogs are read once for every migrate level.
-	blobs map[string]catalogBlob
+	byTag bool
+	// idx is shared by the resolvers AtLevel and ByTag make: the catalogs are read once for every view.
+	idx *catalogIndex
+}
+
+type catalogIndex struct {
+	mu       sync.Mutex
+	blobs    map[string]catalogBlob
+	packages map[[2]string]*PackageMeta // (file, package) -> its olm.package blob's icon and description
+	files    []string                   // the catalog files added, for messages
 }
 
 type catalogBlob struct {
@@ -47,7 +57,7 @@ func NewCatalogResolver(level string) (*CatalogResolver, error) {
 	default:
 		return nil, fmt.Errorf("unknown migrate level %q (known: none, bundle-object-to-csv-metadata)", level)
 	}
-	return &CatalogResolver{level: level, blobs: map[string]catalogBlob{}}, nil
+	return &CatalogResolver{level: level, idx: &catalogIndex{blobs: map[string]catalogBlob{}, packages: map[[2]string]*PackageMeta{}}}, nil
 }
 
 // AtLevel is a resolver over the same blobs answering at another migrate level.
@@ -56,27 +66,47 @@ func (c *CatalogResolver) AtLevel(level string) (*CatalogResolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.blobs = c.blobs
+	n.idx, n.byTag = c.idx, c.byTag
 	return n, nil
+}
+
+// ByTag is a resolver over the same blobs that also takes references by tag, verbatim (and only those: the
+// digest-pinned ones are c's).
+func (c *CatalogResolver) ByTag() *CatalogResolver {
+	return &CatalogResolver{level: c.level, byTag: true, idx: c.idx}
 }
 
 // Add indexes the olm.bundle blobs of parsed catalog documents. Of several blobs of one image, one that
 // needs no migration is preferred (an olm.bundle.object blob serves both levels).
 func (c *CatalogResolver) Add(docs []catalog.Doc) {
+	x := c.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for i := range docs {
 		d := &docs[i]
+		if n := len(x.files); n == 0 || x.files[n-1] != d.Pos.File {
+			x.files = append(x.files, d.Pos.File)
+		}
+		if d.Schema == "olm.package" {
+			pm := &PackageMeta{Description: str(&d.Value, "description"), From: d.Pos.String()}
+			if icon := field(&d.Value, "icon", false); icon != nil && icon.Kind == catalog.KindObject {
+				pm.Icon = icon.AppendJSON(nil)
+			}
+			x.packages[[2]string{d.Pos.File, str(&d.Value, "name")}] = pm
+			continue
+		}
 		if d.Schema != "olm.bundle" {
 			continue
 		}
 		img := field(&d.Value, "image", false)
-		if img == nil || img.Kind != catalog.KindString || !strings.Contains(img.Str(), "@sha256:") {
+		if img == nil || img.Kind != catalog.KindString || img.Str() == "" {
 			continue
 		}
-		prev, ok := c.blobs[img.Str()]
+		prev, ok := x.blobs[img.Str()]
 		if ok && !hasProperty(prev.value, "olm.csv.metadata") {
 			continue
 		}
-		c.blobs[img.Str()] = catalogBlob{value: &d.Value, pos: d.Pos}
+		x.blobs[img.Str()] = catalogBlob{value: &d.Value, pos: d.Pos}
 	}
 }
 
@@ -107,7 +137,32 @@ func (c *CatalogResolver) AddFS(ctx context.Context, fsys fs.FS, lim catalog.Lim
 }
 
 // Len is the number of images indexed.
-func (c *CatalogResolver) Len() int { return len(c.blobs) }
+func (c *CatalogResolver) Len() int {
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	return len(c.idx.blobs)
+}
+
+// Searched says which catalog files were searched, for messages: "the 3 catalog files a, b, c".
+func (c *CatalogResolver) Searched() string {
+	c.idx.mu.Lock()
+	defer c.idx.mu.Unlock()
+	return searchedFiles(c.idx.files)
+}
+
+func searchedFiles(files []string) string {
+	const shown = 4
+	switch n := len(files); {
+	case n == 0:
+		return "no catalog file"
+	case n == 1:
+		return "the catalog file " + files[0]
+	case n <= shown:
+		return fmt.Sprintf("the %d catalog files %s", n, strings.Join(files, ", "))
+	default:
+		return fmt.Sprintf("the %d catalog files %s and %d more", n, strings.Join(files[:shown], ", "), n-shown)
+	}
+}
 
 func hasProperty(v *catalog.Value, typ string) bool {
 	props := field(v, "properties", false)
@@ -124,9 +179,17 @@ func hasProperty(v *catalog.Value, typ string) bool {
 
 // Resolve implements Resolver.
 func (c *CatalogResolver) Resolve(_ context.Context, img string) (*Resolved, error) {
-	cb, ok := c.blobs[img]
-	if !ok {
-		return nil, fmt.Errorf("in no catalog of the repository: %w", ErrNotFound)
+	byDigest := strings.Contains(img, "@sha256:")
+	c.idx.mu.Lock()
+	cb, ok := c.idx.blobs[img]
+	files := c.idx.files
+	c.idx.mu.Unlock()
+	switch {
+	case byDigest == c.byTag:
+		// The other view answers for this reference (and says what it searched).
+		return nil, ErrNotFound
+	case !ok:
+		return nil, fmt.Errorf("the image of no olm.bundle blob in %s: %w", searchedFiles(files), ErrNotFound)
 	}
 	v := cb.value
 	r := &bundle.Rendered{Schema: "olm.bundle", Image: img}
@@ -186,7 +249,13 @@ func (c *CatalogResolver) Resolve(_ context.Context, img string) (*Resolved, err
 			}
 		}
 	}
-	return &Resolved{Bundle: r, CSV: csv, From: from}, nil
+	res := &Resolved{Bundle: r, CSV: csv, From: from, ByTag: !byDigest}
+	if csv == nil {
+		c.idx.mu.Lock()
+		res.Package = c.idx.packages[[2]string{cb.pos.File, r.Package}]
+		c.idx.mu.Unlock()
+	}
+	return res, nil
 }
 
 // decodeCSV reads the manifest of an olm.bundle.object value, if it is the CSV.
@@ -375,12 +444,37 @@ func (d *DirResolver) notFound(img string) string {
 	dg := digestOf(img)
 	dir, ok := x.byDigest[dg]
 	if dg == "" || !ok {
-		return "built by no bundle directory of the repository"
+		return x.noneNames()
 	}
 	if want := x.expect[dir]; want != "" {
 		return fmt.Sprintf("%s is the digest of bundle directory %s's build, but that directory's image is in %s, not %s (a digest names a directory only in its bundle root's image repository)", dg, dir, want, Repository(img))
 	}
 	return fmt.Sprintf("%s is the digest of bundle directory %s's build, but its bundle root declares no image pattern, so no reference names the directory (set bundles[].image)", dg, dir)
+}
+
+// noneNames says which directories were searched.
+func (x *dirIndex) noneNames() string {
+	if len(x.dirs) == 0 {
+		return "no bundle directory to search"
+	}
+	where := path.Dir(x.dirs[0])
+	for _, d := range x.dirs[1:] {
+		if path.Dir(d) != where {
+			where = "the repository"
+			break
+		}
+	}
+	n := "the bundle directory"
+	if len(x.dirs) > 1 {
+		n = fmt.Sprintf("none of the %d bundle directories", len(x.dirs))
+	}
+	switch {
+	case x.pattern != "":
+		return fmt.Sprintf("%s of %s is named by it (their image: %s, by that tag or in that repository by the digest of a directory's build)", n, where, x.pattern)
+	case x.anyRepo:
+		return fmt.Sprintf("%s of %s builds an image with its digest", n, where)
+	}
+	return fmt.Sprintf("%s of %s is named by it: their bundle root declares no image (bundles[].image)", n, where)
 }
 
 // DirOf is the bundle directory img names (the pattern's reference, or the pattern's repository with the

@@ -2,9 +2,12 @@ package template
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // A bundle directory is named by its bundle root's image pattern (by tag) or by that repository with the
@@ -60,5 +63,49 @@ func TestDirResolverRepositoryAndDigest(t *testing.T) {
 		if _, err := d.Resolve(ctx, tc.ref); (err == nil) != tc.want {
 			t.Errorf("pattern %q: Resolve(%s) error %v, want resolved: %v", tc.pattern, tc.ref, err, tc.want)
 		}
+	}
+}
+
+// A template naming a bundle image by tag renders, offline, from the blob a committed catalog holds for that
+// exact reference, with a template.tag-reference warning on the reference's line; the digest-only view does
+// not take it; an image no catalog holds is reported with the catalog files searched.
+func TestCatalogResolverTagReference(t *testing.T) {
+	ctx := context.Background()
+	cat := "---\nschema: olm.package\nname: etcd\ndefaultChannel: stable\ndescription: the etcd operator\n---\nschema: olm.bundle\npackage: etcd\nname: etcd.v1.0.0\nimage: quay.io/acme/etcd-bundle:v1.0.0\n" +
+		"properties:\n  - type: olm.package\n    value: {packageName: etcd, version: 1.0.0}\n"
+	docs, fs := catalog.ParseFile("catalogs/v4.16/etcd/catalog.yaml", []byte(cat), catalog.Limits{})
+	if len(fs) > 0 {
+		t.Fatal(fs)
+	}
+	cr, _ := NewCatalogResolver("none")
+	cr.Add(docs)
+	tmpl := func(img string) *Template {
+		src := "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n" +
+			"  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcd.v1.0.0\n  - schema: olm.bundle\n    image: " + img + "\n"
+		tm, fs := Parse("t.yaml", []byte(src), catalog.Limits{})
+		if tm == nil {
+			t.Fatal(fs)
+		}
+		return tm
+	}
+	out, fs := Render(ctx, tmpl("quay.io/acme/etcd-bundle:v1.0.0"), Options{Resolver: Chain{cr, cr.ByTag()}})
+	if out == nil {
+		t.Fatalf("a tag the catalog holds verbatim does not render: %v", fs)
+	}
+	var warned bool
+	for _, f := range fs {
+		if f.Rule == ruleTagReference && f.Line == 12 && strings.Contains(f.Message, "catalogs/v4.16/etcd/catalog.yaml:7") && strings.Contains(f.Message, "by digest") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Errorf("no template.tag-reference warning on line 12 naming the blob and suggesting a digest: %v", fs)
+	}
+	if out, _ := Render(ctx, tmpl("quay.io/acme/etcd-bundle:v1.0.0"), Options{Resolver: cr}); out != nil {
+		t.Error("the digest-only view took a reference by tag")
+	}
+	if out, fs := Render(ctx, tmpl("quay.io/acme/etcd-bundle:v1.0.1"), Options{Resolver: Chain{cr, cr.ByTag()}}); out != nil ||
+		!strings.Contains(fmt.Sprint(fs), "the image of no olm.bundle blob in the catalog file catalogs/v4.16/etcd/catalog.yaml") {
+		t.Errorf("an unknown tag: %v, want the catalog files searched", fs)
 	}
 }

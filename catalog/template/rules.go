@@ -11,6 +11,7 @@ const (
 	ruleSemverField      = "template.semver-field"
 	ruleSemverPreference = "template.semver-preference"
 	ruleUnresolved       = "template.bundle-unresolved"
+	ruleTagReference     = "template.tag-reference"
 	ruleBundleCount      = "template.bundle-count"
 	ruleNoBundles        = "template.no-bundles"
 	ruleBundleVersion    = "template.bundle-version"
@@ -39,6 +40,7 @@ func Rules() []catalog.Rule {
 		{ID: ruleSemverField, Severity: catalog.SeverityError, Source: opm, Summary: "an olm.semver template has an unknown field, a field set twice or a field of the wrong type (opm reads it strictly)", Hint: "keep to schema, generateMajorChannels, generateMinorChannels, defaultChannelTypePreference and candidate/fast/stable: {bundles: [{image}]}"},
 		{ID: ruleSemverPreference, Severity: catalog.SeverityError, Source: opm, Summary: "defaultChannelTypePreference is not major or minor, or names a stream the template does not generate", Hint: "set it to minor or major, and generate that stream"},
 		{ID: ruleUnresolved, Severity: catalog.SeverityError, Source: ours, Summary: "a bundle image the template names could not be rendered (not in a catalog of the repository, no bundle directory builds it, and the registry did not serve it)", Hint: "check the image reference; a bundle image must exist before a template names it"},
+		{ID: ruleTagReference, Severity: catalog.SeverityWarning, Source: ours, Summary: "a bundle image the template names by tag was rendered, offline, from the blob a committed catalog of the base revision holds for that exact reference; the tag may have moved since", Hint: "reference the bundle image by digest (registry/repository@sha256:…), as the App's catalog updates do"},
 		{ID: ruleBundleCount, Severity: catalog.SeverityError, Source: opm, Summary: "an image a template names rendered to no bundle or to several", Hint: "name bundle images only"},
 		{ID: ruleNoBundles, Severity: catalog.SeverityError, Source: opm, Summary: "an olm.semver template names no bundle", Hint: "add bundles to candidate, fast or stable"},
 		{ID: ruleBundleVersion, Severity: catalog.SeverityError, Source: opm, Summary: "a bundle of an olm.semver template has no single olm.package property or its version is not semver", Hint: "semver templates order bundles by version: give every bundle a semver version"},

@@ -54,8 +54,9 @@ comes from its schema; opm's form, with the type first (render basic FILE, rende
 accepted too, and the type must then match the schema.
 
 Each bundle image the template names is resolved without pulling when possible: from the olm.bundle
-blobs of the catalogs given with --catalog (digest-pinned references only: a digest names the image's
-content), then from the bundle directories under --bundles, and last pulled through the registry client
+blobs of the catalogs given with --catalog (digest-pinned references: a digest names the image's
+content), then from the bundle directories under --bundles, then from the --catalog blobs whose image is
+the template's reference by tag, verbatim (with a template.tag-reference warning: the tag may have moved), and last pulled through the registry client
 (--offline: never). With --bundle-image (the bundle root's image pattern, as bundles[].image of the
 policy) a directory is named only by that pattern's reference for its package and version, or by that
 repository with the digest of the directory's build, as the templates check has it; without it a
@@ -77,7 +78,7 @@ Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml (opm's default is json)")
 			fs.StringVar(&migrateLevel, "migrate-level", "", "opm's --migrate-level: none or bundle-object-to-csv-metadata")
 			fs.StringVar(&opm, "opm", "", "render as this opm release does (olm.semver differs: v1.60 and older link each channel alone; v1.61+ link per archetype and stream; v1.65+ add the package's icon and description); default the newest known")
-			fs.StringArrayVar(&catalogs, "catalog", nil, "a catalog directory or file whose olm.bundle blobs resolve digest-pinned images (repeatable)")
+			fs.StringArrayVar(&catalogs, "catalog", nil, "a catalog directory or file whose olm.bundle blobs resolve the images they name: by digest, and by tag verbatim with a template.tag-reference warning (repeatable)")
 			fs.StringArrayVar(&bundles, "bundles", nil, "a bundle directory, a package folder of <version>/ directories, or a tree of <package>/<version>/ (repeatable)")
 			fs.StringVar(&bundleImage, "bundle-image", "", "the image pattern of the --bundles directories, with {package} and {version} (quay.io/acme/{package}-bundle:v{version}): only its references, by tag or in its repository by digest, name a directory")
 			fs.BoolVar(&offline, "offline", false, "never pull: images not resolved from --catalog or --bundles make the template not render")
@@ -155,8 +156,10 @@ func runTemplateRender(ctx context.Context, kind, file, output, migrateLevel, op
 			map[string]string{template.SchemaBasic: "basic", template.SchemaSemver: "semver"}[tmpl.Schema])
 	}
 	var chain template.Chain
+	var byTag template.Resolver
 	if len(catalogs) > 0 {
 		cr, _ := template.NewCatalogResolver(migrateLevel)
+		byTag = cr.ByTag()
 		for _, c := range catalogs {
 			info, err := os.Stat(c)
 			if err != nil {
@@ -188,6 +191,9 @@ func runTemplateRender(ctx context.Context, kind, file, output, migrateLevel, op
 			dr = dr.AnyRepository()
 		}
 		chain = append(chain, dr)
+	}
+	if byTag != nil {
+		chain = append(chain, byTag)
 	}
 	if !offline {
 		client, err := rf.client()
