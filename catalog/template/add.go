@@ -33,50 +33,71 @@ var ErrAlreadyThere = errors.New("the template already names this bundle image")
 // an olm.bundle entry (after the last one) and an entry in each of its channels (a channel the template
 // lacks is created after the package's last channel), with its replaces, skips and skipRange. In a semver
 // template its image is added to each archetype one of its channels names (candidate, fast, stable: the
-// channel equals the archetype or begins with it and a dash), to stable when none does. Comments and the
-// order of everything else are kept; the file is written back with two-space indentation.
+// channel equals the archetype or begins with it and a dash), to stable when none does.
+//
+// The file is edited, not written anew: the new entries are inserted as lines of their own where they go,
+// spelled and ordered like their neighbours, so the difference is the new lines only — lists keep their
+// indentation, long scalars their folding, comments stay. The edit must parse to exactly what writing the
+// whole document anew gives; when it cannot be made so (a flow-style list, an empty one), the document is
+// written anew with two-space indentation.
 func AddBundle(src []byte, add Addition) ([]byte, error) {
+	edited, rewritten, err := addBundle(src, add)
+	if err != nil {
+		return nil, err
+	}
+	if edited != nil {
+		return edited, nil
+	}
+	return rewritten, nil
+}
+
+// addBundle returns both the template edited in place (nil when that cannot be done faithfully) and the
+// template written anew.
+func addBundle(src []byte, add Addition) (edited, rewritten []byte, err error) {
 	if add.Image == "" || add.Name == "" || add.Package == "" {
-		return nil, errors.New("a bundle to add needs its package, name and image")
+		return nil, nil, errors.New("a bundle to add needs its package, name and image")
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
-		return nil, fmt.Errorf("the template does not parse: %w", err)
+		return nil, nil, fmt.Errorf("the template does not parse: %w", err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("the template is not a YAML mapping")
+		return nil, nil, errors.New("the template is not a YAML mapping")
 	}
 	root := doc.Content[0]
 	schema := mapGet(root, "schema")
 	if schema == nil {
-		return nil, errors.New("the template has no schema")
+		return nil, nil, errors.New("the template has no schema")
 	}
-	var err error
+	ed := &textEdits{}
 	switch schema.Value {
 	case SchemaBasic:
-		err = addBasic(root, add)
+		err = addBasic(root, add, ed)
 	case SchemaSemver:
-		err = addSemver(root, add)
+		err = addSemver(root, add, ed)
 	default:
-		return nil, fmt.Errorf("unknown template schema %q", schema.Value)
+		return nil, nil, fmt.Errorf("unknown template schema %q", schema.Value)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&doc); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := enc.Close(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := buf.Bytes()
 	if bytes.HasPrefix(src, []byte("---\n")) && !bytes.HasPrefix(out, []byte("---")) {
 		out = append([]byte("---\n"), out...)
 	}
-	return out, nil
+	if edited, ok := ed.apply(src); ok && sameYAML(edited, out) {
+		return edited, out, nil
+	}
+	return nil, out, nil
 }
 
 // mapGet finds key in a mapping node, case-insensitively as opm reads templates.
@@ -94,31 +115,19 @@ func mapGet(m *yaml.Node, key string) *yaml.Node {
 
 func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
 
-func mapping(kv ...any) *yaml.Node {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	for i := 0; i+1 < len(kv); i += 2 {
-		var v *yaml.Node
-		switch x := kv[i+1].(type) {
-		case string:
-			v = scalar(x)
-		case *yaml.Node:
-			v = x
-		}
-		m.Content = append(m.Content, scalar(kv[i].(string)), v)
-	}
-	return m
-}
-
-func addBasic(root *yaml.Node, add Addition) error {
+func addBasic(root *yaml.Node, add Addition, ed *textEdits) error {
 	entries := mapGet(root, "entries")
 	if entries == nil {
 		entries = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		root.Content = append(root.Content, scalar("entries"), entries)
+		k := scalar("entries")
+		root.Content = append(root.Content, k, entries)
+		ed.addKey(root, k, entries)
 	}
 	if entries.Kind != yaml.SequenceNode {
 		return errors.New("the template's entries is not a list")
 	}
-	lastBundle := -1
+	lastBundle, lastChannel, firstBundle := -1, -1, -1
+	var bundleLike, channelLike *yaml.Node
 	channels := map[string]*yaml.Node{}
 	for i, e := range entries.Content {
 		s := mapGet(e, "schema")
@@ -130,101 +139,144 @@ func addBasic(root *yaml.Node, add Addition) error {
 			if img := mapGet(e, "image"); img != nil && img.Value == add.Image {
 				return ErrAlreadyThere
 			}
-			lastBundle = i
+			lastBundle, bundleLike = i, e
+			if firstBundle < 0 {
+				firstBundle = i
+			}
 		case "olm.channel":
+			channelLike = e
 			if p := mapGet(e, "package"); p != nil && p.Value == add.Package {
+				lastChannel = i
 				if n := mapGet(e, "name"); n != nil {
 					channels[n.Value] = e
 				}
 			}
 		}
 	}
-	entry := mapping("name", add.Name)
-	if add.Replaces != "" {
-		entry.Content = append(entry.Content, scalar("replaces"), scalar(add.Replaces))
-	}
-	if len(add.Skips) > 0 {
-		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		for _, s := range add.Skips {
-			seq.Content = append(seq.Content, scalar(s))
-		}
-		entry.Content = append(entry.Content, scalar("skips"), seq)
-	}
-	if add.SkipRange != "" {
-		entry.Content = append(entry.Content, scalar("skipRange"), scalar(add.SkipRange))
-	}
 	var newChannels []*yaml.Node
 	for _, name := range add.Channels {
 		ch, ok := channels[name]
 		if !ok {
-			ch = mapping("schema", "olm.channel", "package", add.Package, "name", name, "entries", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"})
+			ch = like(channelLike, "schema", "olm.channel", "package", add.Package, "name", name, "entries", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"})
 			channels[name] = ch
 			newChannels = append(newChannels, ch)
 		}
 		list := mapGet(ch, "entries")
 		if list == nil {
 			list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-			ch.Content = append(ch.Content, scalar("entries"), list)
+			k := scalar("entries")
+			ch.Content = append(ch.Content, k, list)
+			ed.addKey(ch, k, list)
 		}
 		present := false
+		var entryLike *yaml.Node
 		for _, it := range list.Content {
 			if n := mapGet(it, "name"); n != nil && n.Value == add.Name {
 				present = true
 			}
+			entryLike = it
 		}
 		if !present {
-			list.Content = append(list.Content, copyNode(entry))
-		}
-	}
-	bundleEntry := mapping("schema", "olm.bundle", "image", add.Image)
-	// Insert the new channels after the package's last channel, the bundle after the last bundle.
-	insert := func(list []*yaml.Node, at int, nodes ...*yaml.Node) []*yaml.Node {
-		out := append([]*yaml.Node{}, list[:at]...)
-		out = append(out, nodes...)
-		return append(out, list[at:]...)
-	}
-	content := entries.Content
-	if lastBundle < 0 {
-		content = append(content, bundleEntry)
-	} else {
-		content = insert(content, lastBundle+1, bundleEntry)
-	}
-	if len(newChannels) > 0 {
-		// After the package's last channel; without one, before the first bundle.
-		at, firstBundle := -1, -1
-		for i, e := range content {
-			s := mapGet(e, "schema")
-			if s == nil {
-				continue
+			entry := like(entryLike, "name", add.Name)
+			if add.Replaces != "" {
+				entry = like(entryLike, "name", add.Name, "replaces", add.Replaces)
 			}
-			if s.Value == "olm.channel" {
-				if p := mapGet(e, "package"); p != nil && p.Value == add.Package {
-					at = i + 1
+			if len(add.Skips) > 0 {
+				seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+				for _, s := range add.Skips {
+					seq.Content = append(seq.Content, scalar(s))
 				}
+				entry.Content = append(entry.Content, keyLike(entryLike, "skips"), seq)
 			}
-			if s.Value == "olm.bundle" && firstBundle < 0 {
-				firstBundle = i
+			if add.SkipRange != "" {
+				entry.Content = append(entry.Content, keyLike(entryLike, "skipRange"), scalar(add.SkipRange))
 			}
+			list.Content = append(list.Content, entry)
+			ed.insert(list, len(list.Content)-1, entry)
 		}
-		if at < 0 {
-			at = firstBundle
-		}
-		content = insert(content, at, newChannels...)
 	}
+	bundleEntry := like(bundleLike, "schema", "olm.bundle", "image", add.Image)
+	// The new channels go after the package's last channel (without one, before the first bundle), the bundle
+	// after the last bundle; positions in the list as it was.
+	n := len(entries.Content)
+	bundleAt := n
+	if lastBundle >= 0 {
+		bundleAt = lastBundle + 1
+	}
+	channelsAt := n
+	switch {
+	case lastChannel >= 0:
+		channelsAt = lastChannel + 1
+	case firstBundle >= 0:
+		channelsAt = firstBundle
+	}
+	var content []*yaml.Node
+	for i := 0; i <= n; i++ {
+		if i == channelsAt {
+			content = append(content, newChannels...)
+		}
+		if i == bundleAt {
+			content = append(content, bundleEntry)
+		}
+		if i < n {
+			content = append(content, entries.Content[i])
+		}
+	}
+	ed.insert(entries, channelsAt, newChannels...)
+	ed.insert(entries, bundleAt, bundleEntry)
 	entries.Content = content
 	return nil
 }
 
-func copyNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = nil
-	for _, k := range n.Content {
-		c.Content = append(c.Content, copyNode(k))
+// like makes a mapping of the keys and values kv (a value is a string or a node) spelled and ordered as the
+// sibling has them: its keys in its order and with its case, the others after.
+func like(sibling *yaml.Node, kv ...any) *yaml.Node {
+	type pair struct {
+		key string
+		val *yaml.Node
 	}
-	return &c
+	var pairs []pair
+	for i := 0; i+1 < len(kv); i += 2 {
+		var v *yaml.Node
+		switch x := kv[i+1].(type) {
+		case string:
+			v = scalar(x)
+		case *yaml.Node:
+			v = x
+		}
+		pairs = append(pairs, pair{kv[i].(string), v})
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	used := make([]bool, len(pairs))
+	if sibling != nil && sibling.Kind == yaml.MappingNode {
+		for i := 0; i < len(sibling.Content); i += 2 {
+			for j, p := range pairs {
+				if !used[j] && strings.EqualFold(sibling.Content[i].Value, p.key) {
+					used[j] = true
+					m.Content = append(m.Content, scalar(sibling.Content[i].Value), p.val)
+				}
+			}
+		}
+	}
+	for j, p := range pairs {
+		if !used[j] {
+			m.Content = append(m.Content, keyLike(sibling, p.key), p.val)
+		}
+	}
+	return m
 }
 
-func addSemver(root *yaml.Node, add Addition) error {
+// keyLike is key spelled as the sibling mapping spells its keys: capitalised when they are.
+func keyLike(sibling *yaml.Node, key string) *yaml.Node {
+	if sibling != nil && sibling.Kind == yaml.MappingNode && len(sibling.Content) > 0 {
+		if k := sibling.Content[0].Value; k != "" && k[0] >= 'A' && k[0] <= 'Z' && key[0] >= 'a' && key[0] <= 'z' {
+			return scalar(strings.ToUpper(key[:1]) + key[1:])
+		}
+	}
+	return scalar(key)
+}
+
+func addSemver(root *yaml.Node, add Addition, ed *textEdits) error {
 	var targets []string
 	for _, a := range archetypes {
 		for _, ch := range add.Channels {
@@ -237,23 +289,46 @@ func addSemver(root *yaml.Node, add Addition) error {
 	if len(targets) == 0 {
 		targets = []string{"stable"}
 	}
+	// Another archetype, for the spelling of new keys.
+	var archLike *yaml.Node
+	for _, a := range archetypes {
+		if n := mapGet(root, a); n != nil && n.Kind == yaml.MappingNode && archLike == nil {
+			archLike = n
+		}
+	}
 	for _, a := range targets {
 		arch := mapGet(root, a)
 		if arch == nil {
 			arch = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-			root.Content = append(root.Content, scalar(a), arch)
+			k := keyLike(root, a)
+			root.Content = append(root.Content, k, arch)
+			ed.addKey(root, k, arch)
 		}
 		list := mapGet(arch, "bundles")
 		if list == nil {
 			list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-			arch.Content = append(arch.Content, scalar("bundles"), list)
+			k := keyLike(archLike, "bundles")
+			if arch.Kind == yaml.MappingNode && len(arch.Content) > 0 {
+				k = keyLike(arch, "bundles")
+			}
+			arch.Content = append(arch.Content, k, list)
+			ed.addKey(arch, k, list)
 		}
+		var itemLike *yaml.Node
 		for _, it := range list.Content {
 			if img := mapGet(it, "image"); img != nil && img.Value == add.Image {
 				return ErrAlreadyThere
 			}
+			itemLike = it
 		}
-		list.Content = append(list.Content, mapping("image", add.Image))
+		if itemLike == nil && archLike != nil {
+			if l := mapGet(archLike, "bundles"); l != nil && len(l.Content) > 0 {
+				itemLike = l.Content[0]
+			}
+		}
+		item := like(itemLike, "image", add.Image)
+		list.Content = append(list.Content, item)
+		ed.insert(list, len(list.Content)-1, item)
 	}
 	return nil
 }

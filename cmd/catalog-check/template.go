@@ -311,8 +311,10 @@ func templateAddBundleCommand() cli.Command {
 		Long: `Adds the bundle directory BUNDLE_DIR, pushed as REF (pin it by digest), to the template TEMPLATE as a catalog
 update does: in a basic template an olm.bundle entry and an entry in each of the annotations' channels (with
 the CSV's replaces, skips and olm.skipRange; a missing channel is created); in a semver template the image in
-each archetype the channels name (stable when none). Prints the new template, or rewrites the file with
---write; then render the catalogs with 'catalog-check template render'.
+each archetype the channels name (stable when none). The new entries are inserted as lines of their own,
+spelled like their neighbours: the rest of the file (comments, indentation, folded scalars) stays as it was.
+Prints the new template, or writes the file back with --write; then render the catalogs with
+'catalog-check template render'.
 Exit 0: added; 1: the template names the image already, or cannot take it; 2: could not run.`,
 		Example: `  catalog-check template add-bundle operators/etcd/catalog-templates/basic.yaml operators/etcd/0.9.5 \
       --image quay.io/acme/etcd-bundle@sha256:0123... --write`,

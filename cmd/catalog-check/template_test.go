@@ -146,11 +146,17 @@ func TestTemplateAddBundleThenRender(t *testing.T) {
 	d, _ := img.Digest()
 	ref := "quay.io/acme/etcd-bundle@" + d.String()
 	tmpl := filepath.Join(dir, "basic.yaml")
-	if err := os.WriteFile(tmpl, []byte("schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n"), 0o644); err != nil {
+	// A comment, a list at its key's column and a description folded over two lines: --write keeps them and
+	// only adds lines, in the file's own style.
+	original := "# etcd's template\nschema: olm.template.basic\nentries:\n- schema: olm.package\n  name: etcd\n  defaultChannel: stable\n  description: the etcd\n    operator\n"
+	if err := os.WriteFile(tmpl, []byte(original), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, errs := runTemplate("add-bundle", tmpl, bdir, "--image", ref, "--write"); code != exitPass {
 		t.Fatalf("add-bundle: exit %d: %s", code, errs)
+	}
+	if written, _ := os.ReadFile(tmpl); !strings.HasPrefix(string(written), original) || !strings.Contains(string(written), "\n- schema: olm.channel\n  package: etcd\n") {
+		t.Errorf("add-bundle --write did not only add lines in the file's style:\n%s", written)
 	}
 	if code, _, errs := runTemplate("add-bundle", tmpl, bdir, "--image", ref); code != exitFail || !strings.Contains(errs, "already names") {
 		t.Errorf("adding twice: exit %d: %s", code, errs)
