@@ -243,6 +243,14 @@ func (r *Repo) MergeBase(ctx context.Context, a, b Hash) (Hash, error) {
 	if err != nil {
 		return Hash{}, err
 	}
+	// A pull request is most often a few commits on top of its base: when one commit is a near ancestor of
+	// the other, it is their merge base, found without go-git's walk of every ancestor of the whole history.
+	if r.nearAncestor(a, b) {
+		return a, nil
+	}
+	if r.nearAncestor(b, a) {
+		return b, nil
+	}
 	bases, err := ca.MergeBase(cb)
 	if err != nil {
 		return Hash{}, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
@@ -251,4 +259,32 @@ func (r *Repo) MergeBase(ctx context.Context, a, b Hash) (Hash, error) {
 		return Hash{}, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNoMergeBase)
 	}
 	return bases[0].Hash, nil
+}
+
+// maxNearAncestor bounds the commits nearAncestor looks at.
+const maxNearAncestor = 256
+
+// nearAncestor reports whether a is b or one of the maxNearAncestor commits nearest b among its ancestors
+// (breadth first, every parent). false says nothing. The caller holds r.mu.
+func (r *Repo) nearAncestor(a, b Hash) bool {
+	seen := map[Hash]bool{b: true}
+	queue := []Hash{b}
+	for len(queue) > 0 && len(seen) <= maxNearAncestor {
+		h := queue[0]
+		queue = queue[1:]
+		if h == a {
+			return true
+		}
+		c, err := r.repo.CommitObject(h)
+		if err != nil {
+			return false
+		}
+		for _, p := range c.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false
 }

@@ -48,6 +48,7 @@ type options struct {
 	repo, checkBin, objects, roots, checks, cacheDir, jsonOut, only string
 	n                                                               int
 	timeout                                                         time.Duration
+	keep                                                            bool
 }
 
 func main() {
@@ -61,6 +62,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json", "", "also write one JSON line per pull request to this file")
 	flag.StringVar(&o.only, "only", "", "replay only these commits (comma-separated, abbreviated or not)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "time limit of one catalog-check run")
+	flag.BoolVar(&o.keep, "keep", false, "keep the scratch repository and print each run's command, to run it again")
 	flag.Parse()
 	o.repo = flag.Arg(0)
 	if o.repo == "" {
@@ -78,15 +80,17 @@ func main() {
 
 // outcome is one replayed pull request.
 type outcome struct {
-	Commit   string            `json:"commit"`
-	Subject  string            `json:"subject"`
-	Kind     string            `json:"kind"`
-	Package  string            `json:"package"`
-	Author   string            `json:"author"`
-	Exit     int               `json:"exit"`
-	Seconds  float64           `json:"seconds"`
-	RSSMiB   float64           `json:"rssMiB"`
-	Verdicts map[string]string `json:"verdicts"`
+	Commit  string  `json:"commit"`
+	Subject string  `json:"subject"`
+	Kind    string  `json:"kind"`
+	Package string  `json:"package"`
+	Author  string  `json:"author"`
+	Exit    int     `json:"exit"`
+	Seconds float64 `json:"seconds"`
+	// CPUSeconds is user plus system time: on a loaded machine, a steadier measure than Seconds.
+	CPUSeconds float64           `json:"cpuSeconds"`
+	RSSMiB     float64           `json:"rssMiB"`
+	Verdicts   map[string]string `json:"verdicts"`
 	// Rules counts the findings of each check by rule and severity ("check rule severity").
 	Rules map[string]int `json:"rules"`
 	// Examples are the first messages of each rule and severity, at most three each.
@@ -104,7 +108,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
+	if !o.keep {
+		defer os.RemoveAll(work)
+	}
 	if o.checkBin == "" {
 		o.checkBin = filepath.Join(work, "catalog-check")
 		fmt.Fprintln(os.Stderr, "building catalog-check")
@@ -140,7 +146,7 @@ func run(ctx context.Context, o options) error {
 		all = append(all, out)
 		line, _ := json.Marshal(out)
 		fmt.Fprintf(jsonl, "%s\n", line)
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s %-8s %-40.40s exit %d %.2fs %.0f MiB %v\n", i+1, len(commits), c.sha[:9], out.Kind, out.Package, out.Exit, out.Seconds, out.RSSMiB, verdictLine(out))
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s %-8s %-40.40s exit %d %.2fs (cpu %.2fs) %.0f MiB %v\n", i+1, len(commits), c.sha[:9], out.Kind, out.Package, out.Exit, out.Seconds, out.CPUSeconds, out.RSSMiB, verdictLine(out))
 	}
 	report(os.Stdout, o, all)
 	return nil
@@ -247,6 +253,9 @@ func replay(ctx context.Context, o options, src, scratch, work string, c commit)
 	cmd := exec.CommandContext(rctx, o.checkBin, "check", "--repo", scratch, "--base", base, "--head", head,
 		"--author", out.Author, "--checks", o.checks, "--output", "json", "--cache-dir", o.cacheDir)
 	cmd.Stdout, cmd.Stderr = f, &limitedBuffer{b: &stderr, max: 8 << 10}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, strings.Join(cmd.Args, " "))
+	}
 	start := time.Now()
 	runErr := cmd.Run()
 	out.Seconds = time.Since(start).Seconds()
@@ -256,6 +265,7 @@ func replay(ctx context.Context, o options, src, scratch, work string, c commit)
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			out.RSSMiB = float64(ru.Maxrss) / 1024 // kilobytes on Linux
 		}
+		out.CPUSeconds = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	} else if runErr != nil {
 		return out, runErr
 	}
@@ -496,18 +506,20 @@ func report(w io.Writer, o options, all []outcome) {
 	}
 	exits := map[int]int{}
 	kinds := map[string]int{}
-	var secs, rss []float64
+	var secs, cpu, rss []float64
 	for _, a := range all {
 		exits[a.Exit]++
 		kinds[a.Kind]++
 		secs = append(secs, a.Seconds)
+		cpu = append(cpu, a.CPUSeconds)
 		rss = append(rss, a.RSSMiB)
 	}
 	fmt.Fprintf(w, "\nExit codes: %v. Kinds: %v.\n", exits, kinds)
 	sort.Float64s(secs)
+	sort.Float64s(cpu)
 	sort.Float64s(rss)
-	fmt.Fprintf(w, "Time per pull request: median %.2f s, p95 %.2f s, max %.2f s. Peak RSS: median %.0f MiB, p95 %.0f MiB, max %.0f MiB.\n",
-		pct(secs, 50), pct(secs, 95), pct(secs, 100), pct(rss, 50), pct(rss, 95), pct(rss, 100))
+	fmt.Fprintf(w, "Time per pull request: median %.2f s, p95 %.2f s, max %.2f s (CPU: median %.2f s, p95 %.2f s, max %.2f s). Peak RSS: median %.0f MiB, p95 %.0f MiB, max %.0f MiB.\n",
+		pct(secs, 50), pct(secs, 95), pct(secs, 100), pct(cpu, 50), pct(cpu, 95), pct(cpu, 100), pct(rss, 50), pct(rss, 95), pct(rss, 100))
 	fmt.Fprintf(w, "\nPull requests with a verdict other than success:\n\n| commit | kind | package | subject | exit | s | MiB | verdicts | rules |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, a := range all {
 		line := verdictLine(a)
