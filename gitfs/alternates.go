@@ -2,6 +2,7 @@ package gitfs
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -62,20 +63,18 @@ func alternates(objectsDir string) ([]string, error) {
 			return err
 		}
 		defer f.Close()
-		sc := bufio.NewScanner(io.LimitReader(f, maxAlternatesFile))
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if strings.HasPrefix(line, `"`) {
-				return fmt.Errorf("%s: quoted alternate paths are not supported: %s", filepath.Join(dir, "info", "alternates"), line)
-			}
-			alt := line
-			if !filepath.IsAbs(alt) {
-				alt = filepath.Join(dir, alt)
-			}
-			alt = filepath.Clean(alt)
+		data, err := io.ReadAll(io.LimitReader(f, maxAlternatesFile+1))
+		if err != nil {
+			return err
+		}
+		if len(data) > maxAlternatesFile {
+			return fmt.Errorf("%s is over %d bytes", filepath.Join(dir, "info", "alternates"), maxAlternatesFile)
+		}
+		alts, err := parseAlternates(data, dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, "info", "alternates"), err)
+		}
+		for _, alt := range alts {
 			if seen[alt] {
 				continue
 			}
@@ -93,7 +92,7 @@ func alternates(objectsDir string) ([]string, error) {
 				}
 			}
 		}
-		return sc.Err()
+		return nil
 	}
 	if err := walk(objectsDir, 1); err != nil {
 		return nil, fmt.Errorf("reading alternates: %w", err)
@@ -196,4 +195,31 @@ func (r *Repo) readNative(h Hash, want plumbing.ObjectType) (plumbing.ObjectType
 	}
 	b, err := o.read()
 	return typ, b, err
+}
+
+// parseAlternates reads an objects/info/alternates file of the object directory dir: one path a line,
+// absolute or relative to dir, cleaned; blank lines and lines starting with # are skipped. Quoted paths (git
+// writes them only for names with special characters) are refused rather than misread.
+func parseAlternates(data []byte, dir string) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxAlternatesFile)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, `"`) {
+			return nil, fmt.Errorf("quoted alternate paths are not supported: %s", line)
+		}
+		if strings.ContainsRune(line, 0) {
+			return nil, errors.New("an alternate path holds a NUL byte")
+		}
+		alt := line
+		if !filepath.IsAbs(alt) {
+			alt = filepath.Join(dir, alt)
+		}
+		out = append(out, filepath.Clean(alt))
+	}
+	return out, sc.Err()
 }

@@ -124,3 +124,19 @@ func TestPartialCloneMissingBlob(t *testing.T) {
 		t.Errorf("listing: %v, %v", entries, err)
 	}
 }
+
+func FuzzParseAlternates(f *testing.F) {
+	f.Add([]byte("# borrowed\n../../other/objects\n/abs/objects\n\n"))
+	f.Add([]byte("\"quoted\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		alts, err := parseAlternates(data, "/repo/objects")
+		if err != nil {
+			return
+		}
+		for _, a := range alts {
+			if !filepath.IsAbs(a) || filepath.Clean(a) != a {
+				t.Fatalf("%q is not a clean absolute path", a)
+			}
+		}
+	})
+}

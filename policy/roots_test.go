@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -76,3 +77,27 @@ func TestCatalogPatternProblems(t *testing.T) {
 		}
 	}
 }
+
+// Any pattern the parser accepts resolves without a panic, to directories it matches, within the bound.
+func FuzzResolveCatalogs(f *testing.F) {
+	f.Add("catalogs/v4.*")
+	f.Add("[a-z]*/*")
+	f.Add("*")
+	tree := fstest.MapFS{"catalogs/v4.16/a.yaml": {}, "catalogs/v4.17/b.yaml": {}, "x/y/z.json": {}, "top.yaml": {}}
+	f.Fuzz(func(t *testing.T, pattern string) {
+		p, err := Parse(FileName, []byte("version: 1\nmaintainers: [alice]\ncatalogs: [{path: "+strconv.Quote(pattern)+"}]\n"))
+		if err != nil {
+			return
+		}
+		r, err := p.ResolveCatalogs(tree)
+		if err != nil {
+			return
+		}
+		for _, c := range r.Catalogs {
+			if IsPattern(c.Path) && c.Pattern == "" {
+				t.Fatalf("%q left unresolved", c.Path)
+			}
+		}
+	})
+}
+
