@@ -100,4 +100,3 @@ func FuzzResolveCatalogs(f *testing.F) {
 		}
 	})
 }
-
