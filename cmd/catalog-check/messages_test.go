@@ -364,3 +364,41 @@ properties:
 		t.Errorf("a short name is reported as not parsing:\n%s", out)
 	}
 }
+
+// TestTemplateConvert: template convert prints what opm alpha convert-template basic prints (the goldens
+// recorded from opm v1.60.0 in catalog/template/testdata/convert), from a file or standard input, in opm's
+// form too; a catalog opm cannot read fails.
+func TestTemplateConvert(t *testing.T) {
+	goldens := filepath.Join("..", "..", "catalog", "template", "testdata", "convert")
+	file := filepath.Join(sampleCatalog, "etcd-lite", "catalog.yaml")
+	for _, tc := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"template", "convert", file, "-o", "yaml"}, "sample-yaml.yaml"},
+		{[]string{"template", "convert", "basic", file}, "sample-yaml.json"},
+		{[]string{"template", "convert", filepath.Join(sampleCatalog, "widget-operator", "catalog.json"), "--output", "json"}, "sample-json.json"},
+	} {
+		want, err := os.ReadFile(filepath.Join(goldens, tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runCLI(t, tc.args...)
+		if code != exitPass || out != string(want) {
+			t.Errorf("%v: exit %d %s\n%s\nwant (opm's):\n%s", tc.args, code, errOut, out, want)
+		}
+	}
+	var out, errb bytes.Buffer
+	data, _ := os.ReadFile(file)
+	if code := runTemplateConvert([]string{"-"}, "yaml", bytes.NewReader(data), &out, &errb); code != exitPass {
+		t.Errorf("stdin: exit %d %s", code, errb.String())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("schema: olm.package\nname: p\nName: q\n"), 0o644)
+	if code, _, errOut := runCLI(t, "template", "convert", bad); code != exitFail || !strings.Contains(errOut, "duplicate keys") {
+		t.Errorf("duplicate keys: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "template", "convert", sampleCatalog); code != exitCannotRun || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("a directory: exit %d %s", code, errOut)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -33,6 +34,7 @@ func templateCommand(e env) cli.Command {
 			templateRenderCommand(),
 			templateCheckCommand(e),
 			templateAddBundleCommand(),
+			templateConvertCommand(),
 		},
 	}
 }
@@ -365,4 +367,82 @@ Exit 0: added; 1: the template names the image already, or cannot take it; 2: co
 			return exitPass
 		},
 	}
+}
+
+func templateConvertCommand() cli.Command {
+	var output string
+	return cli.Command{
+		Use:   "convert [basic] [FILE | -]",
+		Short: "turn a package's file-based catalog into a basic template, as opm alpha convert-template basic does",
+		Long: `Prints the basic template (olm.template.basic) of a file-based catalog file, byte for byte as
+opm alpha convert-template basic prints it: every blob becomes an entry (keys sorted, as opm re-encodes
+them), and each olm.bundle blob is reduced to its schema and image, which a basic template names the
+bundle by. FILE "-", or none, reads standard input; the word basic, opm's template type, may come first.
+Render the template again with catalog-check template render (it pulls each bundle image, or reads it from
+--catalog with the same catalog). Exit 0: converted; 1: the catalog cannot be read as opm reads it; 2:
+could not run.`,
+		Example: `  catalog-check template convert catalogs/v4.16/etcd/catalog.yaml -o yaml > operators/etcd/catalog-templates/basic.yaml
+  catalog-check template convert basic catalog.json              # opm alpha convert-template's form
+  catalog-check template convert basic.yaml | catalog-check template render - --catalog catalogs/v4.16 --offline`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 && args[0] == "basic" {
+				args = args[1:]
+			}
+			if len(args) > 1 {
+				return fmt.Errorf("want at most one FILE (or - for standard input); got %d", len(args))
+			}
+			return nil
+		},
+		Complete: map[string]cli.Completion{"output": {Values: []string{"json", "yaml"}}},
+		Flags: func(fs *pflag.FlagSet) {
+			fs.StringVarP(&output, "output", "o", "json", "output format: json or yaml (opm's default is json)")
+		},
+		Run: func(_ context.Context, args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 && args[0] == "basic" {
+				args = args[1:]
+			}
+			return runTemplateConvert(args, output, os.Stdin, stdout, stderr)
+		},
+	}
+}
+
+func runTemplateConvert(args []string, output string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "catalog-check template convert: "+format+"\n", a...)
+		return code
+	}
+	if output != "json" && output != "yaml" {
+		return fail(exitCannotRun, "unknown --output %q (want json or yaml)", output)
+	}
+	max := catalog.DefaultLimits().MaxFileSize
+	var data []byte
+	var err error
+	name := "stdin"
+	if len(args) == 0 || args[0] == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, max+1))
+		if err == nil && int64(len(data)) > max {
+			err = fmt.Errorf("standard input is larger than %d bytes", max)
+		}
+	} else {
+		name = args[0]
+		if st, serr := os.Stat(name); serr == nil && st.IsDir() {
+			return fail(exitCannotRun, "%s is a directory; give one catalog file (e.g. %s)", name, filepath.Join(name, "catalog.yaml"))
+		}
+		data, err = readBoundedFile(name, max)
+	}
+	if err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	out, err := template.Convert(data, output)
+	if err != nil {
+		return fail(exitFail, "%s: %v", name, err)
+	}
+	if len(out) <= 1 || bytes.HasPrefix(out, []byte("---\nnull\n")) {
+		// opm prints this too (a document of comments only, or a lone "---", decodes to no blob).
+		fmt.Fprintf(stderr, "catalog-check template convert: warning: %s has a YAML document that holds nothing (only comments, or a lone ---); opm prints no template for it either\n", name)
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return fail(exitCannotRun, "%v", err)
+	}
+	return exitPass
 }
