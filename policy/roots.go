@@ -112,9 +112,11 @@ func (p *Policy) ResolveCatalogs(fsys fs.FS) (*Policy, error) {
 	return &q, nil
 }
 
+// fileName names where the catalogs came from, for problems: the policy file, or for Default (whose
+// catalogs the caller gave) the roots given.
 func (p *Policy) fileName() string {
 	if p.File == "" {
-		return FileName
+		return "the catalog roots given"
 	}
 	return p.File
 }

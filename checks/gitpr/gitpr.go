@@ -107,6 +107,14 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 		for _, c := range opt.Catalogs {
 			pol.Catalogs = append(pol.Catalogs, policy.Catalog{Path: c})
 		}
+		// Roots given as patterns (--catalog 'catalogs/v4.*') are resolved on the base, as a policy's are.
+		tree, err := repo.TreeFS(ctx, base, gitfs.Limits{MaxFileSize: maxPolicySize, MaxTotalBytes: maxPolicySize})
+		if err != nil {
+			return nil, err
+		}
+		if pol, err = pol.ResolveCatalogs(tree); err != nil {
+			return nil, fmt.Errorf("catalog roots given: %w", err)
+		}
 	}
 	from := base
 	if opt.DiffFromMergeBase {

@@ -367,3 +367,28 @@ removals:
 		})
 	}
 }
+
+// Without a policy, --catalog takes patterns too, resolved on the base.
+func TestCheckCatalogFlagPattern(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	git("checkout", "-q", "-b", "pr")
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdCatalog("1.0.0", "1.1.0"))
+	git("commit", "-q", "-am", "pr")
+	for _, tc := range []struct {
+		pattern, want string
+		code          int
+	}{
+		{"catalogs/v4.*", "changes package \"etcd\"", exitFail}, // judged: nobody owns etcd without a policy
+		{"catalogs/v5.*", "the catalog roots given: catalog pattern catalogs/v5.* matches no directory", exitCannotRun},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runEnv(context.Background(), []string{"check", "--repo", dir, "--base", "main", "--head", "pr", "--author", "bob", "--checks", "ownership", "--catalog", tc.pattern},
+			&stdout, &stderr, env{getenv: func(string) string { return "" }})
+		if code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+			t.Errorf("--catalog %s: exit %d, want %d and %q\n%s%s", tc.pattern, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+}
