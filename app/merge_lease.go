@@ -25,10 +25,11 @@ const mergeLeaseSchema = `CREATE TABLE IF NOT EXISTS catalogbot_merge_lease (
 		PRIMARY KEY (owner, name))`
 
 // Lease timing: repoLeaseTTL outlasts a merge job's judgement and merge call (bounded by mergeLease/2);
-// leaseWait is how long a job waits for a busy lease before it is snoozed.
+// leaseWait is how long a job waits for a busy lease before it is snoozed (short: a waiting job holds a
+// worker that checks could use).
 const (
 	repoLeaseTTL = 2 * time.Minute
-	leaseWait    = 10 * time.Second
+	leaseWait    = 2 * time.Second
 )
 
 // mergeLeaseStore is the database side of the lease (every queue backend).

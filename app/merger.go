@@ -411,8 +411,8 @@ func (m *Merger) judge(ctx context.Context, a MergeArgs, g *gatheredFacts) (Resu
 	}
 	defer repo.Close()
 	if cur, err := repo.Resolve(baseRef); err != nil || cur.String() != g.baseHead {
-		// The base moved again between GitHub's answer and the fetch: judge once more later.
-		return ResultJudgement{BaseSHA: g.baseHead, Unjudged: "the base branch moved while catalogbot read it; it judges the merge again"}, nil
+		// The base moved between GitHub's answer and the fetch (a push by someone else): judge again shortly.
+		return ResultJudgement{}, river.JobSnooze(2 * time.Second)
 	}
 	return m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.pipe.limits)
 }

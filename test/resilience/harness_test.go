@@ -73,6 +73,12 @@ func packageFile(reg, pkg string, versions int) string {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
+	return newWorldWith(t, policyFile)
+}
+
+// newWorldWith is newWorld with the base branch's .catalogbot.yaml given.
+func newWorldWith(t testing.TB, policy string) *world {
+	t.Helper()
 	w := &world{t: t}
 	w.github = servertest.NewGitHub(t, githubfake.Options{AppID: appID})
 	w.fake = w.github.Fake
@@ -80,7 +86,7 @@ func newWorld(t testing.TB) *world {
 	w.git = servertest.NewGitHost(t)
 	w.repo = w.git.NewRepo(t, owner, repoName)
 	w.baseSHA = w.repo.Commit("", map[string]string{
-		".catalogbot.yaml":           policyFile,
+		".catalogbot.yaml":           policy,
 		"catalogs/base/catalog.yaml": packageFile(w.registry, "base", 2),
 	}, "base")
 	w.repo.Push(w.baseSHA, "refs/heads/main")
@@ -162,6 +168,8 @@ type serverOptions struct {
 	// pushTo, when set, are the rebuild's allowed push targets
 	// (rebuild.allowed_images).
 	pushTo []string
+	// offline: no check contacts a registry (registry.offline; the images check is left out).
+	offline bool
 }
 
 func (o serverOptions) withDefaults() serverOptions {
@@ -201,7 +209,8 @@ database_schema: %q
 registry:
   internal_hosts: [%q]
   insecure_hosts: [%q]
-`, o.jobTimeout, o.rescueAfter(), o.schema, w.registry, w.registry)
+  offline: %v
+`, o.jobTimeout, o.rescueAfter(), o.schema, w.registry, w.registry, o.offline)
 	if len(o.pushTo) > 0 {
 		cfg += "rebuild:\n  allowed_images:\n"
 		for _, p := range o.pushTo {
