@@ -311,3 +311,30 @@ func TestCatalogUpdateOfABundleTakenOut(t *testing.T) {
 		}
 	}
 }
+
+// The default branch moves while a catalog update is open (another change merges): the App builds the update
+// again on the new head, so the pull request still only adds compared with the default branch, stays derived
+// and merges.
+func TestCatalogUpdateFollowsTheDefaultBranch(t *testing.T) {
+	e, _ := newUpdateEnv(t)
+	bare := e.git.BarePath("acme", "catalog")
+	_, pr := e.mergeBundle(bundleVersion("1.1.0", "etcdoperator.v1.0.0"), "merge etcd 1.1.0")
+	before, moved := e.commitMain(map[string]string{"notes/README.md": "hello\n"}, "merge #12: notes")
+	e.deliverPush(before, moved)
+	e.waitImageRun(moved)
+	p, _ := e.fake.PullRequest("acme", "catalog", pr.Number)
+	if p.State != "open" || p.HeadSHA == pr.HeadSHA {
+		t.Fatalf("the update was not built again: %+v", p)
+	}
+	if parent := runGit(t, bare, "rev-parse", p.HeadSHA+"^"); parent != moved {
+		t.Fatalf("the update's parent is %s, want the default branch's new head %s", parent, moved)
+	}
+	if diff := runGit(t, bare, "diff", "--name-status", moved, p.HeadSHA); diff != "M\tcatalogs/v4.16/etcd/catalog.yaml\nM\ttemplates/etcd.yaml" {
+		t.Errorf("the update changes, compared with main:\n%s", diff)
+	}
+	e.deliverPR(pr.Number, "synchronize")
+	if own := e.prRun("catalogbot/ownership", pr.Number, p.HeadSHA); own.Conclusion != "success" || !strings.Contains(own.Title, "derived") {
+		t.Fatalf("ownership of the update built again: %s %q\n%s", own.Conclusion, own.Title, own.Summary)
+	}
+	e.waitMergedPR(pr.Number)
+}
