@@ -622,20 +622,31 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 	} else if pb != nil && pb.Rule != "" {
 		rule = pb.Rule
 	}
-	if fromCSV {
-		preds = csvPredecessors(ctx, bc, dirs, sources)
+	// One comparison per predecessor, whatever number of edges lead from it.
+	at := map[string]int{}
+	addPred := func(name, kind, where string) {
+		if i, ok := at[name]; ok {
+			p := &preds[i]
+			if !strings.Contains(", "+p.kind+", ", ", "+kind+", ") {
+				p.kind += ", " + kind
+			}
+			if !strings.Contains("; "+p.where+"; ", "; "+where+"; ") {
+				p.where += "; " + where
+			}
+			return
+		}
+		at[name] = len(preds)
+		preds = append(preds, bundlePredecessor{name: name, kind: kind, where: where})
+	}
+	if fromCSV || (pb != nil && pb.CSVSkips) {
+		// The CSV's edges; with a semver rule only skips and olm.skipRange, which opm adds in every mode.
+		for _, p := range csvPredecessors(ctx, bc, dirs, sources, fromCSV) {
+			addPred(p.name, p.kind, p.where)
+		}
 	}
 	if pb != nil && !pb.FromCSV {
-		// The rendered channels (those that rendered, when some did not).
-		have := map[string]bool{}
-		for _, p := range preds {
-			have[p.name] = true
-		}
-		at := map[string]int{}
+		// The rendered channels (those that rendered, when some did not), or the semver rules.
 		for _, e := range pb.Edges {
-			if have[e.From] && fromCSV {
-				continue
-			}
 			where := "channel " + e.Channel
 			if e.Channel == "" {
 				where = "bundle directories"
@@ -643,19 +654,7 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 			if len(e.Catalogs) > 0 {
 				where += " of " + strings.Join(e.Catalogs, ", ")
 			}
-			// One comparison per predecessor, whatever number of edges lead from it.
-			if i, ok := at[e.From]; ok {
-				p := &preds[i]
-				if !strings.Contains(", "+p.kind+", ", ", "+e.Kind+", ") {
-					p.kind += ", " + e.Kind
-				}
-				if !strings.Contains("; "+p.where+"; ", "; "+where+"; ") {
-					p.where += "; " + where
-				}
-				continue
-			}
-			at[e.From] = len(preds)
-			preds = append(preds, bundlePredecessor{name: e.From, kind: e.Kind, where: where})
+			addPred(e.From, e.Kind, where)
 		}
 	}
 	fmt.Fprintf(b, "- `%s`: predecessors from %s\n", newName, rule)
@@ -764,8 +763,11 @@ func isNewCRDFile(newPos map[string]catalog.Position, file string) bool {
 
 // csvPredecessors are the bundles the CSV's replaces, skips and olm.skipRange name: among the package's
 // bundle directories of the base revision, then among the catalogs' bundles.
-func csvPredecessors(ctx context.Context, bc *BundleChange, dirs *baseDirs, sources []catalogSource) []bundlePredecessor {
+func csvPredecessors(ctx context.Context, bc *BundleChange, dirs *baseDirs, sources []catalogSource, withReplaces bool) []bundlePredecessor {
 	replaces, skipList, skipRange := csvEdges(bc.Head)
+	if !withReplaces {
+		replaces = ""
+	}
 	skips := map[string]bool{}
 	for _, s := range skipList {
 		skips[s] = true

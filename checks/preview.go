@@ -57,6 +57,9 @@ type PreviewBundle struct {
 	// FromCSV: the predecessors are the bundles the CSV's replaces, skips and olm.skipRange name, resolved
 	// by crd-safety against the bundles that exist (Edges is empty).
 	FromCSV bool
+	// CSVSkips: the CSV's skips and olm.skipRange are predecessors too (a semver rule: opm adds them to the
+	// channel entry in every mode).
+	CSVSkips bool
 }
 
 // PreviewEdge is one upgrade into a new bundle.
@@ -541,8 +544,8 @@ func fallbackPredecessors(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 			}
 			// The edges are resolved against the bundles that exist by crd-safety, as before.
 		case mode == "semver-mode":
-			pb.Rule = "ci.yaml updateGraph: semver-mode (the highest lower version in each channel the bundle joins)"
-			pb.Edges = semverPredecessors(ctx, pr, bc, pb.Version, true)
+			pb.Rule = "ci.yaml updateGraph: semver-mode (the highest lower version in each channel the bundle joins, and the CSV's skips and olm.skipRange)"
+			pb.Edges, pb.CSVSkips = semverPredecessors(ctx, pr, bc, pb.Version, true), true
 		default:
 			pb.Rule = "the highest lower version among the package's bundle directories (no templates, no ci.yaml updateGraph, no replaces, skips or olm.skipRange)"
 			pb.Edges = semverPredecessors(ctx, pr, bc, pb.Version, false)

@@ -27,6 +27,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog/crd"
@@ -59,6 +60,7 @@ func main() {
 	crdifyBin := flag.String("crdify", os.Getenv("CRDIFY"), "the crdify binary (v0.6.0); empty: verdicts are not compared")
 	ref := flag.String("ref", "main", "the branch whose first-parent history is replayed")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the replay to this file")
+	only := flag.String("only", "", "replay only this commit (any bundle pull request, however old)")
 	flag.Parse()
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -69,6 +71,10 @@ func main() {
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: replay-bundle-crd [-n 150] [-crdify crdify] REPO")
 		os.Exit(2)
+	}
+	if *only != "" {
+		*ref = *only
+		*n = 1
 	}
 	if err := run(flag.Arg(0), *ref, *crdifyBin, *n); err != nil {
 		fmt.Fprintln(os.Stderr, "replay-bundle-crd:", err)
@@ -132,6 +138,7 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 	if err := os.WriteFile(cfg, []byte(preflightConfig), 0o644); err != nil {
 		return err
 	}
+	findings := 0
 	titles := map[string]int{}
 	rules := map[string]int{}
 	var ups []upgrade
@@ -148,6 +155,7 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 			continue
 		}
 		titles[string(res.Conclusion)+": "+strings.SplitN(res.Title, " (", 2)[0]]++
+		findings += len(res.Findings)
 		for _, f := range res.Findings {
 			rules[f.Rule]++
 		}
@@ -171,6 +179,7 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 	for _, k := range sortedKeys(titles) {
 		fmt.Printf("| %s | %d |\n", k, titles[k])
 	}
+	fmt.Printf("\n%d findings in all\n", findings)
 	fmt.Println("\n| rule | findings |\n|---|---|")
 	for _, k := range sortedKeys(rules) {
 		fmt.Printf("| `%s` | %d |\n", k, rules[k])
@@ -196,6 +205,10 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 	if len(lines) > 0 {
 		fmt.Println("\n| pull request | upgrade | catalogbot | crdify | note |\n|---|---|---|---|---|")
 		fmt.Println(strings.Join(lines, "\n"))
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		fmt.Printf("\npeak RSS of the replay process: %d MiB\n", ru.Maxrss/1024)
 	}
 	sort.Slice(slow, func(i, j int) bool { return slow[i] < slow[j] })
 	if len(slow) > 0 {
