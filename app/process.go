@@ -332,7 +332,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 		return nil, "", err
 	}
 	if p.updates != nil {
-		prov, err := p.provenance(repo, a, pr, baseFull, in)
+		prov, err := p.provenance(ctx, repo, a, pr, baseFull, in)
 		if err != nil {
 			return nil, "", err
 		}
@@ -378,7 +378,14 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 }
 
 // provenance is what the App knows of the pull request from its own doing (see updateProvenance).
-func (p *Pipeline) provenance(repo *gitfs.Repo, a CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
+func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
+	if strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]") && p.bot != nil {
+		// A bot's pull request may be the App's own: know the App's login now, or try the job again, rather
+		// than judge it as anyone's.
+		if _, err := p.bot.Login(ctx); err != nil {
+			return nil, err
+		}
+	}
 	defaultHead, err := repo.Resolve(baseRef)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,8 @@ import (
 const (
 	maxUpdateCommits   = 32
 	maxHistoryCommits  = 2000
-	maxProvenanceBytes = 4 << 20
+	maxProvenanceBytes = 4 << 20  // one template
+	maxHistoryBytes    = 64 << 20 // the templates read on one walk
 )
 
 // botIdentity is the App's own login ("<slug>[bot]"), read once from GET /app.
@@ -162,6 +163,7 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 	lim := gitfs.Limits{MaxFileSize: maxProvenanceBytes, MaxTotalBytes: maxProvenanceBytes}
 	// holds says whether the template at commit names image; by blob, read once.
 	holdsByBlob := map[string]bool{}
+	var read int64
 	holds := func(commit gitfs.Hash) (bool, error) {
 		tree, err := repo.TreeFS(ctx, commit, lim)
 		if err != nil {
@@ -180,6 +182,9 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 		}
 		if err != nil {
 			return false, err
+		}
+		if read += int64(len(data)); read > maxHistoryBytes {
+			return false, fmt.Errorf("the versions of %s since the bundle was built are more than %d bytes", template, maxHistoryBytes)
 		}
 		v := bytes.Contains(data, []byte(image))
 		holdsByBlob[key] = v
