@@ -2,8 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,10 +74,8 @@ func communityRepo(t *testing.T, ciYaml func(string) string, policyExtra ...stri
 	for _, v := range []string{"v4.18", "v4.19", "v4.20", "v4.21", "v4.22"} {
 		r.copyTree(filepath.Join(td, "templates", "catalogs", v, rmqPkg), "catalogs/"+v+"/"+rmqPkg)
 	}
-	// The templates and catalogs name the bundle images by tag; until tag references resolve offline from the
-	// committed catalogs, each tag is pinned to a stand-in digest in both, consistently, so that the catalogs'
-	// blobs resolve the templates' references by digest as for digest-pinned packages.
-	pinTags(t, r.dir)
+	// The templates name most bundle images by tag: they resolve offline from the committed catalogs, which
+	// hold the same references verbatim.
 	if ciYaml != nil {
 		p := filepath.Join(r.dir, "operators", rmqPkg, "ci.yaml")
 		data, err := os.ReadFile(p)
@@ -275,31 +271,6 @@ func TestPreviewFallbackRules(t *testing.T) {
 				t.Errorf("2.22.3 not compared:\n%s", v["crd-safety"].Summary)
 			}
 		})
-	}
-}
-
-var tagRef = regexp.MustCompile(`quay\.io/community-operator-pipeline-prod/` + rmqPkg + `:([0-9A-Za-z._-]+)`)
-
-// pinTags rewrites every tag reference of the package's images in its templates and catalogs to a digest
-// derived from the tag.
-func pinTags(t *testing.T, dir string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".yaml") || !(strings.Contains(p, "catalog-templates") || strings.Contains(p, "catalogs")) {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out := tagRef.ReplaceAllStringFunc(string(data), func(ref string) string {
-			sum := sha256.Sum256([]byte(ref))
-			return ref[:strings.LastIndex(ref, ":")] + "@sha256:" + hex.EncodeToString(sum[:])
-		})
-		return os.WriteFile(p, []byte(out), 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
