@@ -14,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -151,12 +152,14 @@ func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	}
 	var findings []catalog.Finding
 	maps, mf := t.mappings(pr)
+	// A package's bundle directories and its base catalogs are read once for all its templates.
+	cache := newRenderCache(pr)
 	findings = append(findings, mf...)
 	var b strings.Builder
 	unverified := false
 	checked := 0
 	for _, m := range maps {
-		fs, summary, unv := t.checkMapping(ctx, pr, m)
+		fs, summary, unv := t.checkMapping(ctx, pr, m, cache)
 		findings = append(findings, fs...)
 		unverified = unverified || unv
 		checked++
@@ -347,7 +350,68 @@ func outputFormat(file string) string {
 }
 
 // checkMapping renders one template for each of its catalogs and compares.
-func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping) ([]catalog.Finding, string, bool) {
+// renderCache keeps, for one run of the check, the bundle-directory resolvers (each package's directories
+// read once, whatever number of templates render it) and the parsed catalogs of the base.
+type renderCache struct {
+	pr      *PullRequest
+	dirs    map[string]*template.DirResolver
+	catalog map[string][]catalog.Doc
+	errs    map[string]error
+}
+
+func newRenderCache(pr *PullRequest) *renderCache {
+	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, catalog: map[string][]catalog.Doc{}, errs: map[string]error{}}
+}
+
+func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *template.DirResolver {
+	key := strings.Join(names, "\x00")
+	if root != nil {
+		key = root.Path + "\x00" + key
+	}
+	if d, ok := c.dirs[key]; ok {
+		return d
+	}
+	d := packageDirResolver(c.pr.Head.FS, c.pr.Policy, root, names...)
+	c.dirs[key] = d
+	return d
+}
+
+// docsOf is a base catalog file's documents (false when it cannot be read: absent, or an error kept for
+// errOf).
+func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) {
+	if docs, ok := c.catalog[name]; ok {
+		return docs, docs != nil
+	}
+	data, err := readFileCapped(c.pr.Base.FS, name, maxFileOf(c.pr.Limits))
+	if err != nil {
+		c.errs[name] = err
+	}
+	var docs []catalog.Doc
+	if err == nil && data != nil {
+		docs, _ = catalog.ParseFile(name, data, c.pr.Limits)
+		if docs == nil {
+			docs = []catalog.Doc{}
+		}
+	}
+	c.catalog[name] = docs
+	return docs, docs != nil
+}
+
+// readError is the "could not verify" reason when err is about reading (a read budget exhausted, a
+// context done, an object a partial clone lacks), "" when it is about the file itself.
+func readError(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, gitfs.ErrBudget):
+		return "the read budget of this check is exhausted: " + err.Error()
+	case errors.Is(err, gitfs.ErrObjectMissing), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err.Error()
+	}
+	return ""
+}
+
+func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping, cache *renderCache) ([]catalog.Finding, string, bool) {
 	var findings []catalog.Finding
 	maxFile := maxFileOf(pr.Limits)
 	var b strings.Builder
@@ -360,6 +424,13 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 		return fs
 	}
 	src, err := readFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+	if why := readError(err); why != "" {
+		// Not a fault of the mapping: the template could not be read.
+		findings = append(findings, catalog.Finding{Rule: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Position: catalog.Position{File: m.template}, Package: m.pkg,
+			Message: fmt.Sprintf("could not verify: template %s could not be read: %s", m.template, why), Hint: ruleHint(ruleTemplateUnverified)})
+		fmt.Fprintf(&b, "- `%s`: not verified: it could not be read (%s)\n", m.template, why)
+		return findings, b.String(), true
+	}
 	if err != nil || src == nil {
 		msg := fmt.Sprintf("template %s (declared at %s) does not exist in the head revision", m.template, m.declared)
 		if err != nil {
@@ -399,7 +470,8 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 		}
 	}
 	// The blobs the base revision already renders from these images (digests name content).
-	r := newTemplateRenderer(tmpl, m.opm, pr.Base.FS, m.catalogs, packageDirResolver(pr.Head.FS, pr.Policy, m.root, names...), pr.Limits, pull)
+	r := newTemplateRendererFrom(tmpl, m.opm, m.catalogs, cache.docsOf, cache.dirResolver(m.root, names...), pull)
+	r.unv = unv
 	for _, c := range m.catalogs {
 		out, rf := r.render(ctx, c.MigrateLevel)
 		if out == nil {
@@ -422,6 +494,13 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping)
 		}
 		findings = append(findings, pkgOf(rf)...)
 		data, err := readFileCapped(pr.Head.FS, c.Path, maxFile)
+		if why := readError(err); why != "" {
+			unverified = true
+			findings = append(findings, catalog.Finding{Rule: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Position: catalog.Position{File: c.Path}, Package: m.pkg,
+				Message: fmt.Sprintf("could not verify: %s could not be read: %s", c.Path, why), Hint: ruleHint(ruleTemplateUnverified)})
+			fmt.Fprintf(&b, "- `%s` → `%s`: not verified: the catalog could not be read (%s)\n", m.template, c.Path, why)
+			continue
+		}
 		if err != nil || data == nil {
 			findings = append(findings, catalog.Finding{Rule: template.RuleDriftMissing, Severity: catalog.SeverityError, Position: catalog.Position{File: m.template, Line: 1}, Package: m.pkg,
 				Message: fmt.Sprintf("%s, which the template renders into, does not exist; %s", c.Path, fixCommand(m, c)),
@@ -654,20 +733,33 @@ type templateRenderer struct {
 	dirs     *template.DirResolver
 	pull     func(level string) template.Resolver
 	done     map[string]*template.Output
+	// unv, when set, records the images whose bundle directories could not all be read.
+	unv *unverifiable
 }
 
 // newTemplateRenderer reads the catalogs' blobs from catalogFS (the base revision, for a pull request: the
 // head's catalogs are what is being judged).
 func newTemplateRenderer(tmpl *template.Template, opm string, catalogFS fs.FS, catalogs []policy.TemplateCatalog, dirs *template.DirResolver, lim catalog.Limits, pull func(string) template.Resolver) *templateRenderer {
+	maxFile := maxFileOf(lim)
+	return newTemplateRendererFrom(tmpl, opm, catalogs, func(name string) ([]catalog.Doc, bool) {
+		data, err := readFileCapped(catalogFS, name, maxFile)
+		if err != nil || data == nil {
+			return nil, false
+		}
+		docs, _ := catalog.ParseFile(name, data, lim)
+		return docs, true
+	}, dirs, pull)
+}
+
+// newTemplateRendererFrom is newTemplateRenderer over catalogs read by docsOf.
+func newTemplateRendererFrom(tmpl *template.Template, opm string, catalogs []policy.TemplateCatalog, docsOf func(string) ([]catalog.Doc, bool), dirs *template.DirResolver, pull func(string) template.Resolver) *templateRenderer {
 	beh, err := template.BehaviourOf(opm)
 	if err != nil {
 		beh, _ = template.BehaviourOf("")
 	}
-	maxFile := maxFileOf(lim)
 	cr, _ := template.NewCatalogResolver("none")
 	for _, c := range catalogs {
-		if data, err := readFileCapped(catalogFS, c.Path, maxFile); err == nil && data != nil {
-			docs, _ := catalog.ParseFile(c.Path, data, lim)
+		if docs, ok := docsOf(c.Path); ok {
 			cr.Add(docs)
 		}
 	}
@@ -687,7 +779,18 @@ func (r *templateRenderer) render(ctx context.Context, level string) (*template.
 		chain = append(chain, cr)
 	}
 	if r.dirs != nil {
-		chain = append(chain, r.dirs.AtLevel(level))
+		var dr template.Resolver = r.dirs.AtLevel(level)
+		if unv := r.unv; unv != nil {
+			inner := dr
+			dr = template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
+				res, err := inner.Resolve(ctx, ref)
+				if errors.Is(err, template.ErrIncomplete) {
+					unv.add(ref, err.Error())
+				}
+				return res, err
+			})
+		}
+		chain = append(chain, dr)
 	}
 	if err == nil {
 		chain = append(chain, cr.ByTag())

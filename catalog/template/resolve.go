@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 
@@ -299,9 +301,13 @@ type dirIndex struct {
 	pattern string
 	anyRepo bool
 
-	mu      sync.Mutex
-	indexed bool
-	byRef   map[string]string // a pattern reference, or <repository>@sha256:... -> directory
+	mu          sync.Mutex
+	indexed     bool
+	wantDigests bool // build the images while indexing (the first lookup was by digest)
+	digested    bool
+	order       []string          // the directories loaded, in order
+	failed      map[string]error  // directories that could not be read, and why
+	byRef       map[string]string // a pattern reference, or <repository>@sha256:... -> directory
 	// byDigest maps a build's digest to its directory, to say why a reference by that digest in another
 	// repository is not taken (and, with anyRepo, to take it).
 	byDigest map[string]string
@@ -317,7 +323,7 @@ type dirIndex struct {
 // built to learn the digests, on the first Resolve.
 func NewDirResolver(fsys fs.FS, dirs []string, pattern, level string) *DirResolver {
 	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern,
-		byRef: map[string]string{}, byDigest: map[string]string{}, expect: map[string]string{}, loaded: map[string]*bundle.Bundle{}}}
+		byRef: map[string]string{}, byDigest: map[string]string{}, expect: map[string]string{}, loaded: map[string]*bundle.Bundle{}, failed: map[string]error{}}}
 }
 
 // AnyRepository makes d take a reference by digest in any repository as the directory whose build has
@@ -362,6 +368,13 @@ func digestOf(ref string) string {
 	return ref[at+1:]
 }
 
+// ErrIncomplete is what a DirResolver returns for a reference that may name a bundle directory it could not
+// read (a read budget exhausted, a context done, an I/O error): the image is neither found nor known to be
+// absent, so a caller reports it as not verified.
+var ErrIncomplete = errors.New("some bundle directories could not be read")
+
+// index reads every directory once: the bundle is loaded and, when digests are wanted (the first lookup was
+// by digest), its image built from the same reads. Directories that cannot be read are remembered with why.
 func (d *dirIndex) index(ctx context.Context) {
 	if d.indexed {
 		return
@@ -370,35 +383,70 @@ func (d *dirIndex) index(ctx context.Context) {
 	for _, dir := range d.dirs {
 		sub, err := fs.Sub(d.fsys, dir)
 		if err != nil {
+			d.failed[dir] = err
 			continue
 		}
-		b, found, err := bundle.Load(ctx, sub, bundle.Limits{})
-		if err != nil || b == nil || b.CSV == nil || bundle.Unreadable(found) != nil {
+		memo := newMemoFS(sub)
+		b, found, err := bundle.Load(ctx, memo, bundle.Limits{})
+		if err != nil {
+			d.failed[dir] = err
+			continue
+		}
+		if b == nil || b.CSV == nil || bundle.Unreadable(found) != nil {
 			continue // a directory with a link, or beyond the bounds, names no image: it is never rendered
 		}
 		d.loaded[dir] = b
-		dg, err := bundleDigest(ctx, sub, b)
-		if err != nil {
-			dg = ""
-		}
-		if dg != "" {
-			d.byDigest[dg] = dir
-		}
-		if d.pattern == "" {
-			continue
-		}
+		d.order = append(d.order, dir)
 		version := str(field(&b.CSV.Value, "spec", false), "version")
-		if version == "" || b.Package == "" {
-			continue
+		if d.pattern != "" && version != "" && b.Package != "" {
+			ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
+			d.byRef[ref] = dir
+			d.expect[dir] = Repository(ref)
 		}
-		ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
-		d.byRef[ref] = dir
-		repo := Repository(ref)
-		d.expect[dir] = repo
-		if repo != "" && dg != "" {
-			d.byRef[repo+"@"+dg] = dir
+		if d.wantDigests {
+			d.digest(ctx, dir, memo)
 		}
 	}
+	if d.wantDigests {
+		d.digested = true
+	}
+}
+
+// digest builds dir's image (from fsys, the directory) to learn its digest.
+func (d *dirIndex) digest(ctx context.Context, dir string, fsys fs.FS) {
+	dg, err := bundleDigest(ctx, fsys, d.loaded[dir])
+	if err != nil {
+		if ctx.Err() != nil || !isContentError(err) {
+			d.failed[dir] = err
+		}
+		return
+	}
+	d.byDigest[dg] = dir
+	if repo := d.expect[dir]; repo != "" {
+		d.byRef[repo+"@"+dg] = dir
+	}
+}
+
+// digests builds the images of the directories read without them (a lookup by digest after lookups by tag).
+func (d *dirIndex) digests(ctx context.Context) {
+	if d.digested {
+		return
+	}
+	d.digested = true
+	for _, dir := range d.order {
+		sub, err := fs.Sub(d.fsys, dir)
+		if err != nil {
+			continue
+		}
+		d.digest(ctx, dir, sub)
+	}
+}
+
+// isContentError: the directory's content is what stops the image build (a link, a file over the bounds),
+// not the reading of it.
+func isContentError(err error) bool {
+	var pe *fs.PathError
+	return !errors.As(err, &pe)
 }
 
 func str(v *catalog.Value, key string) string {
@@ -417,6 +465,9 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	cached := x.rendered[[2]string{img, d.level}]
 	x.mu.Unlock()
 	if !ok {
+		if err := d.incomplete(img); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%s: %w", d.notFound(img), ErrNotFound)
 	}
 	if cached != nil {
@@ -433,6 +484,61 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	x.rendered[[2]string{img, d.level}] = res
 	x.mu.Unlock()
 	return res, nil
+}
+
+// incomplete is the error for img when a directory it might name could not be read: img is in the
+// pattern's repository (or any repository may name a directory), and some directory failed.
+func (d *DirResolver) incomplete(img string) error {
+	x := d.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.failed) == 0 {
+		return nil
+	}
+	if !x.anyRepo {
+		if x.pattern == "" {
+			return nil
+		}
+		repo := Repository(img)
+		named := false
+		for _, r := range x.expect {
+			named = named || r == repo
+		}
+		if !named && !patternRepoMatches(x.pattern, repo) {
+			return nil
+		}
+	}
+	dirs := make([]string, 0, len(x.failed))
+	for dir := range x.failed {
+		dirs = append(dirs, dir)
+	}
+	sort.Strings(dirs)
+	return fmt.Errorf("%s could not be read (%v), so whether %s names one is not known: %w", searchedDirs(dirs), x.failed[dirs[0]], img, ErrIncomplete)
+}
+
+// patternRepoMatches: repo could be the repository pattern gives for some package.
+func patternRepoMatches(pattern, repo string) bool {
+	const mark = "zz0package0zz"
+	p := Repository(strings.NewReplacer("{package}", mark, "{version}", "0.0.0").Replace(pattern))
+	if p == "" {
+		return false
+	}
+	before, after, ok := strings.Cut(p, mark)
+	if !ok {
+		return p == repo
+	}
+	return strings.HasPrefix(repo, before) && strings.HasSuffix(repo, after) && len(repo) > len(before)+len(after)
+}
+
+func searchedDirs(dirs []string) string {
+	if len(dirs) == 1 {
+		return "bundle directory " + dirs[0]
+	}
+	const shown = 3
+	if len(dirs) <= shown {
+		return fmt.Sprintf("%d bundle directories (%s)", len(dirs), strings.Join(dirs, ", "))
+	}
+	return fmt.Sprintf("%d bundle directories (%s and %d more)", len(dirs), strings.Join(dirs[:shown], ", "), len(dirs)-shown)
 }
 
 // notFound says why img names no directory: in particular when its digest is a directory's build but its
@@ -483,14 +589,18 @@ func (d *DirResolver) DirOf(ctx context.Context, img string) (string, bool) {
 	x := d.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	dg := digestOf(img)
+	if !x.indexed && dg != "" {
+		x.wantDigests = true
+	}
 	x.index(ctx)
 	if dir, ok := x.byRef[img]; ok {
 		return dir, true
 	}
-	dg := digestOf(img)
 	if dg == "" {
 		return "", false
 	}
+	x.digests(ctx)
 	if repo := Repository(img); repo != "" {
 		if dir, ok := x.byRef[repo+"@"+dg]; ok {
 			return dir, true
