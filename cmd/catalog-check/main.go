@@ -43,6 +43,8 @@ func commands(e env) []cli.Command {
 		bundleCommand(e),
 		templateCommand(e),
 		rulesCommand(),
+		initCommand(),
+		policyCommand(e),
 	}
 }
 

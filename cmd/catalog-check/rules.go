@@ -53,6 +53,11 @@ func ruleGroups() []ruleGroup {
 			Rules: bundle.Rules(),
 		},
 		{
+			Package: "cmd/catalog-check", Title: "The policy file against its repository",
+			About: "Reported by `catalog-check policy lint`, which checks a `.catalogbot.yaml` against the repository it governs.",
+			Rules: policyLintRules(),
+		},
+		{
 			Package: "checks", Title: "Pull request checks",
 			About: "Reported by `catalog-check check` and by the App's check runs " +
 				"(ownership, immutability, CRD safety, images).",

@@ -63,7 +63,7 @@ func TestRulesJSONListsEveryRuleOnce(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &groups); err != nil {
 		t.Fatalf("output is not JSON: %v", err)
 	}
-	if got, want := len(groups), 4; got != want {
+	if got, want := len(groups), 5; got != want {
 		t.Fatalf("got %d groups, want %d", got, want)
 	}
 	seen := map[string]string{}
