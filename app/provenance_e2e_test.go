@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"os/exec"
 	"strconv"
@@ -337,4 +338,33 @@ func TestCatalogUpdateFollowsTheDefaultBranch(t *testing.T) {
 		t.Fatalf("ownership of the update built again: %s %q\n%s", own.Conclusion, own.Title, own.Summary)
 	}
 	e.waitMergedPR(pr.Number)
+}
+
+// A bundle the App's build has no record of is not derived into a template, even by the App's own pull
+// request: here the record of etcd 1.1.0's build is gone from the App's database (as for a directory merged
+// while the App did not build it) before its update is checked.
+func TestCatalogUpdateOfABundleNeverBuilt(t *testing.T) {
+	e, _ := newUpdateEnv(t)
+	files := bundleVersion("1.1.0", "etcdoperator.v1.0.0")
+	img := e.reg.host + "/acme/etcd-bundle@" + expectedBundleDigest(t, files, "operators/etcd/1.1.0")
+	_, pr := e.mergeBundle(files, "merge etcd 1.1.0")
+	db, err := sql.Open("sqlite", e.cfg.SQLitePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.Exec(`DELETE FROM catalogbot_bundle_build WHERE image = ?`, img); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d build records of %s", n, img)
+	}
+	e.deliverPR(pr.Number, "opened")
+	own := e.prRun("catalogbot/ownership", pr.Number, pr.HeadSHA)
+	if own.Conclusion == "success" || strings.Contains(own.Title, "derived") {
+		t.Fatalf("ownership of an update adding a bundle never built: %s %q\n%s", own.Conclusion, own.Title, own.Summary)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, m := range e.fake.Merges() {
+		t.Errorf("merged: %+v", m)
+	}
 }
