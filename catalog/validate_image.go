@@ -2,6 +2,10 @@ package catalog
 
 import "strings"
 
+// ParseImageReference reports why s is not a valid image reference as the distribution project's
+// reference.ParseNormalizedNamed judges it (what opm and operator-framework/api's bundle validator use).
+func ParseImageReference(s string) error { return parseImageRef(s) }
+
 // parseImageRef reports why s is not a valid image reference, as newer opm
 // judges it (the docker reference grammar, with Docker Hub normalisation:
 // the distribution project's reference.ParseNormalizedNamed). References in

@@ -60,6 +60,9 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		checked++
 		errs := 0
+		if b.Root.Strict {
+			bundle.Strict(b.Findings)
+		}
 		// The OLM v1 installability report: informational unless the bundle root promises OLM v1.
 		for _, f := range bundle.OLMv1(b.Head) {
 			f.File = path.Join(b.Dir, f.File)

@@ -747,6 +747,7 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 			},
 			"ownersFromCIYaml": func(_, v *yaml.Node) { b.CIYamlOwners, _ = p.boolean(v, "bundles[].ownersFromCIYaml") },
 			"requireOLMv1":     func(_, v *yaml.Node) { b.RequireOLMv1, _ = p.boolean(v, "bundles[].requireOLMv1") },
+			"strict":           func(_, v *yaml.Node) { b.Strict, _ = p.boolean(v, "bundles[].strict") },
 			"templatesFromCIYaml": func(_, v *yaml.Node) {
 				b.TemplatesFromCIYaml, _ = p.boolean(v, "bundles[].templatesFromCIYaml")
 			},

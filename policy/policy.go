@@ -74,6 +74,9 @@ type BundleRoot struct {
 	// RequireOLMv1: bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies);
 	// otherwise that report is informational.
 	RequireOLMv1 bool
+	// Strict: operator-registry's bundle format and content checks (what `opm alpha bundle validate` refuses
+	// beyond what opm render and operator-sdk's default validators refuse) are errors; otherwise warnings.
+	Strict bool
 	// TemplatesFromCIYaml: <root>/<package>/ci.yaml's fbc.catalog_mapping names the package's templates
 	// (<root>/<package>/catalog-templates/) and the catalogs/<version>/<package>/catalog.yaml each renders
 	// into, as the community repository keeps them.

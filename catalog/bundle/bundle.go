@@ -164,6 +164,7 @@ func Load(ctx context.Context, fsys fs.FS, lim Limits) (*Bundle, []catalog.Findi
 		}
 	}
 	r.checkPackageProperties()
+	r.checkVerdictRules()
 	catalog.SortFindings(r.findings)
 	return r.b, r.findings, nil
 }
@@ -174,8 +175,9 @@ type reader struct {
 	lim      Limits
 	b        *Bundle
 	findings []catalog.Finding
-	files    int   // files and folders listed
-	total    int64 // bytes of the files listed
+	files    int      // files and folders listed
+	total    int64    // bytes of the files listed
+	readData [][]byte // every file read, for the compressed size
 }
 
 func (r *reader) add(rule string, pos catalog.Position, format string, args ...any) {
@@ -276,6 +278,7 @@ func (r *reader) read(f scanned) ([]byte, bool, error) {
 		r.add(ruleNotRegular, catalog.Position{File: f.name}, "%s changed while the bundle was read (%d bytes listed, %d read); it was not read", f.name, f.size, n)
 		return nil, false, nil
 	}
+	r.readData = append(r.readData, data[:n:n])
 	return data[:n:n], true, nil
 }
 

@@ -132,7 +132,7 @@ func TestLoadFindings(t *testing.T) {
 		}, ruleCSVName, "manifests/etcd.csv.yaml:4", "EtcdOperator"},
 		{"install mode twice", func(m fstest.MapFS) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "{type: AllNamespaces, supported: true}", "{type: OwnNamespace, supported: false}", 1))}
-		}, ruleCSVInstallModes, "manifests/etcd.csv.yaml:12", "twice"},
+		}, ruleCSVInstallRepeat, "manifests/etcd.csv.yaml:12", "twice"},
 		{"alm-examples not JSON", func(m fstest.MapFS) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, `"kind": "EtcdCluster",`, `"kind": EtcdCluster,`, 1))}
 		}, ruleCSVExamples, "manifests/etcd.csv.yaml:6", "not JSON"},

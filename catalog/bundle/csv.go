@@ -17,6 +17,7 @@ const (
 	ruleCSVName           = "bundle.csv-name"
 	ruleCSVVersion        = "bundle.csv-version"
 	ruleCSVInstallModes   = "bundle.csv-install-modes"
+	ruleCSVInstallRepeat  = "bundle.csv-install-mode-repeated"
 	ruleCSVExamples       = "bundle.csv-examples"
 	ruleCSVExampleMissing = "bundle.csv-example-missing"
 	ruleCSVMinKube        = "bundle.csv-min-kube-version"
@@ -30,8 +31,9 @@ func csvRules() []catalog.Rule {
 	const api = "operator-sdk bundle validate (operator-framework/api CSV validator)"
 	return []catalog.Rule{
 		{ID: ruleCSVName, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's metadata.name or spec.replaces is not a DNS-1123 subdomain that is also a valid label value", Hint: "use lower-case letters, digits, '-' and '.', at most 63 characters, e.g. etcdoperator.v0.9.4"},
-		{ID: ruleCSVVersion, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's spec.version is missing or not a semantic version", Hint: "set spec.version to the bundle's version, e.g. 0.9.4"},
-		{ID: ruleCSVInstallModes, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's install modes are missing, repeated or none is supported (or conversion webhooks without AllNamespaces only)", Hint: "list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces once each, at least one supported"},
+		{ID: ruleCSVVersion, Severity: catalog.SeverityWarning, Source: api, Summary: "the CSV's spec.version is missing or not a semantic version", Hint: "set spec.version to the bundle's version, e.g. 0.9.4"},
+		{ID: ruleCSVInstallModes, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's install modes are missing or none is supported (or conversion webhooks without AllNamespaces only)", Hint: "list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces once each, at least one supported"},
+		{ID: ruleCSVInstallRepeat, Severity: catalog.SeverityWarning, Source: "operator-registry bundle validation (operator-framework/api's validator means to refuse it, but its check never fires)", Summary: "an install mode is listed twice", Hint: "list each install mode once"},
 		{ID: ruleCSVExamples, Severity: catalog.SeverityError, Source: api, Summary: "the alm-examples (or olm.examples) annotation is not JSON, or an example is of a kind the CSV does not own", Hint: "make alm-examples a JSON list of objects of the owned CRDs' kinds"},
 		{ID: ruleCSVExampleMissing, Severity: catalog.SeverityWarning, Source: api, Summary: "the CSV has no example annotation, or an owned API has no example", Hint: "add an example of each owned API to the alm-examples annotation"},
 		{ID: ruleCSVMinKube, Severity: catalog.SeverityError, Source: api, Summary: "spec.minKubeVersion is not a semantic version (a warning when it is missing)", Hint: "set spec.minKubeVersion to a version such as 1.25.0"},
@@ -89,7 +91,7 @@ func (r *reader) checkCSV() {
 		for _, it := range modes.Items() {
 			t := str(it.Get("type"))
 			if seen[t] {
-				r.add(ruleCSVInstallModes, at(&it), "install mode %s is listed twice", t)
+				r.add(ruleCSVInstallRepeat, at(&it), "install mode %s is listed twice", t)
 				continue
 			}
 			seen[t] = true

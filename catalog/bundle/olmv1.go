@@ -17,7 +17,7 @@ const (
 func olmv1Rules() []catalog.Rule {
 	const src = "OLM v1 supported extensions (OpenShift docs, Extensions: Supported extensions)"
 	return []catalog.Rule{
-		{ID: ruleOLMv1InstallMode, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: it does not support the AllNamespaces install mode", Hint: "support AllNamespaces (OLM v1 installs cluster-wide)"},
+		{ID: ruleOLMv1InstallMode, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: it does not support the AllNamespaces install mode (an error when the bundle root says requireOLMv1: true, or with bundle validate --olm-v1)", Hint: "support AllNamespaces (OLM v1 installs cluster-wide)"},
 		{ID: ruleOLMv1Webhooks, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: its CSV defines webhooks", Hint: "OLM v1 installs no webhooks; serve them from the operator itself, or target OLM v0"},
 		{ID: ruleOLMv1Dependencies, Severity: catalog.SeverityWarning, Source: src, Summary: "OLM v1 cannot install the bundle: it declares dependencies (required APIs or packages, constraints)", Hint: "OLM v1 resolves no dependencies: drop them, or install what they name separately"},
 	}

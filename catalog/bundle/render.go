@@ -46,9 +46,13 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 		return nil, errors.New("the bundle has no ClusterServiceVersion")
 	}
 	csv := b.CSV.Value
-	version := str(path2(csv, "spec", "version"))
-	if version == "" {
-		return nil, fmt.Errorf("%s: the CSV has no spec.version", b.CSV.File)
+	// opm takes spec.version as it is: absent is "", anything but a string stops the render.
+	version := ""
+	if v := path2(csv, "spec", "version"); v != nil && v.Kind != catalog.KindNull {
+		if v.Kind != catalog.KindString {
+			return nil, fmt.Errorf("%s: spec.version is %s, not a string", b.CSV.File, v.Kind)
+		}
+		version = v.Str()
 	}
 	type gvk struct{ group, version, kind string }
 	provided := map[gvk]bool{}
@@ -83,10 +87,19 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 			Type  string          `json:"type"`
 			Value json.RawMessage `json:"value"`
 		}
+		// opm logs a warning and keeps what decoded: nothing on a syntax error, the entries (with the
+		// mistyped fields empty) on a type error.
 		if err := json.Unmarshal([]byte(ann), &list); err != nil {
-			return nil, fmt.Errorf("%s: the olm.properties annotation is not a JSON list of properties: %w", b.CSV.File, err)
+			var typeErr *json.UnmarshalTypeError
+			if !errors.As(err, &typeErr) {
+				list = nil
+			}
 		}
 		for _, p := range list {
+			if len(p.Value) == 0 {
+				declared = append(declared, prop{p.Type, nil, b.CSV.Pos})
+				continue
+			}
 			raw, err := reencode(p.Value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: olm.properties %s: %w", b.CSV.File, p.Type, err)
@@ -274,12 +287,17 @@ func relatedImages(b *Bundle, image string) []RelatedImage {
 		seen[image] = true
 	}
 	var ops []string
-	if deps := path2(b.CSV.Value, "spec", "install", "spec", "deployments"); deps != nil {
+	// opm takes the operator's images from the deployment install strategy only (the only one OLM knows).
+	deps := path2(b.CSV.Value, "spec", "install", "spec", "deployments")
+	if str(path2(b.CSV.Value, "spec", "install", "strategy")) != "deployment" {
+		deps = nil
+	}
+	if deps != nil {
 		for _, d := range deps.Items() {
 			for _, key := range []string{"initContainers", "containers"} {
 				if cs := path2(d, "spec", "template", "spec", key); cs != nil {
 					for _, c := range cs.Items() {
-						if img := str(c.Get("image")); img != "" && !seen[img] {
+						if img := str(c.Get("image")); !seen[img] {
 							seen[img] = true
 							ops = append(ops, img)
 						}

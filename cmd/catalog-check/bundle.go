@@ -46,13 +46,15 @@ type bundleReport struct {
 
 func bundleValidateCommand(e env) cli.Command {
 	var output string
-	var olmv1 bool
+	var olmv1, strict bool
 	return cli.Command{
 		Use:   "validate DIR...",
 		Short: "validate bundle directories as opm reads them",
 		Long: `Reads each bundle directory (manifests/ with one ClusterServiceVersion and its CRDs,
-metadata/annotations.yaml, optional dependencies.yaml and properties.yaml) as opm loads a
+metadata/ with its annotations and optional dependencies and properties) as opm loads a
 bundle, and prints every finding as path:line:col: severity: rule: message.
+A bundle is invalid exactly where opm render fails or operator-sdk's default validators
+report an error; operator-registry's own format checks are warnings unless --strict.
 Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 		Example: `  catalog-check bundle validate operators/etcd/0.9.4
   catalog-check bundle validate operators/etcd/* --output json`,
@@ -61,14 +63,15 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 		Flags: func(fs *pflag.FlagSet) {
 			fs.StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
+			fs.BoolVar(&strict, "strict", false, "operator-registry's bundle format and content checks (opm alpha bundle validate) are errors, as a bundle root's strict: true asks")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runBundleValidate(ctx, args, output, olmv1, stdout, stderr, e.getenv)
+			return runBundleValidate(ctx, args, output, olmv1, strict, stdout, stderr, e.getenv)
 		},
 	}
 }
 
-func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1 bool, stdout, stderr io.Writer, getenv func(string) string) int {
+func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1, strict bool, stdout, stderr io.Writer, getenv func(string) string) int {
 	switch output {
 	case "text", "json", "github":
 	default:
@@ -94,6 +97,9 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1 
 			code = exitCannotRun
 			reports = append(reports, rep)
 			continue
+		}
+		if strict {
+			bundle.Strict(fs)
 		}
 		for _, f := range bundle.OLMv1(b) {
 			if olmv1 {
@@ -192,7 +198,9 @@ The argument is either a bundle directory (manifests/ and metadata/) or a bundle
     as ambiguous: write ./NAME for the directory.
 --migrate-level bundle-object-to-csv-metadata replaces the olm.bundle.object properties by one
 olm.csv.metadata, as opm render --migrate-level does.
-Exit 0: rendered; 1: the bundle is invalid (the findings go to stderr); 2: could not run.`,
+Findings go to stderr and never stop the blob: whatever opm renders is rendered.
+Exit 0: rendered; 1: not rendered (opm would not render it either, or it holds a link,
+passes a bound or has ambiguous metadata); 2: could not run.`,
 		Example: `  catalog-check bundle render operators/etcd/0.9.4 --image quay.io/acme/etcd-bundle:v0.9.4
   catalog-check bundle render quay.io/acme/etcd-bundle:v0.9.4
   catalog-check bundle render localhost:5000/acme/etcd-bundle:v0.9.4 --insecure-registry localhost:5000`,
@@ -292,11 +300,13 @@ func runBundleRender(ctx context.Context, arg, image, migrateLevel, output strin
 	if err != nil {
 		return fail(exitCannotRun, "%s: %v", arg, err)
 	}
-	if catalog.HasErrors(findings) {
-		for _, f := range findings {
-			writeFinding(stderr, where(f), true)
-		}
-		return exitFail
+	// Findings go to stderr and never stop the blob, unless opm itself would not render the bundle (or it
+	// holds a link, passes a bound or has ambiguous metadata).
+	for _, f := range findings {
+		writeFinding(stderr, where(f), true)
+	}
+	if stop := bundle.NotRenderable(b, findings); stop != nil {
+		return fail(exitFail, "%s: not rendered: %s", arg, where(*stop).Message)
 	}
 	r, err := bundle.Render(b, image)
 	if err == nil {

@@ -27,7 +27,7 @@ func etcdBundleFiles(version, pkg, mediatype string) map[string]string {
 // owners from ci.yaml), checked through `catalog-check check` on a real git repository.
 func TestCheckBundlePullRequests(t *testing.T) {
 	dir, git, write := testRepo(t)
-	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true}]\nmaintainers: [alice]\n")
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true, strict: true}]\nmaintainers: [alice]\n")
 	write("catalogs/v4.16/.keep", "")
 	write("operators/etcd/ci.yaml", "---\nupdateGraph: replaces-mode\nreviewers:\n  - bob\n")
 	for name, body := range etcdBundleFiles("1.0.0", "etcd", "registry+v1") {

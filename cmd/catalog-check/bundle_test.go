@@ -40,14 +40,18 @@ func TestBundleValidateCommand(t *testing.T) {
 	if code, out, errs := run(good); code != exitPass || !strings.Contains(out, "valid: package etcd, etcdoperator.v1.0.0") {
 		t.Errorf("valid bundle: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, _ := run(good, bad)
+	// A helm mediatype is operator-registry's format check: a warning, an error with --strict.
+	if code, out, errs := run(bad); code != exitPass || !strings.Contains(out, "warning: bundle.mediatype") {
+		t.Errorf("helm mediatype without --strict: exit %d, want 0 and a warning\n%s%s", code, out, errs)
+	}
+	code, out, _ := run("--strict", good, bad)
 	if code != exitFail || !strings.Contains(out, filepath.Join(bad, "metadata", "annotations.yaml")+":2:") || !strings.Contains(out, "bundle.mediatype") {
 		t.Errorf("invalid bundle: exit %d, want 1 and bundle.mediatype at annotations.yaml:2\n%s", code, out)
 	}
 	if code, _, errs := run(t.TempDir()); code != exitCannotRun || !strings.Contains(errs, "not a bundle directory") {
 		t.Errorf("empty directory: exit %d, want 2 saying it is not a bundle\n%s", code, errs)
 	}
-	code, out, _ = run("--output", "json", bad)
+	code, out, _ = run("--output", "json", "--strict", bad)
 	var reps []bundleReport
 	hasRule := func(r bundleReport, rule string) bool {
 		for _, f := range r.Findings {

@@ -45,7 +45,12 @@ func ruleGroups() []ruleGroup {
 		{
 			Package: "catalog/bundle", Title: "Bundle directories",
 			About: "Reported by `catalog-check bundle validate` for registry+v1 bundle directories " +
-				"(`manifests/` and `metadata/`). They follow what opm refuses when it loads a bundle. `metadata/` is read as opm reads it: " +
+				"(`manifests/` and `metadata/`). The verdict is the reference's: an error exactly where `opm render` fails or operator-sdk's " +
+				"default validators (operator-framework/api: CSV, CRD and bundle validators) report one. operator-registry's own format and " +
+				"content checks are warnings unless the bundle root says `strict: true` (`bundle validate --strict`); OLM v1 installability " +
+				"unless `requireOLMv1: true` (`--olm-v1`). Always errors besides: links, bounds, ambiguous metadata, and what would break the " +
+				"catalog the bundle joins (`bundle.csv-skiprange`, `bundle.csv-replaces-self`). `bundle render` renders whatever opm renders. " +
+				"`metadata/` is read as opm reads it: " +
 				"the annotations of the first file in name order (hidden files too) whose `annotations:` mapping gives a package, channels " +
 				"or default channel, and the first non-empty `dependencies:` and `properties:` lists of any file, annotations.yaml included; " +
 				"a second file with annotations, dependencies or properties is refused (`bundle.metadata-ambiguous`). " +

@@ -1,0 +1,257 @@
+package bundle
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+
+	blang "github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// A bundle's verdict is the reference's (issue 29): an error exactly where opm render fails or
+// operator-sdk's default validators (operator-framework/api: CSV, CRD and bundle validators) report one.
+// operator-registry's own format and content checks (what `opm alpha bundle validate` adds) are warnings
+// unless the bundle root asks strict: true; catalogbot's safety rules (links, bounds, ambiguous metadata)
+// and what would break the catalog the bundle joins (olm.skipRange) are always errors.
+
+// strictRules are raised to errors by Strict.
+var strictRules = map[string]bool{
+	ruleAnnotationMissing: true, ruleAnnotationNotString: true, ruleAnnotationEmpty: true, ruleAnnotationPath: true,
+	ruleMediaType: true, ruleDependencyType: true, ruleMetadataShape: true, ruleManifestMulti: true,
+	ruleManifestNoName: true, ruleUnsupportedKind: true, ruleCSVVersion: true, ruleCSVInstallRepeat: true,
+	ruleDependencyValue: true,
+}
+
+// IsStrictRule says whether Strict raises the rule's warnings.
+func IsStrictRule(id string) bool { return strictRules[id] }
+
+// Strict raises the warnings of operator-registry's format and content checks to errors, in place: what a
+// bundle root with strict: true (or bundle validate --strict) asks.
+func Strict(findings []catalog.Finding) {
+	for i := range findings {
+		if strictRules[findings[i].Rule] {
+			findings[i].Severity = catalog.SeverityError
+		}
+	}
+}
+
+// renderStoppers are the rules after which opm render gives no blob (or catalogbot refuses to make one:
+// links, bounds, ambiguous metadata).
+var renderStoppers = map[string]bool{
+	ruleNoManifests: true, ruleNoMetadata: true, ruleNoAnnotations: true, ruleOwnedCRDMissing: true,
+	ruleNotRegular: true, ruleTooLarge: true, ruleMetadataAmbiguous: true,
+}
+
+// NotRenderable says why no olm.bundle blob is made of the bundle (nil when one is): no CSV, or a finding
+// opm render fails on (or that catalogbot never renders past). Every other finding, errors included, leaves
+// the blob as opm makes it.
+func NotRenderable(b *Bundle, findings []catalog.Finding) *catalog.Finding {
+	for i := range findings {
+		if renderStoppers[findings[i].Rule] && findings[i].Severity == catalog.SeverityError {
+			return &findings[i]
+		}
+	}
+	if b == nil || b.CSV == nil {
+		return &catalog.Finding{Rule: ruleCSVCount, Severity: catalog.SeverityError, Position: catalog.Position{File: "manifests"}, Message: "the bundle has no ClusterServiceVersion"}
+	}
+	return nil
+}
+
+// More rules of the reference validators (operator-framework/api v0.42, as operator-sdk and opm v1.69 use it).
+const (
+	ruleCRDStorage      = "bundle.crd-storage-version"
+	ruleRelatedImage    = "bundle.related-image"
+	ruleReleaseName     = "bundle.csv-release-name"
+	ruleBundleSize      = "bundle.size"
+	ruleDependencyValue = "bundle.dependency-value"
+)
+
+func verdictRules() []catalog.Rule {
+	const api = "operator-sdk bundle validate (operator-framework/api bundle and CRD validators)"
+	return []catalog.Rule{
+		{ID: ruleCRDStorage, Severity: catalog.SeverityError, Source: api, Summary: "a CRD lists no versions, or not exactly one of them has storage: true", Hint: "mark exactly one version storage: true"},
+		{ID: ruleRelatedImage, Severity: catalog.SeverityError, Source: api, Summary: "an entry of the CSV's spec.relatedImages has an empty or invalid image pull spec (upper case in the repository, say)", Hint: "write the image as registry/repository[:tag][@sha256:digest], repository in lower case"},
+		{ID: ruleReleaseName, Severity: catalog.SeverityError, Source: api, Summary: "spec.release is set but the CSV's name is not <package>-v<version>-<release>, or spec.release is not dot-separated pre-release identifiers", Hint: "name the CSV <package>-v<version>-<release>, e.g. etcd-v1.0.0-2"},
+		{ID: ruleBundleSize, Severity: catalog.SeverityError, Source: api, Summary: "the bundle's files, gzip-compressed and base64-encoded, exceed 1 MiB (OLM's bound; a warning above 85%); counted over manifests/ and metadata/", Hint: "shrink what the bundle ships: a smaller icon, fewer or smaller CRD descriptions"},
+		{ID: ruleDependencyValue, Severity: catalog.SeverityWarning, Source: "operator-registry bundle validation (opm alpha bundle validate)", Summary: "a dependency's value is not what its type needs (olm.gvk without group, version or kind; olm.package without name or with a version range that does not parse; olm.label without label; olm.constraint without cel, all, any or not)", Hint: "complete the dependency, e.g. {group: etcd.database.coreos.com, kind: EtcdCluster, version: v1beta2}"},
+	}
+}
+
+// maxBundleSize is OLM's bound on a bundle's compressed size (operator-framework/api's bundle validator).
+const maxBundleSize = 1 << 20
+
+// checkVerdictRules applies the rules of verdictRules that need the CSV, the CRDs or the bytes read.
+func (r *reader) checkVerdictRules() {
+	r.checkCRDStorage()
+	if r.b.CSV != nil {
+		r.checkRelatedImages()
+		r.checkRelease()
+	}
+	r.checkSize()
+	r.checkDependencyValues()
+}
+
+func (r *reader) checkCRDStorage() {
+	for _, c := range r.b.CRDs {
+		spec := c.Value.Get("spec")
+		if spec == nil {
+			continue
+		}
+		vs := spec.Get("versions")
+		if vs == nil || vs.Len() == 0 {
+			if c.APIVersion == "apiextensions.k8s.io/v1" {
+				r.add(ruleCRDStorage, spec.Pos(c.File), "CRD %s lists no versions", c.Name)
+			}
+			continue
+		}
+		storage := 0
+		for _, v := range vs.Items() {
+			if s := v.Get("storage"); s != nil && s.Bool() {
+				storage++
+			}
+		}
+		if storage != 1 {
+			r.add(ruleCRDStorage, vs.Pos(c.File), "CRD %s has %d versions marked storage: true; exactly one must be", c.Name, storage)
+		}
+	}
+}
+
+func (r *reader) checkRelatedImages() {
+	m := r.b.CSV
+	list := path2(m.Value, "spec", "relatedImages")
+	if list == nil {
+		return
+	}
+	for i, it := range list.Items() {
+		img := it.Get("image")
+		pos := it.Pos(m.File)
+		if img != nil {
+			pos = img.Pos(m.File)
+		}
+		switch s := str(img); {
+		case s == "":
+			r.add(ruleRelatedImage, pos, "spec.relatedImages[%d] has an empty image", i)
+		default:
+			if err := catalog.ParseImageReference(s); err != nil {
+				r.add(ruleRelatedImage, pos, "spec.relatedImages[%d] has an invalid image pull spec %q: %v", i, s, err)
+			}
+		}
+	}
+}
+
+func (r *reader) checkRelease() {
+	m := r.b.CSV
+	rel := path2(m.Value, "spec", "release")
+	if rel == nil || rel.Kind == catalog.KindNull {
+		return
+	}
+	s := str(rel)
+	if rel.Kind != catalog.KindString {
+		r.add(ruleReleaseName, rel.Pos(m.File), "spec.release is %s, not a string", rel.Kind)
+		return
+	}
+	if s == "" {
+		return
+	}
+	var segs []string
+	for _, seg := range strings.Split(s, ".") {
+		pr, err := blang.NewPRVersion(seg)
+		if err != nil {
+			r.add(ruleReleaseName, rel.Pos(m.File), "spec.release %q is not dot-separated pre-release identifiers: %v", s, err)
+			return
+		}
+		segs = append(segs, pr.String())
+	}
+	version := str(path2(m.Value, "spec", "version"))
+	if v, err := blang.Parse(version); err == nil {
+		version = v.String()
+	}
+	want := fmt.Sprintf("%s-v%s-%s", r.b.Package, version, strings.Join(segs, "."))
+	if m.Name != want {
+		r.add(ruleReleaseName, rel.Pos(m.File), "spec.release is %q, so the CSV must be named %q (<package>-v<version>-<release>), not %q", s, want, m.Name)
+	}
+}
+
+// checkSize: the compressed size as operator-framework/api counts it (each file gzip-compressed, then
+// base64-encoded). Only a bundle whose files could reach 85% of the bound is compressed.
+func (r *reader) checkSize() {
+	raw := 0
+	for _, d := range r.readData {
+		raw += len(d)
+	}
+	if raw*4/3+1024 < maxBundleSize*85/100 {
+		return
+	}
+	total := 0
+	for _, d := range r.readData {
+		var buf countWriter
+		enc := base64.NewEncoder(base64.StdEncoding, &buf)
+		zw := gzip.NewWriter(enc)
+		_, _ = io.Copy(zw, bytes.NewReader(d))
+		_ = zw.Close()
+		_ = enc.Close()
+		total += buf.n
+	}
+	pos := catalog.Position{File: "manifests"}
+	if r.b.CSV != nil {
+		pos = r.b.CSV.Pos
+	}
+	switch {
+	case total > maxBundleSize:
+		r.add(ruleBundleSize, pos, "the bundle is %d bytes compressed (gzip, base64), over OLM's bound of %d bytes (%d bytes uncompressed)", total, maxBundleSize, raw)
+	case total > maxBundleSize*85/100:
+		rl := ruleByID(ruleBundleSize)
+		r.findings = append(r.findings, catalog.Finding{Rule: ruleBundleSize, Severity: catalog.SeverityWarning, Position: pos, Package: r.b.Package, Hint: rl.Hint,
+			Message: fmt.Sprintf("the bundle is %d bytes compressed (gzip, base64), near OLM's bound of %d bytes", total, maxBundleSize)})
+	}
+}
+
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+func (r *reader) checkDependencyValues() {
+	for _, d := range r.b.Dependencies {
+		v := d.Value
+		need := func(keys ...string) {
+			for _, k := range keys {
+				if s := lastString(v, k); s == nil || *s == "" {
+					r.add(ruleDependencyValue, d.Pos, "the %s dependency has no %s", d.Type, k)
+					return
+				}
+			}
+		}
+		switch d.Type {
+		case "olm.gvk":
+			need("group", "version", "kind")
+		case "olm.package":
+			need("packageName", "version")
+			if s := lastString(v, "version"); s != nil && *s != "" {
+				if err := catalog.ParseSkipRange(*s); err != nil {
+					r.add(ruleDependencyValue, d.Pos, "the olm.package dependency's version range %q does not parse: %v", *s, err)
+				}
+			}
+		case "olm.label":
+			need("label")
+		case "olm.constraint":
+			found := false
+			for _, k := range []string{"cel", "all", "any", "not"} {
+				if len(fields(v, k)) > 0 {
+					found = true
+				}
+			}
+			if !found {
+				r.add(ruleDependencyValue, d.Pos, "the olm.constraint dependency has none of cel, all, any or not")
+			} else if cel := fields(v, "cel"); len(cel) > 0 {
+				if rule := lastString(&cel[len(cel)-1].Value, "rule"); rule == nil || strings.TrimSpace(*rule) == "" {
+					r.add(ruleDependencyValue, d.Pos, "the olm.constraint dependency's cel has no rule")
+				}
+			}
+		}
+	}
+}
