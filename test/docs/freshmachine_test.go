@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +263,91 @@ func TestPolicyExampleShowsEveryKey(t *testing.T) {
 				t.Errorf("docs/catalogbot.example.yaml: %s has no %s", key, s)
 			}
 		}
+	}
+}
+
+// TestActionPinnedInputs: the README and the example workflow pin the Action to one commit of this
+// repository, and the inputs the README lists are those of action.yml at that commit — and of action.yml
+// now (the pin is current). A shallow clone that lacks the commit skips, saying so.
+func TestActionPinnedInputs(t *testing.T) {
+	root := repoRoot(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	pinRE := regexp.MustCompile(`catalogbot/catalogbot/\.github/actions/catalog-check@([0-9a-f]{40})`)
+	pins := map[string]string{}
+	for _, f := range []string{"README.md", "docs/examples/catalog-check-workflow.yml"} {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := pinRE.FindAllStringSubmatch(string(data), -1)
+		if len(ms) == 0 {
+			t.Fatalf("%s pins the Action to no commit SHA", f)
+		}
+		for _, m := range ms {
+			pins[m[1]] = f
+		}
+	}
+	if len(pins) != 1 {
+		t.Fatalf("the Action is pinned to %d different commits: %v", len(pins), pins)
+	}
+	var pin string
+	for p := range pins {
+		pin = p
+	}
+	git := func(args ...string) ([]byte, error) {
+		return exec.Command("git", append([]string{"-C", root}, args...)...).Output()
+	}
+	if _, err := git("cat-file", "-e", pin+"^{commit}"); err != nil {
+		if out, _ := git("rev-parse", "--is-shallow-repository"); strings.TrimSpace(string(out)) == "true" {
+			t.Skipf("the pinned commit %s is not in this shallow clone (fetch with --unshallow to check it)", pin)
+		}
+		if _, err := git("rev-parse", "HEAD"); err != nil {
+			t.Skipf("not a git checkout: %v", err)
+		}
+		t.Fatalf("the pinned commit %s is not a commit of this repository", pin)
+	}
+	inputsOf := func(data []byte) []string {
+		var a struct {
+			Inputs map[string]any `json:"inputs"`
+		}
+		if err := sigsyaml.Unmarshal(data, &a); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k := range a.Inputs {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	atPin, err := git("show", pin+":.github/actions/catalog-check/action.yml")
+	if err != nil {
+		t.Fatalf("the pinned commit %s has no .github/actions/catalog-check/action.yml: %v", pin, err)
+	}
+	now, err := os.ReadFile(filepath.Join(root, ".github", "actions", "catalog-check", "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, _ := os.ReadFile(filepath.Join(root, "README.md"))
+	section := string(readme)
+	if i := strings.Index(section, "### In GitHub Actions"); i >= 0 {
+		section = section[i:]
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z-]+)` \\|").FindAllStringSubmatch(section, -1) {
+		documented = append(documented, m[1])
+	}
+	sort.Strings(documented)
+	pinned, current := inputsOf(atPin), inputsOf(now)
+	if strings.Join(documented, ",") != strings.Join(pinned, ",") {
+		t.Errorf("the README documents the inputs %v; action.yml at the pinned commit %s has %v", documented, pin[:12], pinned)
+	}
+	if strings.Join(current, ",") != strings.Join(pinned, ",") {
+		t.Errorf("action.yml has the inputs %v, the pinned commit %s %v: pin a current commit", current, pin[:12], pinned)
 	}
 }
