@@ -18,7 +18,8 @@ import (
 // per package rendered to catalogs/v4.16) whose only owner of etcd is bob and whose maintainer is maria;
 // the App merges by squash, as many community repositories do.
 
-const updateTemplateBase = "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n  - schema: olm.channel\n    package: etcd\n    name: stable\n    entries:\n      - name: etcdoperator.v1.0.0\n  - schema: olm.bundle\n    image: "
+// updateTemplateBase is written as community templates often are: a comment, lists at their key's column.
+const updateTemplateBase = "# etcd's catalog template\nschema: olm.template.basic\nentries:\n- schema: olm.package\n  name: etcd\n  defaultChannel: stable\n- schema: olm.channel\n  package: etcd\n  name: stable\n  entries:\n  - name: etcdoperator.v1.0.0\n- schema: olm.bundle\n  image: "
 
 // newUpdateEnv seeds main with etcd 1.0.0, its template and the catalog the template renders, and starts
 // the App with the ownership and templates checks.
@@ -161,6 +162,12 @@ func TestCatalogUpdatesSquashMergedInTurn(t *testing.T) {
 		}
 		if diff := runGit(t, bare, "diff", "--name-status", sha, pr.HeadSHA); diff != "M\tcatalogs/v4.16/etcd/catalog.yaml\nM\ttemplates/etcd.yaml" {
 			t.Errorf("%s: the update changes, compared with main:\n%s", tc.version, diff)
+		}
+		// The template only gains lines: the reviewer sees the new entries, nothing re-indented.
+		for _, l := range strings.Split(runGit(t, bare, "diff", "-U0", sha, pr.HeadSHA, "--", "templates/etcd.yaml"), "\n") {
+			if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") {
+				t.Errorf("%s: the update's template diff removes %q", tc.version, l)
+			}
 		}
 		e.deliverPR(pr.Number, "opened")
 		own := e.prRun("catalogbot/ownership", pr.Number, pr.HeadSHA)
