@@ -682,6 +682,12 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 				// field's path.
 				if pos, ok := newPos[ch.CRD]; ok {
 					f.Position = pos
+					// The nearest node of the field's path the new CRD has (the parent of a removed field).
+					for _, nc := range newCRDs {
+						if nc.Name == ch.CRD && nc.Pos.File == pos.File {
+							f.Position = catalog.Position{File: pos.File, Line: nc.NearestLine(ch.Version, ch.Path)}
+						}
+					}
 				} else {
 					f.Position = bc.firstFile()
 				}

@@ -176,9 +176,21 @@ func TestPreviewUnsafeCRDThroughRenderedChannels(t *testing.T) {
 	if !strings.Contains(cs.Summary, "rendered channels") || !strings.Contains(cs.Summary, "`rabbitmq-cluster-operator.v2.22.3` → `rabbitmq-cluster-operator.v2.22.4` (replaces, channel stable of v4.18, v4.19, v4.20, v4.21, v4.22") {
 		t.Errorf("crd-safety summary does not name the rendered edge:\n%s", cs.Summary)
 	}
+	crdData, err := os.ReadFile(filepath.Join(r.dir, "operators", rmqPkg, "2.22.4", "manifests", "rabbitmq.com_rabbitmqcluster.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crdLines := strings.Split(string(crdData), "\n")
 	for _, f := range cs.Findings {
-		if f.Rule == "crd.field-removed" && (f.File != "operators/"+rmqPkg+"/2.22.4/manifests/rabbitmq.com_rabbitmqcluster.yaml" || !strings.Contains(f.Message, "delayStartSeconds")) {
+		if f.Rule != "crd.field-removed" {
+			continue
+		}
+		if f.File != "operators/"+rmqPkg+"/2.22.4/manifests/rabbitmq.com_rabbitmqcluster.yaml" || !strings.Contains(f.Message, "delayStartSeconds") {
 			t.Errorf("field-removed finding at %s: %s", f.Position, f.Message)
+		}
+		// The removed field's parent, spec, in the new CRD: where the field was.
+		if f.Line < 2 || f.Line > len(crdLines) || strings.TrimSpace(crdLines[f.Line-1]) != "spec:" {
+			t.Errorf("field-removed finding on line %d, want the line of its parent spec:", f.Line)
 		}
 	}
 	if !strings.Contains(v["validation"].Summary, "catalog update of `rabbitmq-cluster-operator` (previewed): valid (5 catalogs") {

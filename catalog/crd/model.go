@@ -1,6 +1,11 @@
 package crd
 
-import "github.com/catalogbot/catalogbot/catalog"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
 
 // CRD is one CustomResourceDefinition reduced to what upgrade safety needs.
 // v1beta1 input is converted to the v1 shape (one schema per version).
@@ -191,4 +196,78 @@ func (s *Schema) line(a attr) int32 {
 		return l
 	}
 	return s.Line
+}
+
+// NearestLine is the line, in c's file, of the node at path (as Change.Path: ^.spec.a.items) in version,
+// or of its nearest ancestor that c has: where a finding about a field c lacks (a removed field) can point
+// in the new CRD. It is the CRD's own line when no node of the path is there.
+func (c *CRD) NearestLine(version, path string) int {
+	line := c.Pos.Line
+	v := c.Version(version)
+	if v == nil || v.Schema == nil || !strings.HasPrefix(path, "^") {
+		return line
+	}
+	if v.Line > 0 {
+		line = int(v.Line)
+	}
+	s := v.Schema
+	if s.Line > 0 {
+		line = int(s.Line)
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, "^"), "."), ".") {
+		if seg == "" {
+			continue
+		}
+		var next *Schema
+		switch {
+		case seg == "items":
+			next = s.Items
+		case seg == "additionalProperties":
+			next = s.AdditionalProperties
+		case seg == "not":
+			next = s.Not
+		default:
+			if name, idx, ok := combinator(seg); ok {
+				var list []*Schema
+				switch name {
+				case "allOf":
+					list = s.AllOf
+				case "anyOf":
+					list = s.AnyOf
+				case "oneOf":
+					list = s.OneOf
+				}
+				if idx < len(list) {
+					next = list[idx]
+				}
+			} else {
+				next = s.Property(seg)
+			}
+		}
+		if next == nil {
+			return line
+		}
+		s = next
+		if s.Line > 0 {
+			line = int(s.Line)
+		}
+	}
+	return line
+}
+
+// combinator splits "allOf[2]" into allOf and 2.
+func combinator(seg string) (string, int, bool) {
+	i := strings.IndexByte(seg, '[')
+	if i <= 0 || !strings.HasSuffix(seg, "]") {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(seg[i+1 : len(seg)-1])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	switch seg[:i] {
+	case "allOf", "anyOf", "oneOf":
+		return seg[:i], n, true
+	}
+	return "", 0, false
 }

@@ -425,3 +425,30 @@ func TestMaxChanges(t *testing.T) {
 		t.Errorf("the count: %+v", last)
 	}
 }
+
+// TestNearestLine: the line of a path's node in a CRD, or of its nearest ancestor the CRD has.
+func TestNearestLine(t *testing.T) {
+	data := crdDoc("", spec("list:\n  type: array\n  items:\n    type: object\n    properties:\n      name: {type: string}\nany:\n  allOf:\n  - {minLength: 1}\n"))
+	c := mustParse(t, "c.yaml", data)[0]
+	lines := strings.Split(data, "\n")
+	for path, want := range map[string]string{
+		"^.spec.list.items.name":           "name: {type: string}",
+		"^.spec.list.items.gone":           "items:",
+		"^.spec.gone.deeper":               "spec:",
+		"^.spec.any.allOf[0]":              "- {minLength: 1}",
+		"^.spec.any.allOf[5]":              "any:",
+		"^.spec.list.additionalProperties": "list:",
+	} {
+		l := c.NearestLine("v1alpha1", path)
+		if l < 1 || l > len(lines) || strings.TrimSpace(lines[l-1]) != want {
+			got := ""
+			if l >= 1 && l <= len(lines) {
+				got = lines[l-1]
+			}
+			t.Errorf("NearestLine(%s) = %d (%q), want the line %q", path, l, got, want)
+		}
+	}
+	if l := c.NearestLine("v9", "^.spec"); l != c.Pos.Line {
+		t.Errorf("unknown version: line %d, want the CRD's %d", l, c.Pos.Line)
+	}
+}
