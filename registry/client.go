@@ -28,6 +28,8 @@ type Client struct {
 	insecure hostSet
 	cache    *digestCache
 	budget   *budget
+	// pushLocks serialise PushOnce per tag; shared by the views WithBudget makes.
+	pushLocks *tagLocks
 }
 
 // New builds a Client. Every option is validated here; the error lists all that are wrong.
@@ -69,10 +71,11 @@ func New(opts ...Option) (*Client, error) {
 			maxBackoff:   cfg.maxBackoff,
 			logger:       cfg.logger,
 		},
-		keychain: kc,
-		allowed:  allowed,
-		insecure: insecure,
-		cache:    newDigestCache(digestCacheSize),
+		keychain:  kc,
+		allowed:   allowed,
+		insecure:  insecure,
+		cache:     newDigestCache(digestCacheSize),
+		pushLocks: &tagLocks{},
 	}, nil
 }
 

@@ -51,6 +51,7 @@ type config struct {
 	maxBackoff   time.Duration
 	concurrency  int
 	userAgent    string
+	pushSettle   time.Duration
 	authFiles    []string
 	credentials  []credential
 	allowed      []string
@@ -72,6 +73,12 @@ func WithMaxAttempts(n int) Option { return func(c *config) { c.maxAttempts = n 
 // WithMaxRetryWait caps the total time one HTTP request waits between tries (default 10 s). A registry that asks
 // for a longer Retry-After is not obeyed: the request fails at once and the image counts as not verified.
 func WithMaxRetryWait(d time.Duration) Option { return func(c *config) { c.maxRetryWait = d } }
+
+// WithPushSettle sets how long PushOnce waits after writing a tag before reading it back to confirm that no
+// concurrent push replaced it (default DefaultPushSettle; at least 0).
+func WithPushSettle(d time.Duration) Option {
+	return func(c *config) { c.pushSettle = d }
+}
 
 // WithRetryBackoff sets the first wait after a 5xx or network error and the cap of one wait
 // (defaults 250 ms and 2 s). Waits double from first to max, with jitter.
@@ -127,6 +134,7 @@ func defaultConfig() config {
 		maxAttempts:  DefaultMaxAttempts,
 		maxRetryWait: DefaultMaxRetryWait,
 		backoff:      DefaultBackoff,
+		pushSettle:   DefaultPushSettle,
 		maxBackoff:   DefaultMaxBackoff,
 		concurrency:  DefaultConcurrency,
 		userAgent:    DefaultUserAgent,
@@ -151,6 +159,9 @@ func (c *config) validate() error {
 	}
 	if c.backoff <= 0 || c.maxBackoff < c.backoff {
 		bad("registry: retry backoff needs 0 < first <= max, got first %v, max %v", c.backoff, c.maxBackoff)
+	}
+	if c.pushSettle < 0 || c.pushSettle > time.Minute {
+		bad("registry: push settle must be between 0 and 1m, got %v", c.pushSettle)
 	}
 	if c.concurrency < 1 || c.concurrency > maxConcurrency {
 		bad("registry: concurrency must be between 1 and %d, got %d", maxConcurrency, c.concurrency)
