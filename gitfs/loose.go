@@ -3,7 +3,6 @@ package gitfs
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,9 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-billy/v5"
+
+	// As for packs: klauspost's zlib inflates git objects faster than compress/zlib.
+	"github.com/klauspost/compress/zlib"
 )
 
 // errNotLoose: the object is not stored as a loose object (it may be packed).
