@@ -123,11 +123,13 @@ type CatalogChange struct {
 	// Absent are the root-relative files whose blobs the repository lacks (a partial clone), unchanged by the
 	// pull request and left out of Head.
 	Absent []string
+	// absentPackages are, for absent files whose blob the file summary index knows, the packages they hold.
+	absentPackages map[string][]string
 }
 
 // hideAbsent leaves out of fsys the files whose blobs the repository lacks, recording them in cc.Absent;
 // one that the pull request changed is an error naming it (the change cannot be judged without it).
-func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[string]bool, side string) (fs.FS, error) {
+func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[string]bool, side string, index *catalog.SummaryIndex) (fs.FS, error) {
 	hidden := map[string]bool{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -147,6 +149,15 @@ func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[
 			if !slices.Contains(cc.Absent, p) {
 				cc.Absent = append(cc.Absent, p)
 			}
+			// The summary index may know what the blob holds (it is keyed by content, not by path).
+			if key, ok := contentKey(fsys, p); ok && index != nil {
+				if sum, ok := index.Get(key); ok {
+					if cc.absentPackages == nil {
+						cc.absentPackages = map[string][]string{}
+					}
+					cc.absentPackages[p] = sum.Packages
+				}
+			}
 		}
 		return nil
 	})
@@ -161,10 +172,19 @@ func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[
 }
 
 // neededAbsent is an error when a file left out as absent may hold a package the pull request touches in this
-// root: by the community layout, a directory of its path is named after the package. Other absent files
-// cannot concern the change (their content is the same on both sides).
+// root: the file summary index says so when it knows the blob; else, by the community layout, a directory of
+// its path is named after the package. Other absent files cannot concern the change (their content is the same
+// on both sides).
 func (c *CatalogChange) neededAbsent() error {
 	for _, p := range c.Absent {
+		if pkgs, ok := c.absentPackages[p]; ok {
+			for _, pkg := range pkgs {
+				if _, touched := c.Touched[pkg]; touched && pkg != "" {
+					return fmt.Errorf("could not verify package %q: %s holds blobs of it and is left out: %w", pkg, c.RepoPath(p), gitfs.ErrObjectMissing)
+				}
+			}
+			continue
+		}
 		for _, seg := range strings.Split(path.Dir(p), "/") {
 			if _, ok := c.Touched[seg]; ok && seg != "" {
 				return fmt.Errorf("could not verify package %q: %s, which may hold blobs of it, is left out: %w", seg, c.RepoPath(p), gitfs.ErrObjectMissing)
@@ -174,10 +194,16 @@ func (c *CatalogChange) neededAbsent() error {
 	return nil
 }
 
-// mayHoldAbsent reports whether a file left out as absent may hold package pkg (a directory of its path is
-// named after it).
+// mayHoldAbsent reports whether a file left out as absent may hold package pkg (the summary index says so, or,
+// when it does not know the blob, a directory of its path is named after it).
 func (c *CatalogChange) mayHoldAbsent(pkg string) bool {
 	for _, p := range c.Absent {
+		if pkgs, ok := c.absentPackages[p]; ok {
+			if slices.Contains(pkgs, pkg) {
+				return true
+			}
+			continue
+		}
 		if slices.Contains(strings.Split(path.Dir(p), "/"), pkg) {
 			return true
 		}
@@ -546,10 +572,10 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 	}
 	// A partial clone lacks blobs nobody asked for. Those of files the pull request did not change are the same
 	// on both sides: they are left out (and named in Absent); a changed one cannot be judged without.
-	if headFS, err = hideAbsent(ctx, cc, headFS, changedHead, "head"); err != nil {
+	if headFS, err = hideAbsent(ctx, cc, headFS, changedHead, "head", pr.Limits.Index); err != nil {
 		return nil, err
 	}
-	if baseFS, err = hideAbsent(ctx, cc, baseFS, changedBase, "base"); err != nil {
+	if baseFS, err = hideAbsent(ctx, cc, baseFS, changedBase, "base", pr.Limits.Index); err != nil {
 		return nil, err
 	}
 

@@ -392,3 +392,43 @@ func TestCheckCatalogFlagPattern(t *testing.T) {
 		}
 	}
 }
+
+// A partial clone lacking a file whose folder does not name the package: with the file summary index of an
+// earlier run (--cache-dir), the check knows the file holds blobs of the package the pull request touches and
+// says it cannot verify it, naming the file.
+func TestCheckPartialCloneWithSummaryIndex(t *testing.T) {
+	src, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalog}]\nmaintainers: [alice]\npackages: {etcd: {owners: [bob]}}\n")
+	write("catalog/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalog/shared/more.yaml", "---\nschema: olm.deprecations\npackage: etcd\nentries:\n  - reference: {schema: olm.bundle, name: etcd.v1.0.0}\n    message: use 1.1.0\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	write("catalog/etcd/catalog.yaml", etcdCatalog("1.0.0", "1.1.0"))
+	git("commit", "-q", "-am", "pr")
+	head := git("rev-parse", "HEAD")
+	git("config", "uploadpack.allowFilter", "true")
+	dst := t.TempDir() + "/partial"
+	git("clone", "-q", "--bare", "--no-local", "--filter=blob:none", "file://"+src, dst)
+	for _, rev := range []string{base, head} {
+		for line := range strings.Lines(git("ls-tree", "-r", rev)) {
+			if f := strings.Fields(line); f[3] != "catalog/shared/more.yaml" {
+				git("-C", dst, "cat-file", "blob", f[2])
+			}
+		}
+	}
+	cache := t.TempDir()
+	run := func(repo string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := runEnv(context.Background(), []string{"check", "--repo", repo, "--base", base, "--head", head, "--author", "bob",
+			"--checks", "ownership,validation", "--cache-dir", cache}, &stdout, &stderr, env{getenv: func(string) string { return "" }})
+		return code, stdout.String() + stderr.String()
+	}
+	if code, out := run(src); code != exitPass { // a full clone: the index learns what more.yaml holds
+		t.Fatalf("full clone: exit %d\n%s", code, out)
+	}
+	code, out := run(dst)
+	if code != exitCannotRun || !strings.Contains(out, `could not verify package "etcd": catalog/shared/more.yaml holds blobs of it`) {
+		t.Errorf("exit %d, want %d naming catalog/shared/more.yaml\n%s", code, exitCannotRun, out)
+	}
+}
