@@ -628,11 +628,44 @@ func policyLintRules() []catalog.Rule {
 type lintOptions struct {
 	knownUsers map[string]bool
 	teams      *policy.TeamsFile
+	// userExists, when set, asks GitHub whether a login exists (--github-users); its errors make the
+	// lint "could not verify".
+	userExists func(ctx context.Context, login string) (bool, error)
 }
 
-// lintPolicy checks a parsed policy against the repository fsys it governs.
-func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOptions) ([]catalog.Finding, error) {
+// unknownLogin says whether login is known not to exist: absent from --known-users, or a user GitHub does
+// not have. A lookup that fails is kept in *failed, and the login is not reported.
+func (o lintOptions) unknownLogin(ctx context.Context, login string, cache map[string]bool, failed *[]error) bool {
+	l := strings.ToLower(login)
+	if o.knownUsers != nil && !o.knownUsers[l] {
+		return true
+	}
+	if o.userExists == nil {
+		return false
+	}
+	if exists, ok := cache[l]; ok {
+		return !exists
+	}
+	if len(cache) >= maxUserLookups {
+		return false
+	}
+	exists, err := o.userExists(ctx, login)
+	if err != nil {
+		*failed = append(*failed, err)
+		return false
+	}
+	cache[l] = exists
+	return !exists
+}
+
+// maxUserLookups bounds the GitHub lookups of one lint.
+const maxUserLookups = 5000
+
+// lintPolicy checks a parsed policy against the repository fsys it governs. unverified are the user lookups
+// that failed (--github-users): neither a pass nor a finding.
+func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOptions) (_ []catalog.Finding, unverified []error, _ error) {
 	var out []catalog.Finding
+	looked := map[string]bool{}
 	file := pol.File
 	add := func(rule string, sev catalog.Severity, pos catalog.Position, hint, format string, a ...any) {
 		out = append(out, catalog.Finding{Rule: rule, Severity: sev, Position: pos, Message: fmt.Sprintf(format, a...), Hint: hint})
@@ -658,7 +691,7 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 		}
 		resolved = pol
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	packages := map[string]string{} // package → where it was seen
 	for _, c := range resolved.Catalogs {
@@ -672,7 +705,7 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 		}
 		entries, err := fs.ReadDir(fsys, c.Path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pkgs := packageFolders(fsys, c.Path, entries)
 		for _, e := range entries {
@@ -699,7 +732,7 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 		}
 		entries, err := fs.ReadDir(fsys, b.Path)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		bundles := 0
 		for _, pkg := range subdirs(entries) {
@@ -734,8 +767,8 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 				switch {
 				case it.Kind != catalog.KindString || !policy.ValidLogin(login):
 					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %s of package %s is not a GitHub login as catalogbot reads them (letters, digits and single hyphens inside, at most 39), so it owns nothing", it.String(), pkg)
-				case opt.knownUsers != nil && !opt.knownUsers[strings.ToLower(login)]:
-					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %q of package %s is not among the known users", login, pkg)
+				case opt.unknownLogin(ctx, login, looked, &unverified):
+					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %q of package %s is not a known GitHub user", login, pkg)
 				default:
 					ciOwned[pkg] = true
 				}
@@ -764,8 +797,8 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 				if _, err := opt.teams.TeamMembers(ctx, p.Org, p.Team); err != nil {
 					flag(rulePolicyUnknownUser, pos, "%s %s is not among the teams of --team-members", what, p)
 				}
-			case !p.IsTeam() && opt.knownUsers != nil && !opt.knownUsers[strings.ToLower(p.Login)]:
-				flag(rulePolicyUnknownUser, pos, "%s %s is not among the known users", what, p)
+			case !p.IsTeam() && opt.unknownLogin(ctx, p.Login, looked, &unverified):
+				flag(rulePolicyUnknownUser, pos, "%s %s is not a known GitHub user", what, p)
 			}
 		}
 	}
@@ -791,5 +824,5 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 		flag(rulePolicyNoOwner, catalog.Position{File: packages[p]}, "package %s has no owner: only maintainers may change it", p)
 	}
 	catalog.SortFindings(out)
-	return out, nil
+	return out, unverified, nil
 }

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -121,14 +124,15 @@ func policyCommand(e env) cli.Command {
 		Use:   "policy",
 		Short: "commands on the repository policy file (.catalogbot.yaml)",
 		Commands: []cli.Command{
-			policyLintCommand(),
+			policyLintCommand(e),
 		},
 	}
 }
 
-func policyLintCommand() cli.Command {
+func policyLintCommand(e env) cli.Command {
 	var (
 		repo, rev, file, output, usersFile, teamsFile string
+		githubUsers                                   bool
 	)
 	return cli.Command{
 		Use:   "lint",
@@ -138,7 +142,9 @@ no directory or hold no package, bundle roots that hold no bundle directory, tem
 that do not exist, packages nobody owns (neither the policy's packages nor their ci.yaml reviewers), and
 names that are not GitHub logins among the reviewers of ci.yaml files. With --known-users (a file of
 logins, one a line, e.g. the organization's members) every login of the policy and of the ci.yaml files
-must be one of them; with --team-members every team must be listed there.
+must be one of them; with --github-users each is looked up on GitHub (GET /users/LOGIN at $GITHUB_API_URL,
+default https://api.github.com, with $GITHUB_TOKEN if set; a lookup that fails makes the lint "could not
+verify", exit 2); with --team-members every team must be listed there.
 Every finding is path:line:col: severity: rule: message (policy.* in docs/rules.md).
 Exit 0: no error (warnings allowed); 1: an error; 2: could not run.`,
 		Example: `  catalog-check policy lint --repo .
@@ -153,14 +159,19 @@ Exit 0: no error (warnings allowed); 1: an error; 2: could not run.`,
 			fs.StringVarP(&output, "output", "o", "text", "output format: text or json")
 			fs.StringVar(&usersFile, "known-users", "", "a file of the GitHub logins that exist (one a line; # comments)")
 			fs.StringVar(&teamsFile, "team-members", "", `a YAML mapping of "@org/team" to its logins, as check takes it`)
+			fs.BoolVar(&githubUsers, "github-users", false, "look every login up on GitHub ($GITHUB_API_URL, $GITHUB_TOKEN)")
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
-			return runPolicyLint(ctx, repo, rev, file, output, usersFile, teamsFile, stdout, stderr)
+			var lookup func(context.Context, string) (bool, error)
+			if githubUsers {
+				lookup = githubUserLookup(e.getenv)
+			}
+			return runPolicyLint(ctx, repo, rev, file, output, usersFile, teamsFile, lookup, stdout, stderr)
 		},
 	}
 }
 
-func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, teamsFile string, stdout, stderr io.Writer) int {
+func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, teamsFile string, lookup func(context.Context, string) (bool, error), stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "catalog-check policy lint: "+format+"\n", a...)
 		return exitCannotRun
@@ -168,7 +179,7 @@ func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, team
 	if output != "text" && output != "json" {
 		return fail("unknown --output %q (want text or json)", output)
 	}
-	var opt lintOptions
+	opt := lintOptions{userExists: lookup}
 	if usersFile != "" {
 		data, err := readBoundedFile(usersFile, 16<<20)
 		if err != nil {
@@ -213,6 +224,7 @@ func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, team
 		return fail("%v", err)
 	}
 	var findings []catalog.Finding
+	var unverified []error
 	pol, err := policy.Parse(name, data)
 	var pe *policy.ParseError
 	switch {
@@ -224,14 +236,20 @@ func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, team
 	case err != nil:
 		return fail("%v", err)
 	default:
-		findings, err = lintPolicy(ctx, fsys, pol, opt)
+		findings, unverified, err = lintPolicy(ctx, fsys, pol, opt)
 		if err != nil {
 			return fail("%v", err)
 		}
 	}
 	code := exitPass
-	if catalog.HasErrors(findings) {
+	switch {
+	case catalog.HasErrors(findings):
 		code = exitFail
+	case len(unverified) > 0:
+		code = exitCannotRun
+	}
+	if len(unverified) > 0 {
+		fmt.Fprintf(stderr, "catalog-check policy lint: could not verify %s on GitHub: %v\n", plural(len(unverified), "login"), unverified[0])
 	}
 	if output == "json" {
 		enc := json.NewEncoder(stdout)
@@ -255,8 +273,11 @@ func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, team
 		writeFinding(stdout, f, true)
 	}
 	verdict := "ok"
-	if code != exitPass {
+	switch code {
+	case exitFail:
 		verdict = "INVALID"
+	case exitCannotRun:
+		verdict = "not verified"
 	}
 	fmt.Fprintf(stdout, "%s: %s: %s, %s\n", name, verdict, plural(errs, "error"), plural(len(findings)-errs, "warning"))
 	return code
@@ -265,4 +286,46 @@ func runPolicyLint(ctx context.Context, repo, rev, file, output, usersFile, team
 func fileExistsFS(fsys fs.FS, name string) bool {
 	_, err := fs.Stat(fsys, name)
 	return err == nil
+}
+
+// githubUserLookup asks GitHub's REST API whether a login is a user or organization: 200 yes, 404 no, any
+// other answer an error. Each request has its own deadline; the token, when given, is sent to the API host
+// only.
+func githubUserLookup(getenv func(string) string) func(context.Context, string) (bool, error) {
+	api := strings.TrimRight(getenv("GITHUB_API_URL"), "/")
+	if api == "" {
+		api = "https://api.github.com"
+	}
+	token := getenv("GITHUB_TOKEN")
+	client := &http.Client{
+		Timeout:       15 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return func(ctx context.Context, login string) (bool, error) {
+		if !policy.ValidLogin(login) {
+			return false, nil
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, api+"/users/"+url.PathEscape(login), nil)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("Accept", "application/vnd.github+json")
+		req.Header.Set("User-Agent", "catalog-check")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusOK:
+			return true, nil
+		case http.StatusNotFound:
+			return false, nil
+		}
+		return false, fmt.Errorf("GET /users/%s: %s", login, resp.Status)
+	}
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/policy"
@@ -172,7 +177,7 @@ templates:
 		".catalogbot.yaml:13:5: warning: policy.bundle-root-empty: bundle root templates holds no bundle directory",
 		".catalogbot.yaml:15:5: error: policy.template-missing: catalog file catalogs/v4.19/nginx/catalog.yaml, which template templates/nginx.yaml renders into, is not a file",
 		".catalogbot.yaml:17:5: error: policy.template-missing: template templates/gone.yaml is not a file",
-		".catalogbot.yaml:8:3: error: policy.unknown-user: owner of redis, mallory is not among the known users",
+		".catalogbot.yaml:8:3: error: policy.unknown-user: owner of redis, mallory is not a known GitHub user",
 		".catalogbot.yaml:1: error: policy.unknown-user: maintainer @acme/admins is not among the teams of --team-members",
 		"operators/etcd/ci.yaml:3:3: error: policy.unknown-user: reviewer \"jan--f\"",
 	} {
@@ -246,5 +251,59 @@ func TestInitSharedTemplates(t *testing.T) {
 	os.WriteFile(p, []byte(out), 0o644)
 	if code, out, errOut := runCLI(t, "policy", "lint", "--repo", sharedTemplates, "--policy", p); code == exitCannotRun || strings.Contains(out, "root-missing") {
 		t.Errorf("lint: exit %d: %s\n%s", code, errOut, out)
+	}
+}
+
+// TestPolicyLintGitHubUsers: --github-users looks each login up on the GitHub API given ($GITHUB_API_URL,
+// with $GITHUB_TOKEN): a 404 is an unknown user, an API that fails makes the lint "could not verify".
+func TestPolicyLintGitHubUsers(t *testing.T) {
+	repo := layoutRepo(t)
+	os.WriteFile(filepath.Join(repo, policy.FileName), []byte("version: 1\ncatalogs: [{path: catalogs/v4.*}]\nmaintainers: [alice, ghost]\nbundles: [{path: operators, ownersFromCIYaml: true}]\n"), 0o644)
+	var (
+		mu      sync.Mutex
+		asked   []string
+		auth    string
+		failing bool
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, r.URL.Path)
+		auth = r.Header.Get("Authorization")
+		switch {
+		case failing:
+			http.Error(w, "rate limited", http.StatusForbidden)
+		case r.URL.Path == "/users/alice" || r.URL.Path == "/users/carol":
+			w.Write([]byte(`{"login":"x"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	lint := func() (int, string, string) {
+		var out, errb bytes.Buffer
+		getenv := func(k string) string {
+			return map[string]string{"GITHUB_API_URL": srv.URL, "GITHUB_TOKEN": "t0ken"}[k]
+		}
+		code := runEnv(context.Background(), []string{"policy", "lint", "--repo", repo, "--github-users"}, &out, &errb, env{getenv: getenv})
+		return code, out.String(), errb.String()
+	}
+	code, out, errOut := lint()
+	if code != exitFail || !strings.Contains(out, ".catalogbot.yaml:1: error: policy.unknown-user: maintainer ghost is not a known GitHub user") {
+		t.Errorf("exit %d: %s\n%s", code, out, errOut)
+	}
+	if strings.Contains(out, "maintainer alice") || strings.Contains(out, `reviewer "carol"`) {
+		t.Errorf("an existing user is reported:\n%s", out)
+	}
+	mu.Lock()
+	if auth != "Bearer t0ken" || len(asked) != 3 {
+		t.Errorf("lookups %v (authorization %q), want alice, ghost and carol once each, with the token", asked, auth)
+	}
+	failing = true
+	mu.Unlock()
+	os.WriteFile(filepath.Join(repo, "operators", "etcd", "ci.yaml"), []byte("reviewers: [carol]\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, policy.FileName), []byte("version: 1\ncatalogs: [{path: catalogs/v4.*}]\nmaintainers: [alice]\npackages: {redis: {owners: [alice]}, nginx: {owners: [alice]}}\nbundles: [{path: operators, ownersFromCIYaml: true}]\n"), 0o644)
+	if code, out, errOut := lint(); code != exitCannotRun || !strings.Contains(errOut, "could not verify") || !strings.Contains(out, "not verified") {
+		t.Errorf("failing API: exit %d, want 2: %s\n%s", code, out, errOut)
 	}
 }
