@@ -397,6 +397,24 @@ func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) {
 	return docs, docs != nil
 }
 
+// unreadCatalogs says which of the base catalogs could not be read to resolve images from, and why ("" when
+// every one was read or is absent).
+func (c *renderCache) unreadCatalogs(cats []policy.TemplateCatalog) string {
+	var out []string
+	for _, cat := range cats {
+		if err := c.errs[cat.Path]; err != nil {
+			out = append(out, fmt.Sprintf("`%s` (%v)", cat.Path, err))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	if len(out) > 3 {
+		out = append(out[:3:3], fmt.Sprintf("and %d more", len(out)-3))
+	}
+	return "; base catalogs that could not be read to resolve them: " + strings.Join(out, ", ")
+}
+
 // readError is the "could not verify" reason when err is about reading (a read budget exhausted, a
 // context done, an object a partial clone lacks), "" when it is about the file itself.
 func readError(err error) string {
@@ -485,8 +503,13 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 			if hasErrorFindings(rf) {
 				fmt.Fprintf(&b, "- `%s` → `%s`: the template does not render\n", m.template, c.Path)
 			} else {
-				fmt.Fprintf(&b, "- `%s` → `%s`: not verified: %s could not be read: %s\n", m.template, c.Path,
-					Count(len(images), "bundle image", "bundle images"), strings.Join(images, "; "))
+				shown := images
+				const most = 5
+				if len(shown) > most {
+					shown = append(shown[:most:most], fmt.Sprintf("and %d more", len(images)-most))
+				}
+				fmt.Fprintf(&b, "- `%s` → `%s`: not verified: %s could not be read: %s%s\n", m.template, c.Path,
+					Count(len(images), "bundle image", "bundle images"), strings.Join(shown, "; "), cache.unreadCatalogs(m.catalogs))
 			}
 			findings = append(findings, pkgOf(rf)...)
 			// Every catalog of the template fails the same way; report it once.
