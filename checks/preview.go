@@ -60,6 +60,9 @@ type PreviewBundle struct {
 	// CSVSkips: the CSV's skips and olm.skipRange are predecessors too (a semver rule: opm adds them to the
 	// channel entry in every mode).
 	CSVSkips bool
+	// ChainedTo is the channel head a basic template's new entry replaces because the CSV names no
+	// predecessor ("" when the CSV's own edges were used).
+	ChainedTo string
 }
 
 // PreviewEdge is one upgrade into a new bundle.
@@ -294,7 +297,19 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			continue
 		}
 		original := src
+		basic := false
+		if t, _ := template.Parse(pt.Template, src, lim); t != nil {
+			basic = t.Schema == template.SchemaBasic
+		}
 		for i, add := range adds {
+			if basic && add.Replaces == "" && len(add.Skips) == 0 {
+				// A CSV that names no predecessor: the community's catalog update puts the bundle after the head of
+				// its channels (replaces), which is where the upgrade comes from.
+				if head := channelsHead(pt, docsOf, add); head != "" && head != add.Name {
+					add.Replaces = head
+					pp.bundleOf(dirs[i]).ChainedTo = head
+				}
+			}
 			next, err := template.AddBundle(src, add)
 			if errors.Is(err, template.ErrAlreadyThere) {
 				continue
@@ -346,6 +361,9 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 	}
 	for _, pb := range pp.Bundles {
 		pb.Rule = "the rendered channels of the package's templates (replaces, skips, skipRange and semver edges)"
+		if pb.ChainedTo != "" {
+			pb.Rule += fmt.Sprintf("; its CSV names no replaces or skips, so in basic templates it replaces the head of its channels, %s, as the community's catalog update adds it", pb.ChainedTo)
+		}
 		pb.Edges = renderedEdges(pp, pb.Name)
 	}
 }
@@ -478,7 +496,7 @@ func csvFinding(bc *BundleChange, rule, about, msg string) catalog.Finding {
 	switch {
 	case strings.Contains(about, "skiprange") || strings.Contains(about, "skip-range") || strings.Contains(about, "skip range"):
 		v = csvString(bc.Head, "metadata", "annotations", "olm.skipRange")
-	case strings.Contains(about, "replaces"):
+	case strings.Contains(about, "replaces") || strings.Contains(about, "head"):
 		v = csvString(bc.Head, "spec", "replaces")
 	case strings.Contains(about, "skips"):
 		if s := csv.Value.Get("spec"); s != nil {
@@ -737,4 +755,28 @@ func otherDirs(pr *PullRequest, pt PackageTemplate, pkg, pattern string) func(le
 		}
 		return "", false
 	})
+}
+
+// channelsHead is the one head the channels add joins have in the template's committed catalogs, "" when they
+// have none or several.
+func channelsHead(pt PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), add template.Addition) string {
+	head := ""
+	for _, c := range pt.Catalogs {
+		docs, ok := docsOf(c.Path)
+		if !ok {
+			continue
+		}
+		cat := catalog.NewCatalog(docs, nil)
+		for _, ch := range add.Channels {
+			h, err := cat.ChannelHead(add.Package, ch)
+			if err != nil {
+				continue
+			}
+			if head != "" && h != head {
+				return ""
+			}
+			head = h
+		}
+	}
+	return head
 }

@@ -203,27 +203,39 @@ func TestPreviewUnsafeCRDThroughRenderedChannels(t *testing.T) {
 	}
 }
 
-// The same CRD change in a CSV that names no predecessor at all: the basic template's new entry has no
-// replaces, so the rendered channel would have two heads — the catalog update would be invalid, which fails
-// the bundle pull request on the CSV.
+// A CSV that replaces a bundle its channel does not have: the rendered channel would have two heads — the
+// catalog update would be invalid, which fails the bundle pull request on the CSV's replaces line.
 func TestPreviewInvalidCatalogOnCSV(t *testing.T) {
 	r, base := communityRepo(t, nil)
-	head := r.newBundle(replacesOf(""), same)
+	head := r.newBundle(replacesOf("rabbitmq-cluster-operator.v2.9.9"), same)
 	v, _ := runPreviewChecks(t, r, base, head)
 	v.expect(t, "validation", checks.Failure)
 	found := false
 	for _, f := range v["validation"].Findings {
 		if f.File == rmqCSV && f.Severity == catalog.SeverityError && strings.Contains(f.Message, "the catalog update would render catalogs/v4.18/"+rmqPkg+"/catalog.yaml") {
 			found = true
-			if f.Line != 4 { // metadata.name
-				t.Errorf("finding on line %d, want the CSV's name (line 4): %s", f.Line, f.Message)
+			if f.Rule != "channel.multiple-heads" || f.Line != 309 { // spec.replaces
+				t.Errorf("%s on line %d, want channel.multiple-heads on the CSV's replaces (line 309): %s", f.Rule, f.Line, f.Message)
 			}
 		}
 	}
 	if !found {
 		t.Errorf("no finding of the rendered catalog on the CSV:\n%s", findingsText(v["validation"].Findings))
 	}
-	v.expect(t, "crd-safety", checks.Success)
+}
+
+// A CSV that names no predecessor, as most community bundles: in a basic template the catalog update puts it
+// after the head of its channel, so the channel stays valid and the CRDs are compared with that head's.
+func TestPreviewChainsToChannelHead(t *testing.T) {
+	r, base := communityRepo(t, nil)
+	head := r.newBundle(replacesOf(""), withoutField("delayStartSeconds"))
+	v, _ := runPreviewChecks(t, r, base, head)
+	v.expect(t, "validation", checks.Success)
+	v.expect(t, "crd-safety", checks.Failure, "crd.field-removed")
+	if s := v["crd-safety"].Summary; !strings.Contains(s, "it replaces the head of its channels, rabbitmq-cluster-operator.v2.22.3") ||
+		!strings.Contains(s, "`rabbitmq-cluster-operator.v2.22.3` → `rabbitmq-cluster-operator.v2.22.4` (replaces, channel stable") {
+		t.Errorf("crd-safety summary:\n%s", s)
+	}
 }
 
 // An olm.skipRange that does not parse passes every bundle check, but the catalog update would be refused:

@@ -140,6 +140,8 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 	}
 	findings := 0
 	titles := map[string]int{}
+	validation := map[string]int{}
+	previewRules := map[string]int{}
 	rules := map[string]int{}
 	var ups []upgrade
 	var slow []time.Duration
@@ -155,6 +157,23 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 			continue
 		}
 		titles[string(res.Conclusion)+": "+strings.SplitN(res.Title, " (", 2)[0]]++
+		if vres, err := validate(ctx, basePR); err == nil {
+			verdict := string(vres.Conclusion)
+			for _, l := range strings.Split(vres.Summary, "\n") {
+				if strings.Contains(l, "(previewed)") {
+					_, state, _ := strings.Cut(l, "(previewed): ")
+					verdict += " — preview " + strings.SplitN(strings.TrimPrefix(state, "**"), ":", 2)[0]
+					verdict = strings.TrimSuffix(strings.SplitN(verdict, " (", 2)[0], "**")
+				}
+			}
+			validation[verdict]++
+			for _, f := range vres.Findings {
+				if f.Severity == "error" && strings.Contains(f.Message, "the catalog update would") {
+					previewRules[f.Rule]++
+					fmt.Fprintf(os.Stderr, "  preview finding %s: %s\n", f.Position, firstLine([]byte(f.Message)))
+				}
+			}
+		}
 		findings += len(res.Findings)
 		for _, f := range res.Findings {
 			rules[f.Rule]++
@@ -179,7 +198,17 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 	for _, k := range sortedKeys(titles) {
 		fmt.Printf("| %s | %d |\n", k, titles[k])
 	}
-	fmt.Printf("\n%d findings in all\n", findings)
+	fmt.Println("\n| validation (catalog update previewed) | pull requests |\n|---|---|")
+	for _, k := range sortedKeys(validation) {
+		fmt.Printf("| %s | %d |\n", k, validation[k])
+	}
+	if len(previewRules) > 0 {
+		fmt.Println("\n| error of a previewed catalog | findings |\n|---|---|")
+		for _, k := range sortedKeys(previewRules) {
+			fmt.Printf("| `%s` | %d |\n", k, previewRules[k])
+		}
+	}
+	fmt.Printf("\n%d crd-safety findings in all\n", findings)
 	fmt.Println("\n| rule | findings |\n|---|---|")
 	for _, k := range sortedKeys(rules) {
 		fmt.Printf("| `%s` | %d |\n", k, rules[k])
@@ -258,6 +287,11 @@ func check(ctx context.Context, repo *gitfs.Repo, commit string) (checks.Result,
 	}
 	res, err := checks.CRDSafety{}.Run(ctx, pr)
 	return res, pr, err
+}
+
+// validate runs the validation check (the previewed catalogs included) on the same pull request.
+func validate(ctx context.Context, pr *checks.PullRequest) (checks.Result, error) {
+	return checks.Validation{}.Run(ctx, pr)
 }
 
 // crdifyVerdict runs crdify on every CRD the two bundle directories share (by name) and returns "unsafe"
