@@ -132,13 +132,14 @@ func (e *rebuildEnv) waitMergedPR(number int) string {
 }
 
 // forgedCommit makes, in the bare repository, a commit of tree on parent whose author and committer claim to
-// be the App's bot, as anyone can write them.
+// be the App's bot, as anyone can write them (dated otherwise: the very same commit would be the App's).
 func (e *rebuildEnv) forgedCommit(tree, parent, msg string) string {
 	e.t.Helper()
 	bot := e.fake.BotLogin()
 	cmd := exec.Command("git", "--git-dir", e.git.BarePath("acme", "catalog"), "commit-tree", tree, "-p", parent, "-m", msg)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME="+bot, "GIT_AUTHOR_EMAIL="+bot+"@users.noreply.github.com",
-		"GIT_COMMITTER_NAME="+bot, "GIT_COMMITTER_EMAIL="+bot+"@users.noreply.github.com")
+		"GIT_COMMITTER_NAME="+bot, "GIT_COMMITTER_EMAIL="+bot+"@users.noreply.github.com",
+		"GIT_AUTHOR_DATE=2001-02-03T04:05:06Z", "GIT_COMMITTER_DATE=2001-02-03T04:05:06Z")
 	out, err := cmd.Output()
 	if err != nil {
 		e.t.Fatalf("git commit-tree: %v", err)

@@ -45,7 +45,10 @@
 // git as GitHub makes it: a merge commit of both, one squashed
 // commit on the base authored by the PR's author, or the PR's commits
 // replayed, committed by GitHub; changes that do not merge cleanly are 405.
-// PushBranch moves a branch, and the open PRs from it, as a git push does.
+// Commits made through the Git database API are authored and committed by
+// the App's bot and now, unless author or committer are given (the committer
+// defaults to the author). PushBranch moves a branch, and the open PRs from
+// it, as a git push does.
 // The PR's user is a Bot for an App's "<slug>[bot]" login; head.repo carries
 // the repository id (a made-up one for a fork).
 //

@@ -913,3 +913,55 @@ func TestMergeWithGit(t *testing.T) {
 		})
 	}
 }
+
+// POST .../git/commits as GitHub documents it: without author or committer both are the App's bot and now;
+// given ones are written as given (the committer defaulting to the author); a malformed date is 422.
+func TestCreateCommitIdentities(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	work, bare := t.TempDir(), t.TempDir()
+	git(t, bare, "init", "-q", "--bare", "-b", "main")
+	git(t, work, "init", "-q", "-b", "main")
+	if err := os.WriteFile(filepath.Join(work, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, work, "add", "-A")
+	git(t, work, "commit", "-q", "-m", "base")
+	base := git(t, work, "rev-parse", "HEAD")
+	tree := git(t, work, "rev-parse", "HEAD^{tree}")
+	git(t, work, "push", "-q", bare, "main:refs/heads/main")
+	if err := e.fake.AddRepo(githubfake.Repo{Owner: owner, Name: "real", Installation: instID, DefaultSHA: base, GitDir: bare}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(c *github.Commit) (string, error) {
+		c.Tree, c.Parents = &github.Tree{SHA: github.String(tree)}, []*github.Commit{{SHA: github.String(base)}}
+		got, _, err := e.inst.Git.CreateCommit(ctx, owner, "real", c, nil)
+		return got.GetSHA(), err
+	}
+	sha, err := create(&github.Commit{Message: github.String("by the App")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot := e.fake.BotLogin()
+	if got := git(t, bare, "log", "-1", "--format=%an <%ae>|%cn <%ce>", sha); got != bot+" <"+bot+"@users.noreply.github.com>|"+bot+" <"+bot+"@users.noreply.github.com>" {
+		t.Errorf("default identities: %q", got)
+	}
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sha, err = create(&github.Commit{Message: github.String("given"), Author: &github.CommitAuthor{Name: github.String("Ann"), Email: github.String("ann@example.com"), Date: &github.Timestamp{Time: when}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, bare, "log", "-1", "--format=%an <%ae> %aI|%cn <%ce>", sha); got != "Ann <ann@example.com> 2026-01-02T03:04:05+00:00|Ann <ann@example.com>" {
+		t.Errorf("given author: %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, githubfake.APIURL(e.srv.URL)+"repos/"+owner+"/real/git/commits",
+		strings.NewReader(`{"message":"x","tree":"`+tree+`","author":{"name":"a","email":"a@b","date":"yesterday"}}`))
+	resp, err := e.inst.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("a malformed date: %d, want 422", resp.StatusCode)
+	}
+}

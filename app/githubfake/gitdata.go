@@ -184,10 +184,17 @@ func (f *Fake) createCommit(c *call) reply {
 	if !ok {
 		return rep
 	}
+	type identity struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Date  string `json:"date"`
+	}
 	var in struct {
-		Message *string  `json:"message"`
-		Tree    string   `json:"tree"`
-		Parents []string `json:"parents"`
+		Message   *string   `json:"message"`
+		Tree      string    `json:"tree"`
+		Parents   []string  `json:"parents"`
+		Author    *identity `json:"author"`
+		Committer *identity `json:"committer"`
 	}
 	if rep, ok := c.decode(&in); !ok {
 		return rep
@@ -205,10 +212,38 @@ func (f *Fake) createCommit(c *call) reply {
 		}
 		args = append(args, "-p", p)
 	}
+	// As GitHub documents it: the author is the authenticated user (the App's bot) and now unless given; the
+	// committer is the author unless given.
 	bot := f.BotLogin()
-	when := f.now().UTC().Format(time.RFC3339)
-	env := []string{"GIT_AUTHOR_NAME=" + bot, "GIT_AUTHOR_EMAIL=" + bot + "@users.noreply.github.com", "GIT_COMMITTER_NAME=GitHub",
-		"GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_AUTHOR_DATE=" + when, "GIT_COMMITTER_DATE=" + when}
+	author := identity{Name: bot, Email: bot + "@users.noreply.github.com", Date: f.now().UTC().Format(time.RFC3339)}
+	if in.Author != nil {
+		if in.Author.Name == "" || in.Author.Email == "" {
+			return validationFailed("Commit", "author", "invalid", "author needs a name and an email")
+		}
+		date := in.Author.Date
+		if date == "" {
+			date = author.Date
+		}
+		author = identity{Name: in.Author.Name, Email: in.Author.Email, Date: date}
+	}
+	committer := author
+	if in.Committer != nil {
+		if in.Committer.Name == "" || in.Committer.Email == "" {
+			return validationFailed("Commit", "committer", "invalid", "committer needs a name and an email")
+		}
+		date := in.Committer.Date
+		if date == "" {
+			date = author.Date
+		}
+		committer = identity{Name: in.Committer.Name, Email: in.Committer.Email, Date: date}
+	}
+	for _, d := range []string{author.Date, committer.Date} {
+		if _, err := time.Parse(time.RFC3339, d); err != nil {
+			return validationFailed("Commit", "date", "invalid", "dates are ISO 8601 (YYYY-MM-DDTHH:MM:SSZ)")
+		}
+	}
+	env := []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email, "GIT_AUTHOR_DATE=" + author.Date,
+		"GIT_COMMITTER_NAME=" + committer.Name, "GIT_COMMITTER_EMAIL=" + committer.Email, "GIT_COMMITTER_DATE=" + committer.Date}
 	sha, err := r.git(nil, env, args...)
 	if err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
