@@ -28,11 +28,17 @@ type gatheredFacts struct {
 	// Notes say which optional reads GitHub refused (a permission the installation lacks), for the status
 	// comment: the evaluation goes on without them rather than retrying a 403 for ever.
 	Notes []string
+	// required are the base branch's required checks as read (with requiredNote), for the decision under the
+	// lease to reuse: GitHub's merge enforces them anyway, and they do not change between the two reads.
+	required     []string
+	requiredNote string
+	readRequired bool
 }
 
 // gatherFacts reads the pull request's current state from GitHub and what
-// the last check saw from the database.
-func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs) (*gatheredFacts, error) {
+// the last check saw from the database; earlier, when set, is the read just
+// before, whose required checks it reuses.
+func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs, earlier *gatheredFacts) (*gatheredFacts, error) {
 	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return nil, fmt.Errorf("reading pull request %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
@@ -95,10 +101,14 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs
 		}
 	}
 
-	required, note, err := requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef)
-	if err != nil {
+	var required []string
+	var note string
+	if earlier != nil && earlier.readRequired {
+		required, note = earlier.required, earlier.requiredNote
+	} else if required, note, err = requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef); err != nil {
 		return nil, err
 	}
+	g.required, g.requiredNote, g.readRequired = required, note, true
 	if note != "" {
 		g.Notes = append(g.Notes, note)
 	}

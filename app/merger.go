@@ -231,7 +231,7 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		if err != nil {
 			return fmt.Errorf("reading the hold fence: %w", err)
 		}
-		g, err := m.gatherFacts(ctx, gh, a)
+		g, err := m.gatherFacts(ctx, gh, a, nil)
 		if err != nil {
 			return err
 		}
@@ -261,7 +261,7 @@ func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
 		if err != nil {
 			return err // a snooze when another merge of the repository is under way
 		}
-		next, err := m.mergeUnderLease(ctx, gh, a, gen, attempt, log)
+		next, err := m.mergeUnderLease(ctx, gh, a, g, gen, attempt, log)
 		release()
 		switch {
 		case err != nil:
@@ -301,9 +301,9 @@ const (
 
 // mergeUnderLease reads the facts again with the repository's merge lease held, judges the merge result on
 // the base head, and merges when everything holds.
-func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a MergeArgs, gen int64, attempt int, log *slog.Logger) (mergeNext, error) {
+func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a MergeArgs, earlier *gatheredFacts, gen int64, attempt int, log *slog.Logger) (mergeNext, error) {
 	full := a.Owner + "/" + a.Repo
-	g, err := m.gatherFacts(ctx, gh, a)
+	g, err := m.gatherFacts(ctx, gh, a, earlier)
 	if err != nil {
 		return mergeDone, err
 	}

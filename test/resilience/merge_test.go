@@ -163,8 +163,8 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 			switch {
 			case r.Method == "POST" && strings.HasSuffix(r.Path, "/check-runs"):
 				sets["runs"]++
-			case r.Method == "GET" && strings.Contains(r.Path, "/rules/branches/"):
-				evaluations++ // every merge evaluation reads the base branch's rules once per decision
+			case r.Method == "GET" && strings.HasSuffix(r.Path, "/branches/main"):
+				evaluations++ // every merge decision reads the base branch's head once
 			}
 		}
 		checkSets := sets["runs"] / len(mergeRunNames)
