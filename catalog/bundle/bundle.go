@@ -330,8 +330,8 @@ func (r *reader) readManifests(list []scanned) error {
 			r.add(ruleManifestNoKind, m.Pos, "%s has no kind; it is not a Kubernetes object", name)
 			continue
 		case !supportedKind(m.Kind):
+			// opm renders it all the same (an olm.bundle.object), and OLM refuses to install it.
 			r.add(ruleUnsupportedKind, m.Pos, "kind %s is not one a registry+v1 bundle may ship", m.Kind)
-			continue
 		}
 		if m.Name == "" {
 			r.add(ruleManifestNoName, m.Pos, "%s %s has no metadata.name", m.Kind, name)

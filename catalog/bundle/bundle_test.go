@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -160,6 +161,29 @@ func TestLoadFindings(t *testing.T) {
 		{"skips a higher version", func(m fstest.MapFS) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  skips: [etcdoperator.v0.9.2, etcdoperator.v1.0.0]\n", 1))}
 		}, ruleCSVUpgradeEdge, "manifests/etcd.csv.yaml:9", "not lower"},
+		{"CRD without a storage version", func(m fstest.MapFS) {
+			m["manifests/etcdclusters.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCRD, "storage: true", "storage: false", 1))}
+		}, ruleCRDStorage, "manifests/etcdclusters.yaml:10", "exactly one"},
+		{"related image in upper case", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  relatedImages:\n  - {name: op, image: quay.io/Acme/etcd:v1}\n", 1))}
+		}, ruleRelatedImage, "manifests/etcd.csv.yaml:10", "invalid image pull spec"},
+		{"related image empty", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  relatedImages:\n  - {name: op, image: ''}\n", 1))}
+		}, ruleRelatedImage, "manifests/etcd.csv.yaml:10", "empty image"},
+		{"release without a release-versioned name", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  release: '2'\n", 1))}
+		}, ruleReleaseName, "manifests/etcd.csv.yaml:9", "etcd-v0.9.4-2"},
+		{"version a number", func(m fstest.MapFS) {
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "version: 0.9.4", "version: 0.9", 1))}
+		}, ruleCSVVersionType, "manifests/etcd.csv.yaml:8", "number"},
+		{"bundle over 1 MiB compressed", func(m fstest.MapFS) {
+			rnd := rand.New(rand.NewPCG(1, 2))
+			noise := make([]byte, 1100<<10)
+			for i := range noise {
+				noise[i] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ+/"[rnd.IntN(64)]
+			}
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "  version: 0.9.4\n", "  version: 0.9.4\n  icon: [{base64data: "+string(noise)+", mediatype: image/png}]\n", 1))}
+		}, ruleBundleSize, "manifests/etcd.csv.yaml:1", "over OLM's bound"},
 		{"unknown dependency", func(m fstest.MapFS) {
 			m["metadata/dependencies.yaml"] = &fstest.MapFile{Data: []byte("dependencies:\n  - type: olm.gvk\n    value: {group: a, kind: B, version: v1}\n  - type: olm.magic\n    value: 1\n")}
 		}, ruleDependencyType, "metadata/dependencies.yaml:4", "olm.magic"},

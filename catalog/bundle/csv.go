@@ -16,6 +16,7 @@ import (
 const (
 	ruleCSVName           = "bundle.csv-name"
 	ruleCSVVersion        = "bundle.csv-version"
+	ruleCSVVersionType    = "bundle.csv-version-type"
 	ruleCSVInstallModes   = "bundle.csv-install-modes"
 	ruleCSVInstallRepeat  = "bundle.csv-install-mode-repeated"
 	ruleCSVExamples       = "bundle.csv-examples"
@@ -32,6 +33,7 @@ func csvRules() []catalog.Rule {
 	return []catalog.Rule{
 		{ID: ruleCSVName, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's metadata.name or spec.replaces is not a DNS-1123 subdomain that is also a valid label value", Hint: "use lower-case letters, digits, '-' and '.', at most 63 characters, e.g. etcdoperator.v0.9.4"},
 		{ID: ruleCSVVersion, Severity: catalog.SeverityWarning, Source: api, Summary: "the CSV's spec.version is missing or not a semantic version", Hint: "set spec.version to the bundle's version, e.g. 0.9.4"},
+		{ID: ruleCSVVersionType, Severity: catalog.SeverityError, Source: "opm render and operator-sdk bundle validate (both decode spec.version as a string)", Summary: "the CSV's spec.version is not a string (a YAML number such as 1.0, say): opm renders nothing and the validators cannot load the CSV", Hint: "quote the version, e.g. version: \"1.0.0\""},
 		{ID: ruleCSVInstallModes, Severity: catalog.SeverityError, Source: api, Summary: "the CSV's install modes are missing or none is supported (or conversion webhooks without AllNamespaces only)", Hint: "list OwnNamespace, SingleNamespace, MultiNamespace and AllNamespaces once each, at least one supported"},
 		{ID: ruleCSVInstallRepeat, Severity: catalog.SeverityWarning, Source: "operator-registry bundle validation (operator-framework/api's validator means to refuse it, but its check never fires)", Summary: "an install mode is listed twice", Hint: "list each install mode once"},
 		{ID: ruleCSVExamples, Severity: catalog.SeverityError, Source: api, Summary: "the alm-examples (or olm.examples) annotation is not JSON, or an example is of a kind the CSV does not own", Hint: "make alm-examples a JSON list of objects of the owned CRDs' kinds"},
@@ -74,6 +76,9 @@ func (r *reader) checkCSV() {
 
 	version := path2(v, "spec", "version")
 	switch {
+	case version != nil && version.Kind != catalog.KindString && version.Kind != catalog.KindNull:
+		// opm cannot decode it (it reads a string) and renders nothing; the validators cannot load the CSV.
+		r.add(ruleCSVVersionType, version.Pos(file), "spec.version is %s, not a string: quote it", version.Kind)
 	case version == nil || str(version) == "":
 		r.add(ruleCSVVersion, at(path2(v, "spec")), "the CSV has no spec.version")
 	default:
@@ -92,9 +97,9 @@ func (r *reader) checkCSV() {
 			t := str(it.Get("type"))
 			if seen[t] {
 				r.add(ruleCSVInstallRepeat, at(&it), "install mode %s is listed twice", t)
-				continue
 			}
 			seen[t] = true
+			// Every entry counts, repeated or not, as in the validator.
 			if s := it.Get("supported"); s != nil && s.Bool() {
 				supported = true
 			}

@@ -80,7 +80,11 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	// opm puts the annotations' package between the two lists: a CSV's olm.package overrides it, a
 	// properties file's does not (the last olm.package counts).
 	if b.Package != "" {
-		declared = append(declared, prop{"olm.package", mustJSON(packageValue{b.Package, version}), b.AnnotationsAt})
+		rel, err := csvRelease(csv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.CSV.File, err)
+		}
+		declared = append(declared, prop{"olm.package", mustJSON(packageValue{b.Package, version, rel}), b.AnnotationsAt})
 	}
 	if ann := str(path2(csv, "metadata", "annotations", "olm.properties")); ann != "" {
 		var list []struct {
@@ -120,11 +124,12 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 			var v struct {
 				PackageName string `json:"packageName"`
 				Version     string `json:"version"`
+				Release     string `json:"release"`
 			}
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, fmt.Errorf("%s: olm.package property: %w", p.Pos, err)
 			}
-			pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{v.PackageName, v.Version})}
+			pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{v.PackageName, v.Version, v.Release})}
 		default:
 			others = append(others, Property{Type: p.Type, Value: raw})
 		}
@@ -203,7 +208,7 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 		objects = append(objects, Property{Type: "olm.bundle.object", Value: bundleObjectValue(scratch)})
 	}
 	if pkgProp == nil {
-		pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{"", version})}
+		pkgProp = &Property{Type: "olm.package", Value: mustJSON(packageValue{"", version, ""})}
 	}
 	props = append(props, *pkgProp)
 	for k := range provided {
@@ -224,6 +229,29 @@ func Render(b *Bundle, image string) (*Rendered, error) {
 	}, nil
 }
 
+// csvRelease is spec.release as opm v1.69+ takes it into the olm.package property: a string as it is, a number
+// as an integer when whole, else in %g form; "" when absent.
+func csvRelease(csv catalog.Value) (string, error) {
+	v := path2(csv, "spec", "release")
+	if v == nil || v.Kind == catalog.KindNull {
+		return "", nil
+	}
+	switch v.Kind {
+	case catalog.KindString:
+		return v.Str(), nil
+	case catalog.KindNumber:
+		f, err := strconv.ParseFloat(string(v.AppendJSON(nil)), 64)
+		if err != nil {
+			return "", err
+		}
+		if f == float64(int64(f)) {
+			return strconv.FormatInt(int64(f), 10), nil
+		}
+		return fmt.Sprintf("%g", f), nil
+	}
+	return "", fmt.Errorf("spec.release is %s: it must be a string or a number", v.Kind)
+}
+
 // bundleObjectValue is {"data":"<base64 of data>"}, written as encoding/json writes that map (base64's
 // alphabet needs no escape), in one allocation of the exact size.
 func bundleObjectValue(data []byte) json.RawMessage {
@@ -239,6 +267,7 @@ func bundleObjectValue(data []byte) json.RawMessage {
 type packageValue struct {
 	PackageName string `json:"packageName"`
 	Version     string `json:"version"`
+	Release     string `json:"release,omitempty"`
 }
 
 type packageRequiredValue struct {
