@@ -159,7 +159,7 @@ func TestParseProblems(t *testing.T) {
 			{3, 9, "absolute"}, {4, 9, "contains .."}, {5, 9, "contains .."}, {6, 9, "backslash"}, {8, 3, "listed twice"}, {10, 3, "nested"}, {11, 9, "must be a string, not the number 7"}}},
 		{"catalog images", "version: 1\ncatalogs:\n- path: a\n  image: quay.io/acme/catalog\n  baseImage: quay.io/operator-framework/opm:latest\nmaintainers: [a]\n", []want{
 			{4, 10, "with a registry and a tag"}, {5, 14, "not pinned by digest"}}},
-		{"maintainers wrong", "version: 1\ncatalogs: [{path: a}]\nmaintainers: [\"@acme\", -bob, bob-, bo--b, \"a/b\", \"@acme/\", 12, alice, Alice, \"@" + strings.Repeat("x", 40) + "/t\"]\n", []want{
+		{"maintainers wrong", "version: 1\ncatalogs: [{path: a}]\nmaintainers: [\"@acme\", -bob, b_b-, bo.-b, \"a/b\", \"@acme/\", 12, alice, Alice, \"@" + strings.Repeat("x", 40) + "/t\"]\n", []want{
 			{3, 15, "has no /team"}, {3, 24, "not a valid GitHub login"}, {3, 30, "not a valid GitHub login"}, {3, 36, "not a valid GitHub login"},
 			{3, 43, "looks like a team"}, {3, 50, "not a valid team slug"}, {3, 60, "must be a string, not the number 12"}, {3, 71, "lists Alice twice"}, {3, 78, "organisation"}}},
 		{"maintainers empty", "version: 1\ncatalogs: [{path: a}]\nmaintainers: []\n", []want{{3, 1, "maintainers is empty"}}},

@@ -33,7 +33,7 @@ func ParsePrincipal(s string) (Principal, error) {
 			return Principal{}, fmt.Errorf("%q starts with @ but has no /team: write a user as %q (no @) or a team as \"@org/team\"", s, s[1:])
 		}
 		if !ValidLogin(org) {
-			return Principal{}, fmt.Errorf("%q: organisation %q is not a valid GitHub name (1-39 letters, digits or single hyphens, not starting or ending with a hyphen)", s, org)
+			return Principal{}, fmt.Errorf("%q: organisation %q is not a valid GitHub name (1-39 letters, digits or hyphens, not starting with a hyphen)", s, org)
 		}
 		if !validTeamSlug(team) {
 			return Principal{}, fmt.Errorf("%q: team %q is not a valid team slug (1-100 letters, digits, '-', '_' or '.', starting with a letter or digit): use the slug from the team's URL", s, team)
@@ -44,29 +44,25 @@ func ParsePrincipal(s string) (Principal, error) {
 		return Principal{}, fmt.Errorf("%q looks like a team: write teams as \"@org/team\"", s)
 	}
 	if !ValidLogin(s) {
-		return Principal{}, fmt.Errorf("%q is not a valid GitHub login (1-39 letters, digits or single hyphens, not starting or ending with a hyphen; apps may end in [bot])", s)
+		return Principal{}, fmt.Errorf("%q is not a valid GitHub login (1-39 letters, digits or hyphens, not starting with a hyphen; apps may end in [bot])", s)
 	}
 	return Principal{Login: s}, nil
 }
 
-// ValidLogin reports whether s follows GitHub's rules for user and
-// organisation names: 1 to 39 ASCII letters, digits and hyphens, no leading or
-// trailing hyphen, no two hyphens in a row. An app's bot account ("name[bot]")
-// is accepted too.
+// ValidLogin reports whether s can be a GitHub user or organisation name:
+// 1 to 39 ASCII letters, digits and hyphens, not starting with a hyphen. New
+// accounts may not have two hyphens in a row or end with one, but accounts
+// made before GitHub said so keep such names (the community repository's
+// ci.yaml files list "jan--f"), so they are accepted: a login only ever
+// matches the same account's login, so accepting them grants nothing to
+// anyone else. An app's bot account ("name[bot]") is accepted too.
 func ValidLogin(s string) bool {
 	s = strings.TrimSuffix(s, "[bot]")
-	if len(s) == 0 || len(s) > 39 {
+	if len(s) == 0 || len(s) > 39 || s[0] == '-' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case isAlnum(c):
-		case c == '-':
-			if i == 0 || i == len(s)-1 || s[i-1] == '-' {
-				return false
-			}
-		default:
+		if c := s[i]; !isAlnum(c) && c != '-' {
 			return false
 		}
 	}

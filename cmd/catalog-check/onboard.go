@@ -766,7 +766,7 @@ func lintPolicy(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt lintOpt
 				login := it.Str()
 				switch {
 				case it.Kind != catalog.KindString || !policy.ValidLogin(login):
-					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %s of package %s is not a GitHub login as catalogbot reads them (letters, digits and single hyphens inside, at most 39), so it owns nothing", it.String(), pkg)
+					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %s of package %s is not a GitHub login as catalogbot reads them (letters, digits and hyphens, not starting with one, at most 39), so it owns nothing", it.String(), pkg)
 				case opt.unknownLogin(ctx, login, looked, &unverified):
 					flag(rulePolicyUnknownUser, it.Pos(ci), "reviewer %q of package %s is not a known GitHub user", login, pkg)
 				default:

@@ -43,7 +43,7 @@ func layoutRepo(t *testing.T) string {
 	files := map[string]string{
 		"README.md":              "# catalogs\n",
 		"config.yaml":            "organization: acme\nmaintainers:\n  - alice\n  - bob\nallowed_bundle_registries:\n  - quay.io/acme/\n",
-		"operators/etcd/ci.yaml": "reviewers:\n- carol\n- jan--f\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n    catalog_names: [v4.16, v4.17]\n    type: olm.template.basic\n",
+		"operators/etcd/ci.yaml": "reviewers:\n- carol\n- jan_f\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n    catalog_names: [v4.16, v4.17]\n    type: olm.template.basic\n",
 		"operators/etcd/catalog-templates/basic.yaml": "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: etcd\n    defaultChannel: stable\n",
 		"operators/redis/ci.yaml":                     "updateGraph: replaces-mode\n",
 		"templates/nginx.yaml":                        "schema: olm.template.basic\nentries:\n  - schema: olm.package\n    name: nginx\n    defaultChannel: stable\n",
@@ -109,7 +109,7 @@ func TestInitCommunityLayout(t *testing.T) {
 		t.Errorf("lint: exit %d, want 1: %s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"operators/etcd/ci.yaml:3:3: error: policy.unknown-user: reviewer \"jan--f\" of package etcd is not a GitHub login",
+		"operators/etcd/ci.yaml:3:3: error: policy.unknown-user: reviewer \"jan_f\" of package etcd is not a GitHub login",
 		"catalogs/v4.16/nginx: warning: policy.package-no-owner: package nginx has no owner",
 		"catalogs/v4.16/redis: warning: policy.package-no-owner: package redis has no owner",
 		".catalogbot.yaml: INVALID: 1 error, 2 warnings",
@@ -179,7 +179,7 @@ templates:
 		".catalogbot.yaml:17:5: error: policy.template-missing: template templates/gone.yaml is not a file",
 		".catalogbot.yaml:8:3: error: policy.unknown-user: owner of redis, mallory is not a known GitHub user",
 		".catalogbot.yaml:1: error: policy.unknown-user: maintainer @acme/admins is not among the teams of --team-members",
-		"operators/etcd/ci.yaml:3:3: error: policy.unknown-user: reviewer \"jan--f\"",
+		"operators/etcd/ci.yaml:3:3: error: policy.unknown-user: reviewer \"jan_f\"",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output lacks %q:\n%s", want, out)
