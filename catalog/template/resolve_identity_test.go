@@ -2,7 +2,9 @@ package template
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -107,5 +109,42 @@ func TestCatalogResolverTagReference(t *testing.T) {
 	if out, fs := Render(ctx, tmpl("quay.io/acme/etcd-bundle:v1.0.1"), Options{Resolver: Chain{cr, cr.ByTag()}}); out != nil ||
 		!strings.Contains(fmt.Sprint(fs), "the image of no olm.bundle blob in the catalog file catalogs/v4.16/etcd/catalog.yaml") {
 		t.Errorf("an unknown tag: %v, want the catalog files searched", fs)
+	}
+}
+
+// failingFS fails every read under one directory, as a read budget exhausted does.
+type failingFS struct {
+	files fstest.MapFS // not embedded: fs.Sub must go through Open
+	dir   string
+}
+
+func (f failingFS) Open(name string) (fs.File, error) {
+	if strings.HasPrefix(name, f.dir+"/manifests/") {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("would exceed the total bytes budget")}
+	}
+	return f.files.Open(name)
+}
+
+// A bundle directory that cannot be read leaves the references that may name it unknown (ErrIncomplete, with
+// the directory and the reason), not "not found"; references of other repositories stay not found.
+func TestDirResolverIncomplete(t *testing.T) {
+	ctx := context.Background()
+	ann := "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: etcd\n  operators.operatorframework.io.bundle.channels.v1: stable\n"
+	m := fstest.MapFS{}
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		m["operators/etcd/"+v+"/metadata/annotations.yaml"] = &fstest.MapFile{Data: []byte(ann)}
+		m["operators/etcd/"+v+"/manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: etcd.v" + v + "\nspec:\n  version: " + v + "\n")}
+	}
+	fsys := failingFS{files: m, dir: "operators/etcd/1.1.0"}
+	d := NewDirResolver(fsys, []string{"operators/etcd/1.0.0", "operators/etcd/1.1.0"}, "quay.io/acme/{package}-bundle:v{version}", "none")
+	if _, err := d.Resolve(ctx, "quay.io/acme/etcd-bundle:v1.0.0"); err != nil {
+		t.Errorf("the readable directory: %v", err)
+	}
+	_, err := d.Resolve(ctx, "quay.io/acme/etcd-bundle:v1.1.0")
+	if !errors.Is(err, ErrIncomplete) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "operators/etcd/1.1.0") || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("a reference the unreadable directory may hold: %v; want ErrIncomplete naming the directory and the reason", err)
+	}
+	if _, err := d.Resolve(ctx, "quay.io/other/thing:v1.1.0"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a reference of another repository: %v; want not found", err)
 	}
 }
