@@ -95,6 +95,7 @@ func commandsHelp(retestLimit int) string {
 	b.WriteString("| `/hold cancel` | takes that label off (other hold labels stay) | the same |\n")
 	b.WriteString("| `/retest` | runs catalogbot's checks again on the current head (as the Re-run button) | " + fmt.Sprintf(ruleRetest, retestLimit) + " |\n")
 	b.WriteString("| `/help` | shows this list | anyone |\n")
+	b.WriteString("| `/lgtm` | nothing: catalogbot replies that `/approve` is what approves | anyone |\n")
 	b.WriteString("\nEach command is a line of its own in a new comment. Edited and deleted comments change nothing; an accepted command gets a 👍 reaction, a refused one a reply.\n")
 	return b.String()
 }

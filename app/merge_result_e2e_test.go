@@ -153,6 +153,7 @@ func TestSemanticConflictNamesTheFirstAndIrrelevantMoveMerges(t *testing.T) {
 			t.Errorf("#2's %s = %s: it should pass alone", name, r.Conclusion)
 		}
 	}
+	t.Logf("#2's status comment:\n%s", e.statusCommentOf(2))
 	if c := e.statusCommentOf(2); !strings.Contains(c, "bundle.duplicate") && !strings.Contains(c, "etcd.v1.1.0") {
 		t.Errorf("the finding does not say what conflicts:\n%s", c)
 	}
