@@ -34,38 +34,49 @@ func e2eBundle(version, mediatype string) map[string]string {
 }
 
 // A bundle pull request through the App: bob, a reviewer in operators/etcd/ci.yaml, adds a version whose
-// annotations are not registry+v1; ownership passes (from ci.yaml, read from the base), validation fails with
-// the annotation on the line of the mediatype.
+// annotations are not registry+v1; ownership passes (from ci.yaml, read from the base). opm renders such a
+// bundle and operator-sdk's default validators accept it, so by default the mediatype is a warning annotated on
+// its line and validation passes; a bundle root with strict: true (operator-registry's own format checks, as
+// `opm alpha bundle validate` runs them) makes it an error and validation fails.
 func TestBundlePullRequestThroughTheApp(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
-		files := map[string]string{".catalogbot.yaml": bundlePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase, "operators/etcd/ci.yaml": "reviewers: [bob]\n"}
-		for k, v := range e2eBundle("1.0.0", "registry+v1") {
-			files[k] = v
-		}
-		base := w.commit(files, "base")
-		w.push("HEAD", "refs/heads/main")
-		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
-		head := w.commit(e2eBundle("1.1.0", "helm"), "add etcd 1.1.0")
-		w.push("HEAD", "refs/pull/1/head")
-		return base, head
-	}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
-	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
-	runs := latestByName(e.waitRuns(t, e.headSHA, 2))
-	if own := runs["catalogbot/ownership"]; own.Conclusion != "success" {
-		t.Errorf("ownership = %s (%s), want success: bob is a ci.yaml reviewer of etcd\n%s", own.Conclusion, own.Title, own.Summary)
-	}
-	val := runs["catalogbot/validate"]
-	if val.Conclusion != "failure" {
-		t.Errorf("validate = %s, want failure", val.Conclusion)
-	}
-	found := false
-	for _, a := range val.Annotations {
-		if a.Path == "operators/etcd/1.1.0/metadata/annotations.yaml" && a.StartLine == 2 && strings.Contains(a.Message, "registry+v1") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("no annotation on the mediatype line: %+v", val.Annotations)
+	for _, tc := range []struct {
+		name, policy, conclusion, level string
+	}{
+		{"reference verdict", bundlePolicy, "success", "warning"},
+		{"strict", strings.Replace(bundlePolicy, "    ownersFromCIYaml: true\n", "    ownersFromCIYaml: true\n    strict: true\n", 1), "failure", "failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+				files := map[string]string{".catalogbot.yaml": tc.policy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase, "operators/etcd/ci.yaml": "reviewers: [bob]\n"}
+				for k, v := range e2eBundle("1.0.0", "registry+v1") {
+					files[k] = v
+				}
+				base := w.commit(files, "base")
+				w.push("HEAD", "refs/heads/main")
+				runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+				head := w.commit(e2eBundle("1.1.0", "helm"), "add etcd 1.1.0")
+				w.push("HEAD", "refs/pull/1/head")
+				return base, head
+			}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
+			e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
+			runs := latestByName(e.waitRuns(t, e.headSHA, 2))
+			if own := runs["catalogbot/ownership"]; own.Conclusion != "success" {
+				t.Errorf("ownership = %s (%s), want success: bob is a ci.yaml reviewer of etcd\n%s", own.Conclusion, own.Title, own.Summary)
+			}
+			val := runs["catalogbot/validate"]
+			if val.Conclusion != tc.conclusion {
+				t.Errorf("validate = %s, want %s\n%s", val.Conclusion, tc.conclusion, val.Summary)
+			}
+			found := false
+			for _, a := range val.Annotations {
+				if a.Path == "operators/etcd/1.1.0/metadata/annotations.yaml" && a.StartLine == 2 && strings.Contains(a.Message, "registry+v1") && a.Level == tc.level {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s annotation on the mediatype line: %+v", tc.level, val.Annotations)
+			}
+		})
 	}
 }
 
