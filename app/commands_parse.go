@@ -1,6 +1,7 @@
 package app
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -194,6 +195,8 @@ func (d *mdDoc) endPara(b *mdBlock, top bool) {
 			next++
 		}
 	}
+	spans := backtickRuns(text)
+	noCommentEnd := false // once a comment finds no end, none after it does (linear on hostile input)
 	for i := 0; i < len(text); {
 		judge(i, false)
 		switch c := text[i]; {
@@ -201,14 +204,19 @@ func (d *mdDoc) endPara(b *mdBlock, top bool) {
 			i += 2
 		case c == '`':
 			n := run(text, i, '`')
-			if end := closingBackticks(text, i+n, n); end >= 0 {
+			if end := spans.next(n, i+n); end >= 0 {
 				judge(end, true) // lines starting inside the span are code
 				i = end + n
 			} else {
 				i += n
 			}
 		case c == '<' && strings.HasPrefix(text[i:], "<!--"):
-			if end := commentEnd(text, i); end >= 0 {
+			end := -1
+			if !noCommentEnd {
+				end = commentEnd(text, i)
+				noCommentEnd = end < 0
+			}
+			if end >= 0 {
 				judge(end-1, true)
 				i = end
 			} else {
@@ -232,21 +240,33 @@ func run(s string, i int, c byte) int {
 	return n
 }
 
-// closingBackticks finds a run of exactly n backticks from i, -1 when there is none.
-func closingBackticks(s string, i, n int) int {
-	for i < len(s) {
-		j := strings.IndexByte(s[i:], '`')
-		if j < 0 {
-			return -1
+// runsByLength are the backtick runs of a paragraph: for each length, the positions of the runs, in order.
+// A code span opener finds its closer by a binary search instead of a scan, so a paragraph of many unmatched
+// runs stays linear (CommonMark's reference parser keeps the same kind of table).
+type runsByLength map[int][]int
+
+func backtickRuns(s string) runsByLength {
+	out := runsByLength{}
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
 		}
-		j += i
-		if m := run(s, j, '`'); m == n {
-			return j
-		} else {
-			i = j + m
-		}
+		n := run(s, i, '`')
+		out[n] = append(out[n], i)
+		i += n
 	}
-	return -1
+	return out
+}
+
+// next returns the position of the first run of exactly n backticks at or after from, -1 when none.
+func (r runsByLength) next(n, from int) int {
+	list := r[n]
+	j := sort.SearchInts(list, from)
+	if j == len(list) {
+		return -1
+	}
+	return list[j]
 }
 
 // commentEnd returns the index after the HTML comment starting at i ("<!-->", "<!--->" and "<!-- … -->"),

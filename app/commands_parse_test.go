@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -133,4 +134,27 @@ func FuzzParseCommands(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Hostile comments stay linear: a paragraph of unmatched backtick runs of every length, unclosed comments,
+// unclosed tags, deep quotes, each as long as a comment may be, parse in well under a second.
+func TestParseCommandsHostileInput(t *testing.T) {
+	var ticks strings.Builder
+	for n := 1; ticks.Len() < maxCommandBody; n++ {
+		ticks.WriteString(strings.Repeat("`", n%300+1) + " x ")
+	}
+	for _, body := range []string{
+		ticks.String(),
+		strings.Repeat("<!-- ", maxCommandBody/5),
+		strings.Repeat("<a b='", maxCommandBody/6),
+		strings.Repeat(">", maxCommandBody-10) + " /approve",
+		strings.Repeat("<details>", maxCommandBody/9),
+		strings.Repeat("- a\n", maxCommandBody/4),
+	} {
+		start := time.Now()
+		parseCommands(body + "\n/approve")
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a %d-byte comment starting %q took %s", len(body), body[:20], d)
+		}
+	}
 }
