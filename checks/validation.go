@@ -64,6 +64,14 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		if b.Root.Strict {
 			bundle.Strict(b.Findings)
 		}
+		for _, suite := range b.Root.OptionalSuites {
+			if suite == "operatorhub" {
+				for _, f := range bundle.OperatorHub(b.Head) {
+					f.File = path.Join(b.Dir, f.File)
+					b.Findings = append(b.Findings, f)
+				}
+			}
+		}
 		// The OLM v1 installability report: informational unless the bundle root promises OLM v1.
 		for _, f := range bundle.OLMv1(b.Head) {
 			f.File = path.Join(b.Dir, f.File)

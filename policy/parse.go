@@ -748,6 +748,15 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 			"ownersFromCIYaml": func(_, v *yaml.Node) { b.CIYamlOwners, _ = p.boolean(v, "bundles[].ownersFromCIYaml") },
 			"requireOLMv1":     func(_, v *yaml.Node) { b.RequireOLMv1, _ = p.boolean(v, "bundles[].requireOLMv1") },
 			"strict":           func(_, v *yaml.Node) { b.Strict, _ = p.boolean(v, "bundles[].strict") },
+			"optionalSuites": func(_, v *yaml.Node) {
+				p.strings(v, "bundles[].optionalSuites", func(item *yaml.Node, s string) {
+					if s != "operatorhub" {
+						p.add(item, "the optional suite catalogbot runs is operatorhub", "bundles[].optionalSuites: unknown suite %q", s)
+						return
+					}
+					b.OptionalSuites = append(b.OptionalSuites, s)
+				})
+			},
 			"templatesFromCIYaml": func(_, v *yaml.Node) {
 				b.TemplatesFromCIYaml, _ = p.boolean(v, "bundles[].templatesFromCIYaml")
 			},

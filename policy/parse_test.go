@@ -151,6 +151,7 @@ func TestParseProblems(t *testing.T) {
 		{"unknown key in images", minimal + "images: {registries: []}\n", []want{{4, 10, `unknown key "registries" in images`}}},
 		{"duplicate key", minimal + "newPackages: anyone\nnewPackages: maintainers\n", []want{{5, 1, `key "newPackages" twice`}}},
 		{"merge key", minimal + "automerge:\n  <<: {enabled: true}\n", []want{{5, 3, "merge keys"}}},
+		{"unknown optional suite", minimal + "bundles: [{path: operators, strict: true, optionalSuites: [operatorhub, community]}]\n", []want{{4, 73, `unknown suite "community"`}}},
 		{"catalogs not a list", "version: 1\ncatalogs: catalogs/v4.16\nmaintainers: [a]\n", []want{{2, 11, "catalogs must be a list"}}},
 		{"catalog entry not a mapping", "version: 1\ncatalogs: [a, ~]\nmaintainers: [a]\n", []want{{2, 12, "must be a mapping with a path, not the string"}, {2, 15, "not nothing"}}},
 		{"catalogs empty", "version: 1\ncatalogs: []\nmaintainers: [a]\n", []want{{2, 1, "catalogs is empty"}}},

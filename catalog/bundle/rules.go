@@ -40,6 +40,7 @@ func Rules() []catalog.Rule {
 			rules[i].Summary += " (a warning: opm render and operator-sdk's validators accept it; an error when the bundle root says strict: true, or with bundle validate --strict)"
 		}
 	}
+	rules = append(rules, operatorHubRules()...)
 	return append(rules, olmv1Rules()...)
 }
 

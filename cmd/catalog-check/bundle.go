@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,7 @@ type bundleReport struct {
 func bundleValidateCommand(e env) cli.Command {
 	var output string
 	var olmv1, strict bool
+	var suites []string
 	return cli.Command{
 		Use:   "validate DIR...",
 		Short: "validate bundle directories as opm reads them",
@@ -64,14 +66,28 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 			fs.StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
 			fs.BoolVar(&strict, "strict", false, "operator-registry's bundle format and content checks (opm alpha bundle validate) are errors, as a bundle root's strict: true asks")
+			fs.StringArrayVar(&suites, "optional-suite", nil, "also run operator-sdk's optional suite: operatorhub (repeatable), as a bundle root's optionalSuites asks")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runBundleValidate(ctx, args, output, olmv1, strict, stdout, stderr, e.getenv)
+			for _, s := range suites {
+				if !slices.Contains(bundle.OptionalSuites, s) {
+					fmt.Fprintf(stderr, "catalog-check bundle validate: unknown optional suite %q (known: %s)\n", s, strings.Join(bundle.OptionalSuites, ", "))
+					return exitCannotRun
+				}
+			}
+			return runBundleValidate(ctx, args, output, bundleChecks{olmv1: olmv1, strict: strict, suites: suites}, stdout, stderr, e.getenv)
 		},
 	}
 }
 
-func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1, strict bool, stdout, stderr io.Writer, getenv func(string) string) int {
+// bundleChecks are what bundle validate adds to the reference verdict: OLM v1 installability as errors,
+// operator-registry's format checks as errors, operator-sdk's optional suites.
+type bundleChecks struct {
+	olmv1, strict bool
+	suites        []string
+}
+
+func runBundleValidate(ctx context.Context, dirs []string, output string, opts bundleChecks, stdout, stderr io.Writer, getenv func(string) string) int {
 	switch output {
 	case "text", "json", "github":
 	default:
@@ -98,11 +114,14 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, olmv1,
 			reports = append(reports, rep)
 			continue
 		}
-		if strict {
+		if opts.strict {
 			bundle.Strict(fs)
 		}
+		if slices.Contains(opts.suites, "operatorhub") {
+			fs = append(fs, bundle.OperatorHub(b)...)
+		}
 		for _, f := range bundle.OLMv1(b) {
-			if olmv1 {
+			if opts.olmv1 {
 				f.Severity = catalog.SeverityError
 			}
 			fs = append(fs, f)

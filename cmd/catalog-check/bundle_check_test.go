@@ -236,3 +236,33 @@ func TestCheckBundleCRDSafetyAgainstACatalogBundle(t *testing.T) {
 		t.Errorf("no crd.field-removed against the catalog's etcdoperator.v1.0.0:\n%s", out)
 	}
 }
+
+// A bundle root's optionalSuites: [operatorhub] runs operator-sdk's optional suite in the validation check:
+// a CSV without a provider fails its pull request on the CSV's spec (issue 29.4).
+func TestCheckBundleOptionalSuite(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: catalogs/v4.16}]\nbundles: [{path: operators, ownersFromCIYaml: true, optionalSuites: [operatorhub]}]\nmaintainers: [alice]\n")
+	write("catalogs/v4.16/.keep", "")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\n")
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	for name, body := range etcdBundleFiles("1.0.0", "etcd", "registry+v1") {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "etcd 1.0.0")
+	head := git("rev-parse", "HEAD")
+	code, v, out := checkJSON(t, dir, base, head, "bob", "validation")
+	found := false
+	for _, r := range v.Results {
+		for _, f := range r.Findings {
+			if f.Rule == "operatorhub.provider" && f.Severity == "error" && f.File == "operators/etcd/1.0.0/manifests/etcd.csv.yaml" && f.Line > 1 {
+				found = true
+			}
+		}
+	}
+	if code != exitFail || !found {
+		t.Errorf("exit %d, want 1 with operatorhub.provider on the CSV\n%s", code, out)
+	}
+}

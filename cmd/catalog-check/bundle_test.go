@@ -48,6 +48,13 @@ func TestBundleValidateCommand(t *testing.T) {
 	if code != exitFail || !strings.Contains(out, filepath.Join(bad, "metadata", "annotations.yaml")+":2:") || !strings.Contains(out, "bundle.mediatype") {
 		t.Errorf("invalid bundle: exit %d, want 1 and bundle.mediatype at annotations.yaml:2\n%s", code, out)
 	}
+	// operator-sdk's optional suite operatorhub only when asked: the CSV names no provider.
+	if code, out, errs := run("--optional-suite", "operatorhub", good); code != exitFail || !strings.Contains(out, "operatorhub.provider") {
+		t.Errorf("--optional-suite operatorhub: exit %d, want 1 and operatorhub.provider\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run("--optional-suite", "community", good); code != exitCannotRun || !strings.Contains(errs, "unknown optional suite") {
+		t.Errorf("--optional-suite community: exit %d, want 2\n%s", code, errs)
+	}
 	if code, _, errs := run(t.TempDir()); code != exitCannotRun || !strings.Contains(errs, "not a bundle directory") {
 		t.Errorf("empty directory: exit %d, want 2 saying it is not a bundle\n%s", code, errs)
 	}

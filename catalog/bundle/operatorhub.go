@@ -1,0 +1,111 @@
+package bundle
+
+import (
+	"fmt"
+	"net/mail"
+	"net/url"
+	"strings"
+
+	blang "github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// operator-sdk's optional suite "operatorhub" (operator-framework/api's OperatorHub validator, v2): what
+// OperatorHub.io asks of a CSV's metadata, checked only when asked (bundle validate --optional-suite
+// operatorhub, or a bundle root's optionalSuites: [operatorhub]), with positions.
+const (
+	ruleHubProvider    = "operatorhub.provider"
+	ruleHubMaintainers = "operatorhub.maintainers"
+	ruleHubLinks       = "operatorhub.links"
+	ruleHubVersion     = "operatorhub.version"
+	ruleHubIcon        = "operatorhub.icon"
+)
+
+// OptionalSuites are the optional suites bundle validate and the policy accept.
+var OptionalSuites = []string{"operatorhub"}
+
+func operatorHubRules() []catalog.Rule {
+	const src = "operator-sdk bundle validate --select-optional suite=operatorhub (operator-framework/api OperatorHub validator)"
+	return []catalog.Rule{
+		{ID: ruleHubProvider, Severity: catalog.SeverityError, Source: src, Summary: "spec.provider.name is not set (optional suite operatorhub)", Hint: "name who provides the operator: spec.provider.name"},
+		{ID: ruleHubMaintainers, Severity: catalog.SeverityError, Source: src, Summary: "a spec.maintainers entry lacks a name or an email, or the email is not an address (optional suite operatorhub)", Hint: "give each maintainer a name and an email address"},
+		{ID: ruleHubLinks, Severity: catalog.SeverityError, Source: src, Summary: "a spec.links entry lacks a name or a url, or the url does not parse (optional suite operatorhub)", Hint: "give each link a name and an absolute URL"},
+		{ID: ruleHubVersion, Severity: catalog.SeverityError, Source: src, Summary: "spec.version is not set to a semantic version (optional suite operatorhub)", Hint: "set spec.version, e.g. 1.2.3"},
+		{ID: ruleHubIcon, Severity: catalog.SeverityError, Source: src, Summary: "spec.icon has not exactly one element, an element lacks base64data or mediatype, or the mediatype is not image/gif, image/jpeg, image/png or image/svg+xml (a warning when there is no icon) (optional suite operatorhub)", Hint: "give one icon with its base64data and an image mediatype"},
+	}
+}
+
+// OperatorHub applies the optional suite operatorhub to the bundle's CSV.
+func OperatorHub(b *Bundle) []catalog.Finding {
+	if b == nil || b.CSV == nil {
+		return nil
+	}
+	var out []catalog.Finding
+	m := b.CSV
+	at := func(v *catalog.Value) catalog.Position {
+		if v == nil {
+			return m.Pos
+		}
+		return v.Pos(m.File)
+	}
+	add := func(rule string, sev catalog.Severity, v *catalog.Value, format string, args ...any) {
+		rl := ruleByID(rule)
+		out = append(out, catalog.Finding{Rule: rule, Severity: sev, Position: at(v), Message: fmt.Sprintf(format, args...), Hint: rl.Hint, Package: b.Package})
+	}
+	spec := path2(m.Value, "spec")
+	if strings.TrimSpace(str(path2(m.Value, "spec", "provider", "name"))) == "" {
+		add(ruleHubProvider, catalog.SeverityError, spec, "spec.provider.name is not set")
+	}
+	if list := path2(m.Value, "spec", "maintainers"); list != nil {
+		for i, it := range list.Items() {
+			name, email := str(it.Get("name")), str(it.Get("email"))
+			if name == "" || email == "" {
+				add(ruleHubMaintainers, catalog.SeverityError, &it, "spec.maintainers[%d] needs both a name and an email", i)
+			}
+			if email != "" {
+				if _, err := mail.ParseAddress(email); err != nil {
+					add(ruleHubMaintainers, catalog.SeverityError, it.Get("email"), "spec.maintainers[%d] email %q is not an address: %v", i, email, err)
+				}
+			}
+		}
+	}
+	if list := path2(m.Value, "spec", "links"); list != nil {
+		for i, it := range list.Items() {
+			name, u := str(it.Get("name")), str(it.Get("url"))
+			if name == "" || u == "" {
+				add(ruleHubLinks, catalog.SeverityError, &it, "spec.links[%d] needs both a name and a url", i)
+			}
+			if u != "" {
+				if _, err := url.ParseRequestURI(u); err != nil {
+					add(ruleHubLinks, catalog.SeverityError, it.Get("url"), "spec.links[%d] url %q does not parse: %v", i, u, err)
+				}
+			}
+		}
+	}
+	if v, err := blang.Parse(str(path2(m.Value, "spec", "version"))); err != nil || v.Equals(blang.Version{}) {
+		add(ruleHubVersion, catalog.SeverityError, path2(m.Value, "spec", "version"), "spec.version must be set to a semantic version")
+	}
+	icons := path2(m.Value, "spec", "icon")
+	switch {
+	case icons == nil || icons.Kind == catalog.KindNull:
+		add(ruleHubIcon, catalog.SeverityWarning, spec, "spec.icon is not set")
+	case len(icons.Items()) == 0:
+		add(ruleHubIcon, catalog.SeverityError, icons, "spec.icon has no element; it should have one")
+	default:
+		if len(icons.Items()) != 1 {
+			add(ruleHubIcon, catalog.SeverityError, icons, "spec.icon has %d elements; it should have one", len(icons.Items()))
+		}
+		first := icons.Items()[0]
+		mt := str(first.Get("mediatype"))
+		if mt == "" || str(first.Get("base64data")) == "" {
+			add(ruleHubIcon, catalog.SeverityError, &first, "spec.icon[0] needs both base64data and mediatype")
+		}
+		switch mt {
+		case "", "image/gif", "image/jpeg", "image/png", "image/svg+xml":
+		default:
+			add(ruleHubIcon, catalog.SeverityError, first.Get("mediatype"), "spec.icon[0] mediatype %q is not image/gif, image/jpeg, image/png or image/svg+xml", mt)
+		}
+	}
+	return out
+}

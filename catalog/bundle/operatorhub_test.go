@@ -1,0 +1,57 @@
+package bundle
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// The optional suite operatorhub, with the validator's verdicts, each at its line.
+func TestOperatorHubSuite(t *testing.T) {
+	complete := strings.Replace(goodCSV, "  version: 0.9.4\n", `  version: 0.9.4
+  provider: {name: CoreOS}
+  maintainers: [{name: etcd team, email: etcd@example.com}]
+  links: [{name: Docs, url: 'https://etcd.io/docs'}]
+  icon: [{base64data: iVBORw0KGgo=, mediatype: image/png}]
+`, 1)
+	for _, tc := range []struct {
+		name, from, to string
+		rule, where    string // "" where: no finding at all
+		warning        bool
+	}{
+		{"complete", "", "", "", "", false},
+		{"no provider", "  provider: {name: CoreOS}\n", "", ruleHubProvider, "manifests/etcd.csv.yaml:8", false},
+		{"maintainer without email", "email: etcd@example.com", "email: ''", ruleHubMaintainers, "manifests/etcd.csv.yaml:10", false},
+		{"maintainer email not an address", "etcd@example.com", "not an address", ruleHubMaintainers, "manifests/etcd.csv.yaml:10", false},
+		{"link url relative", "'https://etcd.io/docs'", "docs", ruleHubLinks, "manifests/etcd.csv.yaml:11", false},
+		{"icon of another type", "image/png", "text/html", ruleHubIcon, "manifests/etcd.csv.yaml:12", false},
+		{"no icon", "  icon: [{base64data: iVBORw0KGgo=, mediatype: image/png}]\n", "", ruleHubIcon, "manifests/etcd.csv.yaml:8", true},
+		{"version not semver", "version: 0.9.4", "version: '0.9'", ruleHubVersion, "manifests/etcd.csv.yaml:8", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := goodBundle()
+			csv := complete
+			if tc.from != "" {
+				csv = strings.Replace(csv, tc.from, tc.to, 1)
+			}
+			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(csv)}
+			b, _ := load(t, m)
+			fs := OperatorHub(b)
+			if tc.rule == "" {
+				if len(fs) != 0 {
+					t.Errorf("findings %v, want none", fs)
+				}
+				return
+			}
+			found := false
+			for _, f := range fs {
+				if f.Rule == tc.rule && f.File+":"+itoa(f.Line) == tc.where && (f.Severity == "warning") == tc.warning {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s at %s (warning %v); findings %v", tc.rule, tc.where, tc.warning, fs)
+			}
+		})
+	}
+}
