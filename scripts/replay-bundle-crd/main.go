@@ -160,6 +160,9 @@ func run(repoPath, ref, crdifyBin string, n int) error {
 		if vres, err := validate(ctx, basePR); err == nil {
 			verdict := string(vres.Conclusion)
 			for _, l := range strings.Split(vres.Summary, "\n") {
+				if strings.Contains(l, "(previewed): not verified") {
+					fmt.Fprintf(os.Stderr, "  preview not verified: %s\n", firstLine([]byte(l)))
+				}
 				if strings.Contains(l, "(previewed)") {
 					_, state, _ := strings.Cut(l, "(previewed): ")
 					verdict += " — preview " + strings.SplitN(strings.TrimPrefix(state, "**"), ":", 2)[0]
