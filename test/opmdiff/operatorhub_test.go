@@ -1,0 +1,97 @@
+package opmdiff
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	"github.com/operator-framework/api/pkg/validation"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/bundle"
+)
+
+// TestOperatorHubSuiteMatchesTheValidator: on the bundles of the shared test data and on variants breaking one
+// of its rules, catalogbot's optional suite operatorhub finds an error exactly when operator-framework/api's
+// OperatorHub validator (operator-sdk's --select-optional suite=operatorhub) reports one.
+func TestOperatorHubSuiteMatchesTheValidator(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
+	if len(anns) == 0 {
+		t.Skipf("the shared test data is absent (%s)", root)
+	}
+	sort.Strings(anns)
+	var dirs []string
+	for _, a := range anns {
+		dirs = append(dirs, filepath.Dir(filepath.Dir(a)))
+	}
+	edits := map[string]func(string) string{
+		"no provider":        func(c string) string { return dropBlock(c, "provider:") },
+		"maintainer email":   func(c string) string { return strings.Replace(c, "email: ", "email: x@", 1) },
+		"link url":           func(c string) string { return strings.Replace(c, "url: https://", "url: ", 1) },
+		"icon mediatype":     func(c string) string { return strings.Replace(c, "mediatype: image/", "mediatype: text/", 1) },
+		"version not semver": func(c string) string { return strings.Replace(c, "\n  version: ", "\n  version: x", 1) },
+	}
+	real := len(dirs)
+	for _, name := range []string{"no provider", "maintainer email", "link url", "icon mediatype", "version not semver"} {
+		// The first bundle the edit changes.
+		for _, src := range dirs[:real] {
+			csvs, _ := filepath.Glob(filepath.Join(src, "manifests", "*.clusterserviceversion.yaml"))
+			if len(csvs) == 0 {
+				continue
+			}
+			data, err := os.ReadFile(csvs[0])
+			if err != nil || edits[name](string(data)) == string(data) {
+				continue
+			}
+			dirs = append(dirs, variant(t, src, strings.ReplaceAll(name, " ", "-"), edits[name]))
+			break
+		}
+	}
+	agree, refused := 0, 0
+	for _, dir := range dirs {
+		b, fs, err := bundle.Load(context.Background(), os.DirFS(dir), bundle.Limits{})
+		if err != nil || b.CSV == nil {
+			continue
+		}
+		ours := catalog.HasErrors(bundle.OperatorHub(b))
+		for _, f := range fs {
+			if f.Rule == "bundle.csv-min-kube-version" && f.Severity == catalog.SeverityError {
+				ours = true // the suite checks it too; catalogbot reports it by default
+			}
+		}
+		theirs, why := hubVerdict(dir)
+		if ours != theirs {
+			t.Errorf("%s: catalogbot operatorhub errors=%v, validator errors=%v\ncatalogbot: %v\nvalidator: %s", dir, ours, theirs, bundle.OperatorHub(b), why)
+			continue
+		}
+		agree++
+		if theirs {
+			refused++
+		}
+	}
+	t.Logf("%d bundle directories: %d operatorhub verdicts agree (%d refused by both)", len(dirs), agree, refused)
+	if refused < 5 {
+		t.Errorf("only %d directories refused: the variants do not break what they should", refused)
+	}
+}
+
+func hubVerdict(dir string) (bool, string) {
+	b, err := manifests.GetBundleFromDir(dir)
+	if err != nil {
+		return true, err.Error()
+	}
+	var msgs []string
+	invalid := false
+	for _, r := range validation.OperatorHubV2Validator.Validate(b) {
+		for _, e := range r.Errors {
+			invalid = true
+			msgs = append(msgs, e.Error())
+		}
+	}
+	return invalid, strings.Join(msgs, "; ")
+}
