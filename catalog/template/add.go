@@ -31,7 +31,9 @@ var ErrAlreadyThere = errors.New("the template already names this bundle image")
 
 // AddBundle adds a bundle to a template and returns the new template. In a basic template the bundle gets
 // an olm.bundle entry (after the last one) and an entry in each of its channels (a channel the template
-// lacks is created after the package's last channel), with its replaces, skips and skipRange. In a semver
+// lacks is created after the package's last channel), with its replaces, skips and skipRange; a bundle whose
+// CSV names no replaces and no skips replaces the channel's head (the community's catalog update does the
+// same: otherwise the channel would have two heads, which opm refuses). In a semver
 // template its image is added to each archetype one of its channels names (candidate, fast, stable: the
 // channel equals the archetype or begins with it and a dash), to stable when none does.
 //
@@ -178,8 +180,16 @@ func addBasic(root *yaml.Node, add Addition, ed *textEdits) error {
 		}
 		if !present {
 			entry := like(entryLike, "name", add.Name)
-			if add.Replaces != "" {
-				entry = like(entryLike, "name", add.Name, "replaces", add.Replaces)
+			replaces := add.Replaces
+			if replaces == "" && len(add.Skips) == 0 {
+				// A CSV that names no predecessor would become a second head of the channel, which opm refuses:
+				// the bundle goes after the channel's head, as the community's catalog update adds it.
+				if head := basicChannelHead(list); head != "" && head != add.Name {
+					replaces = head
+				}
+			}
+			if replaces != "" {
+				entry = like(entryLike, "name", add.Name, "replaces", replaces)
 			}
 			if len(add.Skips) > 0 {
 				seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
@@ -226,6 +236,39 @@ func addBasic(root *yaml.Node, add Addition, ed *textEdits) error {
 	ed.insert(entries, bundleAt, bundleEntry)
 	entries.Content = content
 	return nil
+}
+
+// basicChannelHead is the head of a basic template's channel entries as opm finds it — the one entry no other
+// entry replaces or skips — or "" when there is none or more than one.
+func basicChannelHead(list *yaml.Node) string {
+	incoming := map[string]bool{}
+	var names []string
+	for _, it := range list.Content {
+		n := mapGet(it, "name")
+		if n == nil || n.Value == "" {
+			continue
+		}
+		names = append(names, n.Value)
+		if r := mapGet(it, "replaces"); r != nil && r.Value != "" {
+			incoming[r.Value] = true
+		}
+		if sk := mapGet(it, "skips"); sk != nil && sk.Kind == yaml.SequenceNode {
+			for _, v := range sk.Content {
+				incoming[v.Value] = true
+			}
+		}
+	}
+	head := ""
+	for _, n := range names {
+		if incoming[n] {
+			continue
+		}
+		if head != "" && head != n {
+			return ""
+		}
+		head = n
+	}
+	return head
 }
 
 // like makes a mapping of the keys and values kv (a value is a string or a node) spelled and ordered as the

@@ -139,10 +139,12 @@ func TestAddBundleKeepsTheText(t *testing.T) {
 			"---\nentries:\n- name: a\n  schema: olm.package\n- entries:\n  - name: a.v1\n  name: stable\n  package: a\n  schema: olm.channel\n- image: a@sha256:1\n  schema: olm.bundle\n# the end\nschema: olm.template.basic\n",
 			Addition{Package: "a", Name: "a.v2", Image: "a@sha256:2", Channels: []string{"stable"}, Replaces: "a.v1"},
 			"---\nentries:\n- name: a\n  schema: olm.package\n- entries:\n  - name: a.v1\n  - name: a.v2\n    replaces: a.v1\n  name: stable\n  package: a\n  schema: olm.channel\n- image: a@sha256:1\n  schema: olm.bundle\n- image: a@sha256:2\n  schema: olm.bundle\n# the end\nschema: olm.template.basic\n"},
+		// The CSV names no replaces or skips: in stable it goes after the head, a.v1 (one head, as opm wants);
+		// beta is new and has no head.
 		{"indented lists, a folded description, comments inside",
 			"schema: olm.template.basic\nentries:\n  # the package\n  - schema: olm.package\n    name: a\n    description: a long\n      text on two lines\n  - schema: olm.channel\n    package: a\n    name: stable\n    entries:\n      - name: a.v1 # first\n  - schema: olm.bundle\n    image: a@sha256:1\n",
 			Addition{Package: "a", Name: "a.v2", Image: "a@sha256:2", Channels: []string{"stable", "beta"}, SkipRange: ">=1.0.0 <2.0.0"},
-			"schema: olm.template.basic\nentries:\n  # the package\n  - schema: olm.package\n    name: a\n    description: a long\n      text on two lines\n  - schema: olm.channel\n    package: a\n    name: stable\n    entries:\n      - name: a.v1 # first\n      - name: a.v2\n        skipRange: '>=1.0.0 <2.0.0'\n  - schema: olm.channel\n    package: a\n    name: beta\n    entries:\n      - name: a.v2\n        skipRange: '>=1.0.0 <2.0.0'\n  - schema: olm.bundle\n    image: a@sha256:1\n  - schema: olm.bundle\n    image: a@sha256:2\n"},
+			"schema: olm.template.basic\nentries:\n  # the package\n  - schema: olm.package\n    name: a\n    description: a long\n      text on two lines\n  - schema: olm.channel\n    package: a\n    name: stable\n    entries:\n      - name: a.v1 # first\n      - name: a.v2\n        replaces: a.v1\n        skipRange: '>=1.0.0 <2.0.0'\n  - schema: olm.channel\n    package: a\n    name: beta\n    entries:\n      - name: a.v2\n        skipRange: '>=1.0.0 <2.0.0'\n  - schema: olm.bundle\n    image: a@sha256:1\n  - schema: olm.bundle\n    image: a@sha256:2\n"},
 		{"semver with capitalised keys and CRLF",
 			"Schema: olm.semver\r\nStable:\r\n  Bundles:\r\n  - Image: a@sha256:1\r\n",
 			Addition{Package: "a", Name: "a.v2", Image: "a@sha256:2", Channels: []string{"candidate"}},
@@ -215,4 +217,44 @@ func FuzzAddBundle(f *testing.F) {
 			t.Fatalf("adding again: %v\n%q", err, edited)
 		}
 	})
+}
+
+// A bundle whose CSV names no predecessor goes after its channel's head (the one entry nothing replaces or
+// skips), so the channel keeps one head; a channel with no single head, and a CSV that names its edges, are
+// left as they are.
+func TestAddBundleChainsToTheChannelHead(t *testing.T) {
+	tmpl := func(entries string) string {
+		return "schema: olm.template.basic\nentries:\n  - schema: olm.channel\n    package: a\n    name: stable\n    entries:\n" + entries + "  - schema: olm.bundle\n    image: a@sha256:1\n"
+	}
+	for _, tc := range []struct {
+		name, entries string
+		add           Addition
+		want          string // the new channel entry's lines
+	}{
+		{"after the head", "      - name: a.v1\n      - name: a.v2\n        replaces: a.v1\n",
+			Addition{Package: "a", Name: "a.v3", Image: "a@sha256:3", Channels: []string{"stable"}},
+			"      - name: a.v3\n        replaces: a.v2\n"},
+		{"skips count as edges", "      - name: a.v1\n      - name: a.v2\n        skips: [a.v1]\n",
+			Addition{Package: "a", Name: "a.v3", Image: "a@sha256:3", Channels: []string{"stable"}, SkipRange: "<3.0.0"},
+			"      - name: a.v3\n        replaces: a.v2\n        skipRange: <3.0.0\n"},
+		{"two heads: left alone", "      - name: a.v1\n      - name: a.v2\n",
+			Addition{Package: "a", Name: "a.v3", Image: "a@sha256:3", Channels: []string{"stable"}},
+			"      - name: a.v3\n"},
+		{"the CSV's own replaces", "      - name: a.v1\n      - name: a.v2\n        replaces: a.v1\n",
+			Addition{Package: "a", Name: "a.v3", Image: "a@sha256:3", Channels: []string{"stable"}, Replaces: "a.v1"},
+			"      - name: a.v3\n        replaces: a.v1\n"},
+		{"the CSV's own skips", "      - name: a.v1\n      - name: a.v2\n        replaces: a.v1\n",
+			Addition{Package: "a", Name: "a.v3", Image: "a@sha256:3", Channels: []string{"stable"}, Skips: []string{"a.v2"}},
+			"      - name: a.v3\n        skips:\n          - a.v2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := AddBundle([]byte(tmpl(tc.entries)), tc.add)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := tmpl(tc.entries + tc.want); !strings.HasPrefix(string(out), want[:len(want)-len("  - schema: olm.bundle\n    image: a@sha256:1\n")]) {
+				t.Errorf("got:\n%s\nwant the channel:\n%s", out, tc.entries+tc.want)
+			}
+		})
+	}
 }
