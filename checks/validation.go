@@ -65,11 +65,9 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			bundle.Strict(b.Findings)
 		}
 		for _, suite := range b.Root.OptionalSuites {
-			if suite == "operatorhub" {
-				for _, f := range bundle.OperatorHub(b.Head) {
-					f.File = path.Join(b.Dir, f.File)
-					b.Findings = append(b.Findings, f)
-				}
+			for _, f := range bundle.OptionalSuite(suite, b.Head) {
+				f.File = path.Join(b.Dir, f.File)
+				b.Findings = append(b.Findings, f)
 			}
 		}
 		// The OLM v1 installability report: informational unless the bundle root promises OLM v1.

@@ -750,8 +750,8 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 			"strict":           func(_, v *yaml.Node) { b.Strict, _ = p.boolean(v, "bundles[].strict") },
 			"optionalSuites": func(_, v *yaml.Node) {
 				p.strings(v, "bundles[].optionalSuites", func(item *yaml.Node, s string) {
-					if s != "operatorhub" {
-						p.add(item, "the optional suite catalogbot runs is operatorhub", "bundles[].optionalSuites: unknown suite %q", s)
+					if s != "operatorhub" && s != "good-practices" {
+						p.add(item, "the optional suites catalogbot runs are operatorhub and good-practices", "bundles[].optionalSuites: unknown suite %q", s)
 						return
 					}
 					b.OptionalSuites = append(b.OptionalSuites, s)

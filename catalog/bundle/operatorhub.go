@@ -23,7 +23,18 @@ const (
 )
 
 // OptionalSuites are the optional suites bundle validate and the policy accept.
-var OptionalSuites = []string{"operatorhub"}
+var OptionalSuites = []string{"operatorhub", "good-practices"}
+
+// OptionalSuite applies the named optional suite (one of OptionalSuites) to the bundle.
+func OptionalSuite(name string, b *Bundle) []catalog.Finding {
+	switch name {
+	case "operatorhub":
+		return OperatorHub(b)
+	case "good-practices":
+		return GoodPractices(b)
+	}
+	return nil
+}
 
 func operatorHubRules() []catalog.Rule {
 	const src = "operator-sdk bundle validate --select-optional suite=operatorhub (operator-framework/api OperatorHub validator)"

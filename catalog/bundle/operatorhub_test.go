@@ -55,3 +55,27 @@ func TestOperatorHubSuite(t *testing.T) {
 		})
 	}
 }
+
+// The optional suite good-practices: its one error and its warnings, each at its line.
+func TestGoodPracticesSuite(t *testing.T) {
+	m := goodBundle()
+	m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(strings.Replace(goodCSV, "        kind: EtcdCluster\n", "        kind: EtcdCluster\n  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: etcd\n        spec: {template: {spec: {containers: [{name: op, image: quay.io/x/y:v1}]}}}\n      clusterPermissions:\n      - rules: [{apiGroups: [apiextensions.k8s.io], resources: [customresourcedefinitions], verbs: [create]}]\n", 1))}
+	b, _ := load(t, m)
+	var got []string
+	for _, f := range GoodPractices(b) {
+		got = append(got, f.Rule+" "+string(f.Severity)+" "+f.File+":"+itoa(f.Line))
+	}
+	want := []string{
+		"good-practices.resource-requests warning manifests/etcd.csv.yaml:23",
+		"good-practices.crd-description warning manifests/etcd.csv.yaml:15",
+		"good-practices.channel-naming warning metadata/annotations.yaml:6",
+		"good-practices.crd-permissions warning manifests/etcd.csv.yaml:25",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	b, _ = load(t, goodBundle())
+	if fs := GoodPractices(b); len(fs) == 0 || fs[0].Rule != ruleGPNoDeployment || fs[0].Severity != "error" {
+		t.Errorf("a CSV without deployments: %v, want good-practices.no-deployment first", fs)
+	}
+}

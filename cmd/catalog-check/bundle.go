@@ -66,7 +66,7 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 			fs.StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
 			fs.BoolVar(&strict, "strict", false, "operator-registry's bundle format and content checks (opm alpha bundle validate) are errors, as a bundle root's strict: true asks")
-			fs.StringArrayVar(&suites, "optional-suite", nil, "also run operator-sdk's optional suite: operatorhub (repeatable), as a bundle root's optionalSuites asks")
+			fs.StringArrayVar(&suites, "optional-suite", nil, "also run operator-sdk's optional suite: operatorhub or good-practices (repeatable), as a bundle root's optionalSuites asks")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, s := range suites {
@@ -117,8 +117,8 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, opts b
 		if opts.strict {
 			bundle.Strict(fs)
 		}
-		if slices.Contains(opts.suites, "operatorhub") {
-			fs = append(fs, bundle.OperatorHub(b)...)
+		for _, s := range opts.suites {
+			fs = append(fs, bundle.OptionalSuite(s, b)...)
 		}
 		for _, f := range bundle.OLMv1(b) {
 			if opts.olmv1 {

@@ -95,3 +95,52 @@ func hubVerdict(dir string) (bool, string) {
 	}
 	return invalid, strings.Join(msgs, "; ")
 }
+
+// TestGoodPracticesSuiteMatchesTheValidator: on the bundles of the shared test data, catalogbot's optional
+// suite good-practices gives the errors and as many warnings as operator-framework/api's GoodPractices
+// validator.
+func TestGoodPracticesSuiteMatchesTheValidator(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	anns, _ := filepath.Glob(filepath.Join(root, "*", "*", "metadata", "annotations.yaml"))
+	if len(anns) == 0 {
+		t.Skipf("the shared test data is absent (%s)", root)
+	}
+	sort.Strings(anns)
+	agree, warned := 0, 0
+	for _, a := range anns {
+		dir := filepath.Dir(filepath.Dir(a))
+		b, _, err := bundle.Load(context.Background(), os.DirFS(dir), bundle.Limits{})
+		if err != nil || b.CSV == nil {
+			continue
+		}
+		ours := bundle.GoodPractices(b)
+		ourErrs, ourWarns := 0, 0
+		for _, f := range ours {
+			if f.Severity == catalog.SeverityError {
+				ourErrs++
+			} else {
+				ourWarns++
+			}
+		}
+		mb, err := manifests.GetBundleFromDir(dir)
+		if err != nil {
+			continue
+		}
+		theirErrs, theirWarns := 0, 0
+		var msgs []string
+		for _, r := range validation.GoodPracticesValidator.Validate(mb) {
+			theirErrs += len(r.Errors)
+			theirWarns += len(r.Warnings)
+			for _, w := range r.Warnings {
+				msgs = append(msgs, w.Error())
+			}
+		}
+		if (ourErrs > 0) != (theirErrs > 0) || ourWarns != theirWarns {
+			t.Errorf("%s: catalogbot %d errors %d warnings, validator %d errors %d warnings\ncatalogbot: %v\nvalidator: %s", dir, ourErrs, ourWarns, theirErrs, theirWarns, ours, strings.Join(msgs, "\n  "))
+			continue
+		}
+		agree++
+		warned += ourWarns
+	}
+	t.Logf("%d bundle directories: %d good-practices verdicts agree (%d warnings in all)", len(anns), agree, warned)
+}
