@@ -66,6 +66,7 @@ func NotRenderable(b *Bundle, findings []catalog.Finding) *catalog.Finding {
 // More rules of the reference validators (operator-framework/api v0.42, as operator-sdk and opm v1.69 use it).
 const (
 	ruleCRDStorage      = "bundle.crd-storage-version"
+	ruleCRDInvalid      = "bundle.crd-invalid"
 	ruleRelatedImage    = "bundle.related-image"
 	ruleReleaseName     = "bundle.csv-release-name"
 	ruleBundleSize      = "bundle.size"
@@ -76,6 +77,7 @@ func verdictRules() []catalog.Rule {
 	const api = "operator-sdk bundle validate (operator-framework/api bundle and CRD validators)"
 	return []catalog.Rule{
 		{ID: ruleCRDStorage, Severity: catalog.SeverityError, Source: api, Summary: "a CRD lists no versions, or not exactly one of them has storage: true", Hint: "mark exactly one version storage: true"},
+		{ID: ruleCRDInvalid, Severity: catalog.SeverityError, Source: api, Summary: "a CRD's metadata.name is not <spec.names.plural>.<spec.group>, or its spec.scope is neither Cluster nor Namespaced (the API server's CRD validation)", Hint: "name the CRD <plural>.<group> and set scope: Namespaced or Cluster"},
 		{ID: ruleRelatedImage, Severity: catalog.SeverityError, Source: api, Summary: "an entry of the CSV's spec.relatedImages has an empty or invalid image pull spec (upper case in the repository, say)", Hint: "write the image as registry/repository[:tag][@sha256:digest], repository in lower case"},
 		{ID: ruleReleaseName, Severity: catalog.SeverityError, Source: api, Summary: "spec.release is set but the CSV's name is not <package>-v<version>-<release>, or spec.release is not dot-separated pre-release identifiers", Hint: "name the CSV <package>-v<version>-<release>, e.g. etcd-v1.0.0-2"},
 		{ID: ruleBundleSize, Severity: catalog.SeverityError, Source: api, Summary: "the bundle's files, gzip-compressed and base64-encoded, exceed 1 MiB (OLM's bound; a warning above 85%); counted over manifests/ and metadata/", Hint: "shrink what the bundle ships: a smaller icon, fewer or smaller CRD descriptions"},
@@ -102,6 +104,13 @@ func (r *reader) checkCRDStorage() {
 		spec := c.Value.Get("spec")
 		if spec == nil {
 			continue
+		}
+		if sc := spec.Get("scope"); sc == nil || (str(sc) != "Cluster" && str(sc) != "Namespaced") {
+			r.add(ruleCRDInvalid, spec.Pos(c.File), "CRD %s: spec.scope is %q; it must be Cluster or Namespaced", c.Name, str(sc))
+		}
+		plural, group := str(path2(*spec, "names", "plural")), str(spec.Get("group"))
+		if want := plural + "." + group; plural != "" && group != "" && c.Name != want {
+			r.add(ruleCRDInvalid, c.Pos, "CRD %s: metadata.name must be spec.names.plural+\".\"+spec.group, %s", c.Name, want)
 		}
 		vs := spec.Get("versions")
 		if vs == nil || vs.Len() == 0 {

@@ -70,6 +70,32 @@ func editCSV(re, repl string) func(map[string]string) bool {
 	}
 }
 
+// editCRD applies a regular expression replacement (first match) to the first v1 CRD that has a match.
+func editCRD(re, repl string) func(map[string]string) bool {
+	rx := regexp.MustCompile(re)
+	return func(files map[string]string) bool {
+		var names []string
+		for n := range files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			c := files[n]
+			if !strings.HasPrefix(n, "manifests/") || !strings.Contains(c, "kind: CustomResourceDefinition") || !strings.Contains(c, "apiextensions.k8s.io/v1\n") {
+				continue
+			}
+			loc := rx.FindStringSubmatchIndex(c)
+			if loc == nil {
+				continue
+			}
+			out := string(rx.ExpandString(nil, repl, c, loc))
+			files[n] = c[:loc[0]] + out + c[loc[1]:]
+			return true
+		}
+		return false
+	}
+}
+
 func editAnnotations(re, repl string) func(map[string]string) bool {
 	rx := regexp.MustCompile(re)
 	return func(files map[string]string) bool {
@@ -128,6 +154,11 @@ func mutations() []mutation {
 			}
 			return false
 		}},
+		{"crd scope invalid", editCRD(`(?m)^(  scope: )\w+$`, "${1}Global")},
+		{"crd group without a dot", editCRD(`(?m)^(  group: )(\S+)$`, "${1}nodot")},
+		{"crd no served version", editCRD(`served: true`, "served: false")},
+		{"crd kind missing", editCRD(`(?m)^    kind: \S+\n`, "")},
+		{"crd plural upper case", editCRD(`(?m)^(    plural: )(\S+)$`, "${1}Upper${2}")},
 		{"related image empty", specLine("  relatedImages:\n  - name: empty\n    image: \"\"\n", `(?m)^  relatedImages:`)},
 		{"related image upper case", specLine("  relatedImages:\n  - name: upper\n    image: quay.io/Acme/Operator:v1\n", `(?m)^  relatedImages:`)},
 		{"release set, name not release-versioned", specLine("  release: \"2\"\n", `(?m)^  release:`)},
