@@ -232,14 +232,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 // templates pull nothing (an image neither the base's catalogs nor a bundle
 // directory resolves leaves its template "not verified", neutral).
 func defaultChecks(reg *registry.Client) []checks.Check {
-	if reg == nil {
-		return []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, checks.CRDSafety{}, checks.Templates{}}
-	}
-	return []checks.Check{
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: reg}},
-		checks.Templates{Images: checks.RegistryBundles{Client: reg}}, checks.Images{Registry: reg},
-	}
+	return checks.Default(checks.Deps{Bundles: reg, Images: reg})
 }
 
 func (s *Server) newRegistry() (*registry.Client, error) {

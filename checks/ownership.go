@@ -20,6 +20,9 @@ type Ownership struct{}
 
 func (Ownership) Name() string { return "ownership" }
 
+// Gates: the ownership verdict decides whether the costly checks run.
+func (Ownership) Gates() bool { return true }
+
 const (
 	ruleNotOwner       = "ownership.not-owner"
 	ruleNewPackage     = "ownership.new-package"

@@ -52,7 +52,7 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 	skipCostly := false
 	gated := false
 	for i, c := range r.checks {
-		if c.Name() == (Ownership{}).Name() {
+		if isGate(c) {
 			results[i], done[i] = r.runOne(ctx, c, pr), true
 			skipCostly, gated = results[i].SkipCostly, true
 		}

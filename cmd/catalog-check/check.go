@@ -95,19 +95,8 @@ Inside GitHub Actions, base, head and author default to the pull_request event's
 	}
 }
 
-// allChecks are the checks `check` can run, in the order it runs them.
-func allChecks(crdSafety checks.CRDSafety, templates checks.Templates, images checks.Images) []checks.Check {
-	return []checks.Check{checks.Ownership{}, checks.Validation{}, checks.Immutability{}, crdSafety, templates, images}
-}
-
-// checkNames are the names --checks takes.
-func checkNames() []string {
-	var out []string
-	for _, c := range allChecks(checks.CRDSafety{}, checks.Templates{}, checks.Images{}) {
-		out = append(out, c.Name())
-	}
-	return out
-}
+// checkNames are the names --checks takes: every check of the one list.
+func checkNames() []string { return checks.Names() }
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, getenv func(string) string) int {
 	switch o.output {
@@ -180,16 +169,19 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	// Without it crd-safety reads no bundle image (a bundle without
 	// olm.bundle.object is "CRDs not embedded, not compared") and no check
 	// makes a request.
-	crdSafety := checks.CRDSafety{}
-	templates := checks.Templates{}
+	deps := checks.Deps{Images: reg}
 	if slices.Contains(names, checks.Images{}.Name()) {
-		crdSafety.Manifests = checks.RegistryManifests{Client: reg}
-		templates.Images = checks.RegistryBundles{Client: reg}
+		deps.Bundles = reg
 	}
-	if o.pullTemplates {
-		templates.Images = checks.RegistryBundles{Client: reg}
+	all := checks.Default(deps)
+	if o.pullTemplates && deps.Bundles == nil {
+		// template check --pull: templates pull, crd-safety still reads no image.
+		for i, c := range all {
+			if pulling, ok := checks.Make(c.Name(), checks.Deps{Bundles: reg}); ok && c.Name() == (checks.Templates{}).Name() {
+				all[i] = pulling
+			}
+		}
 	}
-	all := allChecks(crdSafety, templates, checks.Images{Registry: reg})
 	var selected []checks.Check
 	for _, name := range names {
 		found := false

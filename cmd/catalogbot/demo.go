@@ -174,9 +174,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 		return err
 	}
 	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithRebuildHandler(rebuilder), app.WithChecks(
-		checks.Ownership{}, checks.Validation{}, checks.Immutability{},
-		checks.CRDSafety{Manifests: checks.RegistryManifests{Client: regClient}},
-		checks.Templates{Images: checks.RegistryBundles{Client: regClient}}, checks.Images{Registry: regClient}))
+		checks.Default(checks.Deps{Bundles: regClient, Images: regClient})...))
 	if err != nil {
 		return err
 	}
