@@ -90,11 +90,6 @@ func WithRebuildHandler(h RebuildHandler) ServerOption {
 	return func(o *serverOptions) { o.rebuild = h }
 }
 
-// WithGitHubHTTPClient sets the HTTP client used for GitHub's API.
-func WithGitHubHTTPClient(c *http.Client) ServerOption {
-	return func(o *serverOptions) { o.httpClient = c }
-}
-
 // withGitHubDeps replaces the GitHub side (tests).
 func withGitHubDeps(d *githubDeps) ServerOption {
 	return func(o *serverOptions) { o.github = d }
@@ -267,9 +262,6 @@ func newRegistryClient(cfg *Config, log *slog.Logger, authFiles ...string) (*reg
 
 // Handler is the server's HTTP routes (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// Metrics are the server's metrics.
-func (s *Server) Metrics() *Metrics { return s.metrics }
 
 // Queue is the server's queue.
 func (s *Server) Queue() *Queue { return s.queue }

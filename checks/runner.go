@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -138,9 +137,4 @@ func Overall(results []Result) Conclusion {
 		c = Worst(c, r.Conclusion)
 	}
 	return c
-}
-
-// SortResults orders results by check name.
-func SortResults(rs []Result) {
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Check < rs[j].Check })
 }

@@ -108,8 +108,3 @@ func lowerASCII(c byte) byte {
 	}
 	return c
 }
-
-// sameTeam compares org and team slugs the way GitHub does: case-insensitively.
-func sameTeam(p Principal, org, team string) bool {
-	return SameLogin(p.Org, org) && SameLogin(p.Team, team)
-}

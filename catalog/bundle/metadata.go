@@ -440,16 +440,6 @@ func readEntriesDoc(doc *catalog.Doc, file, key string) entriesRead {
 	return e
 }
 
-// firstDocument is the first document of a metadata file as Kubernetes' YAML-or-JSON decoder (opm's) reads
-// it: for JSON (the first character that is not space is '{') the first value; for YAML the text up to the
-// next '---' line after the first (whatever the first line is: a blank, a
-// comment or a '---' line starts the piece). nil with no finding: the document is empty and decodes to nothing. The findings
-// say why it does not decode.
-func firstDocument(name string, data []byte, lim catalog.Limits) (*catalog.Doc, []catalog.Finding) {
-	doc, _, fs := firstDocumentEnd(name, data, lim)
-	return doc, fs
-}
-
 // firstDocumentEnd is firstDocument, and the position after which the first document ends (its last line
 // for YAML; for JSON the first document's start).
 func firstDocumentEnd(name string, data []byte, lim catalog.Limits) (*catalog.Doc, catalog.Position, []catalog.Finding) {

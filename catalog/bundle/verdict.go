@@ -28,9 +28,6 @@ var strictRules = map[string]bool{
 	ruleDependencyValue: true,
 }
 
-// IsStrictRule says whether Strict raises the rule's warnings.
-func IsStrictRule(id string) bool { return strictRules[id] }
-
 // Strict raises the warnings of operator-registry's format and content checks to errors, in place: what a
 // bundle root with strict: true (or bundle validate --strict) asks.
 func Strict(findings []catalog.Finding) {

@@ -187,8 +187,5 @@ var preflightOnly = map[string]bool{
 	RuleNullableAdded: true, RuleDefaultAdded: true, RuleStatusFieldRemoved: true,
 }
 
-// PreflightOnly reports whether rule stands for a change only the preflight refuses.
-func PreflightOnly(rule string) bool { return preflightOnly[rule] }
-
 // PreflightOnlyNote ends the message of a preflight-only change under the compatibility profile.
 const PreflightOnlyNote = "OLM v1 will refuse this upgrade unless its preflight is disabled"

@@ -151,13 +151,6 @@ func (p Program) Walk(fn func(path string, flags *pflag.FlagSet)) {
 	walk(p.root(), "")
 }
 
-// Usage writes the program's help, as -h does.
-func (p Program) Usage(w io.Writer) {
-	root := p.root()
-	root.SetOut(w)
-	_ = root.Help()
-}
-
 func (p Program) root() *cobra.Command {
 	long := p.Long
 	if long == "" {
