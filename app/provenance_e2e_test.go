@@ -356,7 +356,9 @@ func TestCatalogUpdateOfABundleNeverBuilt(t *testing.T) {
 	files := bundleVersion("1.1.0", "etcdoperator.v1.0.0")
 	img := e.reg.host + "/acme/etcd-bundle@" + expectedBundleDigest(t, files, "operators/etcd/1.1.0")
 	_, pr := e.mergeBundle(files, "merge etcd 1.1.0")
-	db, err := sql.Open("sqlite", e.cfg.SQLitePath())
+	// The server writes to the same database: wait for its transactions as it waits for others' (SQLITE_BUSY
+	// under load otherwise).
+	db, err := sql.Open("sqlite", e.cfg.SQLitePath()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
 	}
