@@ -19,7 +19,9 @@
 // else from C). The policy is the one docs/policy.md describes for that
 // repository: every catalogs/v4.* root, bundle root operators with
 // ownersFromCIYaml and templatesFromCIYaml, the pipeline's image pattern, and
-// removals of pre-release versions (the repository prunes its nightly builds).
+// removals of pre-release versions (the repository prunes its nightly builds),
+// and crd-safety's compatibility profile (-crd-profile; the catalogs are
+// served by OLM v0 on OpenShift).
 package main
 
 import (
@@ -46,6 +48,7 @@ import (
 
 type options struct {
 	repo, checkBin, objects, roots, checks, cacheDir, jsonOut, only string
+	crdProfile                                                      string
 	n                                                               int
 	timeout                                                         time.Duration
 	keep                                                            bool
@@ -57,6 +60,7 @@ func main() {
 	flag.StringVar(&o.checkBin, "catalog-check", "", "the catalog-check binary (default: built from this source tree)")
 	flag.StringVar(&o.objects, "objects", "alternates", "how the scratch repository reaches REPO's objects: alternates or links (links to its pack files)")
 	flag.StringVar(&o.roots, "roots", "glob", `catalog roots in the policy: "glob" (catalogs/v4.*) or "literal" (each catalogs/v4.* directory of the base, listed)`)
+	flag.StringVar(&o.crdProfile, "crd-profile", "compatibility", `the policy's crdSafety.profile: "compatibility" (the catalogs are served by OLM v0 on OpenShift: the changes only OLM v1's preflight refuses are warnings) or "preflight"`)
 	flag.StringVar(&o.checks, "checks", "ownership,validation,immutability,crd-safety,templates", "checks to run")
 	flag.StringVar(&o.cacheDir, "cache-dir", "off", `catalog-check --cache-dir ("off": every run reads cold)`)
 	flag.StringVar(&o.jsonOut, "json", "", "also write one JSON line per pull request to this file")
@@ -225,7 +229,7 @@ func replay(ctx context.Context, o options, src, scratch, work string, c commit)
 	}
 	out.Kind, out.Package = classify(changed)
 	out.Author = firstReviewer(ctx, src, out.Package, c.parent, c.sha)
-	pol, err := policyFor(ctx, src, c.parent, o.roots)
+	pol, err := policyFor(ctx, src, c.parent, o.roots, o.crdProfile)
 	if err != nil {
 		return out, err
 	}
@@ -352,7 +356,7 @@ func firstReviewer(ctx context.Context, src, pkg string, revs ...string) string 
 }
 
 // policyFor is the maintainer's .catalogbot.yaml for the community repository at base.
-func policyFor(ctx context.Context, src, base, roots string) (string, error) {
+func policyFor(ctx context.Context, src, base, roots, crdProfile string) (string, error) {
 	var b strings.Builder
 	b.WriteString("version: 1\ncatalogs:\n")
 	switch roots {
@@ -386,6 +390,9 @@ bundles:
 removals:
   - versions: [prerelease]
 `)
+	if crdProfile != "" {
+		fmt.Fprintf(&b, "crdSafety:\n  profile: %s\n", crdProfile)
+	}
 	return b.String(), nil
 }
 
