@@ -285,7 +285,17 @@ func (c *nodeConverter) mapping(v *[]Field, keys *keyIndex, n *yaml.Node, depth 
 			return
 		}
 		kl, kc := c.pos(kn)
-		val := c.value(vn, depth+1)
+		var val Value
+		if next := i + 2; next < len(n.Content) && vn.Kind == yaml.ScalarNode && vn.Value == "" &&
+			vn.Line == n.Content[next].Line && vn.Column == n.Content[next].Column {
+			// An explicit key ("? k") with no value, then a key with properties ("! k2:"): goyaml.v3 places
+			// the empty value where the next key starts and gives it that key's tag; goyaml.v2 (opm's) gives
+			// the tag to the next key, and the value is null.
+			l, col := c.pos(vn)
+			val = Value{Kind: KindNull, Line: l, Col: col}
+		} else {
+			val = c.value(vn, depth+1)
+		}
 		if c.failed {
 			return
 		}
