@@ -296,13 +296,18 @@ func (f *Fake) SetBranch(owner, name, branchName, sha string) error {
 	if err != nil {
 		return err
 	}
-	b := r.branches[branchName]
+	r.setBranch(branchName, sha)
+	return nil
+}
+
+// setBranch points a branch at sha, creating it if needed; the caller holds the fake's lock.
+func (r *repo) setBranch(name, sha string) {
+	b := r.branches[name]
 	if b == nil {
 		b = &branch{}
-		r.branches[branchName] = b
+		r.branches[name] = b
 	}
 	b.sha = sha
-	return nil
 }
 
 // PushBranch moves a branch to sha as a git push does (creating it if needed): the open pull requests of
@@ -315,12 +320,7 @@ func (f *Fake) PushBranch(owner, name, branchName, sha string) error {
 	if err != nil {
 		return err
 	}
-	b := r.branches[branchName]
-	if b == nil {
-		b = &branch{}
-		r.branches[branchName] = b
-	}
-	b.sha = sha
+	r.setBranch(branchName, sha)
 	if r.gitDir != "" {
 		if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+branchName, sha); err != nil {
 			return err
