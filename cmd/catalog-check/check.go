@@ -177,8 +177,8 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	if o.pullTemplates && deps.Bundles == nil {
 		// template check --pull: templates pull, crd-safety still reads no image.
 		for i, c := range all {
-			if pulling, ok := checks.Make(c.Name(), checks.Deps{Bundles: reg}); ok && c.Name() == (checks.Templates{}).Name() {
-				all[i] = pulling
+			if c.Name() == (checks.Templates{}).Name() {
+				all[i], _ = checks.Make(c.Name(), checks.Deps{Bundles: reg})
 			}
 		}
 	}
