@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -115,7 +116,7 @@ func DiffContext(ctx context.Context, old, new []*CRD, opt Options) ([]Change, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, rule := range sortedRules(d.omitted) {
+	for _, rule := range slices.Sorted(maps.Keys(d.omitted)) {
 		d.out = append(d.out, Change{Finding: catalog.Finding{Rule: rule, Message: fmt.Sprintf(
 			"%d more %s changes not listed (a comparison keeps its first %d changes)", d.omitted[rule], rule, d.max)}, CRD: "~"})
 	}
@@ -195,15 +196,6 @@ type differ struct {
 	// max bounds out; omitted counts the changes left out, by rule.
 	max     int
 	omitted map[string]int
-}
-
-func sortedRules(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // step counts one unit of work and reports whether the diff must stop
