@@ -336,7 +336,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			}
 			return chain
 		}
-		r := previewRenderer(tmpl, pt, docsOf, pull)
+		r := newTemplateRendererFrom(tmpl, pt.Opm, pt.Catalogs, docsOf, nil, pull)
 		for _, c := range pt.Catalogs {
 			out, rf := r.render(ctx, c.MigrateLevel)
 			if out == nil {
@@ -690,21 +690,6 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBund
 		out = append(out, dirBundle{dir: dir, version: v, bundle: b})
 	}
 	return out
-}
-
-// previewRenderer is newTemplateRenderer over catalogs already parsed.
-func previewRenderer(tmpl *template.Template, pt PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), pull func(string) template.Resolver) *templateRenderer {
-	beh, err := template.BehaviourOf(pt.Opm)
-	if err != nil {
-		beh, _ = template.BehaviourOf("")
-	}
-	cr, _ := template.NewCatalogResolver("none")
-	for _, c := range pt.Catalogs {
-		if docs, ok := docsOf(c.Path); ok {
-			cr.Add(docs)
-		}
-	}
-	return &templateRenderer{tmpl: tmpl, beh: beh, catalogs: cr, pull: pull, done: map[string]*template.Output{}}
 }
 
 // dirFetcher resolves the references dirOf maps to a bundle directory of fsys by reading that directory, as
