@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -508,11 +509,7 @@ func (d *DirResolver) incomplete(img string) error {
 			return nil
 		}
 	}
-	dirs := make([]string, 0, len(x.failed))
-	for dir := range x.failed {
-		dirs = append(dirs, dir)
-	}
-	sort.Strings(dirs)
+	dirs := slices.Sorted(maps.Keys(x.failed))
 	return fmt.Errorf("%s could not be read (%v), so whether %s names one is not known: %w", searchedDirs(dirs), x.failed[dirs[0]], img, ErrIncomplete)
 }
 
