@@ -179,7 +179,6 @@ func addBasic(root *yaml.Node, add Addition, ed *textEdits) error {
 			entryLike = it
 		}
 		if !present {
-			entry := like(entryLike, "name", add.Name)
 			replaces := add.Replaces
 			if replaces == "" && len(add.Skips) == 0 {
 				// A CSV that names no predecessor would become a second head of the channel, which opm refuses:
@@ -188,9 +187,11 @@ func addBasic(root *yaml.Node, add Addition, ed *textEdits) error {
 					replaces = head
 				}
 			}
+			kv := []any{"name", add.Name}
 			if replaces != "" {
-				entry = like(entryLike, "name", add.Name, "replaces", replaces)
+				kv = append(kv, "replaces", replaces)
 			}
+			entry := like(entryLike, kv...)
 			if len(add.Skips) > 0 {
 				seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 				for _, s := range add.Skips {
