@@ -16,22 +16,6 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// writeTree writes files (slash paths) under a new directory and returns it.
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // layoutRepo is a catalog repository in the community layout: catalogs/v4.<n>/<package>/catalog.yaml,
 // operators/<package>/<version>/ bundle directories with ci.yaml (reviewers, a catalog mapping), the
 // pipeline's config.yaml, and a standalone template.
@@ -57,7 +41,7 @@ func layoutRepo(t *testing.T) string {
 		files["operators/"+b+"/metadata/annotations.yaml"] = bundleAnnotations
 		files["operators/"+b+"/manifests/csv.yaml"] = bundleCSV
 	}
-	return writeTree(t, files)
+	return writeBundle(t, files)
 }
 
 // TestInitCommunityLayout: init on a community-layout repository writes a policy catalogbot accepts, with
@@ -122,7 +106,7 @@ func TestInitCommunityLayout(t *testing.T) {
 
 // TestInitNeedsCatalogAndMaintainers: init says what it lacks instead of writing a policy catalogbot refuses.
 func TestInitNeedsCatalogAndMaintainers(t *testing.T) {
-	if code, _, errOut := runCLI(t, "init", "--repo", writeTree(t, map[string]string{"README.md": "x\n"}), "--maintainer", "alice"); code != exitCannotRun || !strings.Contains(errOut, "no file-based catalog found") {
+	if code, _, errOut := runCLI(t, "init", "--repo", writeBundle(t, map[string]string{"README.md": "x\n"}), "--maintainer", "alice"); code != exitCannotRun || !strings.Contains(errOut, "no file-based catalog found") {
 		t.Errorf("no catalog: exit %d: %s", code, errOut)
 	}
 	repo := t.TempDir()
