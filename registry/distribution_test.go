@@ -38,13 +38,7 @@ func (b *lockedBuffer) String() string {
 // user/pass and returns its host:port. It skips when the binary or htpasswd is absent (.ci/run installs both).
 func startDistribution(t *testing.T, user, pass string) string {
 	t.Helper()
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		bin = "/usr/bin/docker-registry"
-		if _, err := os.Stat(bin); err != nil {
-			t.Skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it): skipping the htpasswd auth tests")
-		}
-	}
+	bin := distributionBinary(t, ": skipping the htpasswd auth tests")
 	htpasswd, err := exec.LookPath("htpasswd")
 	if err != nil {
 		t.Skip("htpasswd is not installed (apt-get install apache2-utils; .ci/run installs it): skipping the htpasswd auth tests")
@@ -59,12 +53,7 @@ func startDistribution(t *testing.T, user, pass string) string {
 	if err := os.WriteFile(htfile, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := l.Addr().String()
-	l.Close()
+	host := freeLoopbackAddr(t)
 	config := fmt.Sprintf(`version: 0.1
 log:
   level: error
@@ -79,6 +68,40 @@ auth:
     realm: catalogbot-test
     path: %q
 `, filepath.Join(dir, "storage"), host, htfile)
+	// The unauthenticated /v2/ answers 401 once the registry is up.
+	serveDistribution(ctx, t, bin, dir, host, config, http.StatusUnauthorized)
+	return host
+}
+
+// distributionBinary finds docker-registry; it skips (the message ending in why) when absent.
+func distributionBinary(t *testing.T, why string) string {
+	t.Helper()
+	bin, err := exec.LookPath("docker-registry")
+	if err != nil {
+		bin = "/usr/bin/docker-registry"
+		if _, err := os.Stat(bin); err != nil {
+			t.Skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)" + why)
+		}
+	}
+	return bin
+}
+
+// freeLoopbackAddr returns a host:port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+	return host
+}
+
+// serveDistribution writes config into dir, runs bin serve on it until the test ends, and waits until
+// GET http://host/v2/ answers ready.
+func serveDistribution(ctx context.Context, t *testing.T, bin, dir, host, config string, ready int) {
+	t.Helper()
 	cfgPath := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -95,16 +118,13 @@ auth:
 		cmd.Process.Kill()
 		<-done
 	})
-
-	// Wait for the unauthenticated /v2/ to answer 401.
 	probe := &http.Client{Timeout: time.Second}
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+"/v2/", nil)
-		resp, err := probe.Do(req)
-		if err == nil {
+		if resp, err := probe.Do(req); err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusUnauthorized {
-				return host
+			if resp.StatusCode == ready {
+				return
 			}
 		}
 		select {

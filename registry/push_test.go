@@ -3,10 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -115,53 +112,11 @@ func TestPushOnceConcurrentDistribution(t *testing.T) {
 // startPlainDistribution runs docker-registry without authentication on 127.0.0.1; it skips when absent.
 func startPlainDistribution(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		bin = "/usr/bin/docker-registry"
-		if _, err := os.Stat(bin); err != nil {
-			t.Skip("docker-registry is not installed (apt-get install docker-registry; .ci/run installs it)")
-		}
-	}
+	bin := distributionBinary(t, "")
 	ctx := testCtx(t)
 	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	host := l.Addr().String()
-	l.Close()
+	host := freeLoopbackAddr(t)
 	cfg := fmt.Sprintf("version: 0.1\nlog:\n  level: error\n  accesslog: {disabled: true}\nstorage:\n  filesystem: {rootdirectory: %q}\nhttp:\n  addr: %s\n", filepath.Join(dir, "storage"), host)
-	cfgPath := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve", cfgPath)
-	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-done
-	})
-	probe := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+"/v2/", nil)
-		if resp, err := probe.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return host
-			}
-		}
-		select {
-		case <-done:
-			t.Fatalf("docker-registry exited early: %s", logs.String())
-		case <-ctx.Done():
-			t.Fatalf("docker-registry did not answer on %s: %s", host, logs.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	serveDistribution(ctx, t, bin, dir, host, cfg, http.StatusOK)
+	return host
 }
