@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -110,7 +111,7 @@ func (r *reader) readMetadata(list []scanned) error {
 		for _, f := range files {
 			if f.ann.holds {
 				where = f.ann.pos
-				r.add(ruleAnnotationNotString, f.ann.badPos, "opm cannot read the annotations of %s (%s), so it skips the file", f.name, orText(f.ann.bad, "the package, channels and default channel are all empty"))
+				r.add(ruleAnnotationNotString, f.ann.badPos, "opm cannot read the annotations of %s (%s), so it skips the file", f.name, cmp.Or(f.ann.bad, "the package, channels and default channel are all empty"))
 				break
 			}
 		}
@@ -139,13 +140,6 @@ func (r *reader) readMetadata(list []scanned) error {
 		r.b.Properties = props.prop.entries
 	}
 	return nil
-}
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // checkAmbiguous refuses metadata a person could read otherwise than opm: a second file with bundle
