@@ -468,23 +468,13 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 	author := func(login string) []string {
 		return []string{"GIT_AUTHOR_NAME=" + login, "GIT_AUTHOR_EMAIL=" + login + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + when}
 	}
-	mergeTree := func(ours, theirs string) (string, bool, error) {
-		out, err := r.git(nil, nil, "merge-tree", "--write-tree", "--no-messages", ours, theirs)
-		if err != nil {
-			if strings.Contains(err.Error(), "exit status 1") {
-				return "", true, nil
-			}
-			return "", false, err
-		}
-		return strings.Fields(out)[0], false, nil
-	}
 	body := ""
 	if message != nil {
 		body = *message
 	}
 	switch method {
 	case "merge":
-		tree, conflict, err := mergeTree(base, p.HeadSHA)
+		tree, conflict, err := r.mergedTree("", base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}
@@ -497,7 +487,7 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 		sha, err := r.git(nil, append(author(p.Author), committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
 		return sha, false, err
 	case "squash":
-		tree, conflict, err := mergeTree(base, p.HeadSHA)
+		tree, conflict, err := r.mergedTree("", base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}
