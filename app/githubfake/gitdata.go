@@ -474,7 +474,7 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 	}
 	switch method {
 	case "merge":
-		tree, conflict, err := r.mergedTree("", base, p.HeadSHA)
+		tree, conflict, err := r.mergedTree(base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}
@@ -487,7 +487,7 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 		sha, err := r.git(nil, append(author(p.Author), committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
 		return sha, false, err
 	case "squash":
-		tree, conflict, err := r.mergedTree("", base, p.HeadSHA)
+		tree, conflict, err := r.mergedTree(base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}

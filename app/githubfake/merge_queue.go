@@ -45,7 +45,7 @@ func (f *Fake) QueueMergeGroup(owner, name string, numbers ...int) (MergeGroup, 
 			g.BaseRef, g.BaseSHA = "refs/heads/"+p.BaseRef, r.branches[p.BaseRef].sha
 			g.HeadSHA = g.BaseSHA
 		}
-		tree, conflict, err := r.mergedTree("", g.HeadSHA, p.HeadSHA)
+		tree, conflict, err := r.mergedTree(g.HeadSHA, p.HeadSHA)
 		if err != nil || conflict {
 			f.mu.Unlock()
 			return MergeGroup{}, nil, fmt.Errorf("githubfake: #%d does not merge onto the group (conflict %v): %v", n, conflict, err)

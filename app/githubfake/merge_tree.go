@@ -33,14 +33,9 @@ func (r *repo) gitRun(env []string, args ...string) (string, int, error) {
 	return out.String(), 0, nil
 }
 
-// mergedTree is the tree of merging theirs into ours (from base, when set, as a cherry-pick does); conflict
-// when it does not apply.
-func (r *repo) mergedTree(base, ours, theirs string) (tree string, conflict bool, err error) {
-	args := []string{"merge-tree", "--write-tree", "--no-messages"}
-	if base != "" {
-		args = append(args, "--merge-base="+base)
-	}
-	out, code, err := r.gitRun(nil, append(args, ours, theirs)...)
+// mergedTree is the tree of merging theirs into ours; conflict when it does not apply.
+func (r *repo) mergedTree(ours, theirs string) (tree string, conflict bool, err error) {
+	out, code, err := r.gitRun(nil, "merge-tree", "--write-tree", "--no-messages", ours, theirs)
 	switch {
 	case err != nil:
 		return "", false, err
