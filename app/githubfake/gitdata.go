@@ -33,6 +33,16 @@ func (r *repo) git(stdin []byte, env []string, args ...string) (string, error) {
 	if r.gitDir == "" {
 		return "", fmt.Errorf("the repository has no git directory")
 	}
+	out, stderr, err := r.runGit(stdin, env, args)
+	if err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// runGit runs git on the repository's bare directory and returns its output, its standard error and how it
+// ended.
+func (r *repo) runGit(stdin []byte, env, args []string) (out, stderr string, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
@@ -41,12 +51,10 @@ func (r *repo) git(stdin []byte, env []string, args ...string) (string, error) {
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(out.String()), nil
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
 func (r *repo) objectType(sha string) string {

@@ -1,36 +1,25 @@
 package githubfake
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
-	"time"
 )
 
 // Merged trees for the merge queue's groups (merge_queue.go), computed with git itself.
 
 // gitRun runs git on the bare directory and returns its output and exit code (a non-zero code is no error).
 func (r *repo) gitRun(env []string, args ...string) (string, int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.gitDir)
-	cmd.Env = append(cmd.Env, env...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	err := cmd.Run()
+	out, stderr, err := r.runGit(nil, env, args)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		return out.String(), ee.ExitCode(), nil
+		return out, ee.ExitCode(), nil
 	}
 	if err != nil {
-		return "", -1, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		return "", -1, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr)
 	}
-	return out.String(), 0, nil
+	return out, 0, nil
 }
 
 // mergedTree is the tree of merging theirs into ours; conflict when it does not apply.
