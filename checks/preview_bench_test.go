@@ -2,8 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,24 +23,10 @@ import (
 func BenchmarkPreview(b *testing.B) {
 	td := sharedTestdata(b)
 	base := fstest.MapFS{}
-	add := func(src, dst string) {
-		_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			base[filepath.ToSlash(filepath.Join(dst, rel))] = &fstest.MapFile{Data: data}
-			return nil
-		})
-	}
-	add(filepath.Join(td, "bundles", rmqPkg), "operators/"+rmqPkg)
+	addTree(base, filepath.Join(td, "bundles", rmqPkg), "operators/"+rmqPkg)
 	var roots []policy.Catalog
 	for _, v := range []string{"v4.18", "v4.19", "v4.20", "v4.21", "v4.22"} {
-		add(filepath.Join(td, "templates", "catalogs", v, rmqPkg), "catalogs/"+v+"/"+rmqPkg)
+		addTree(base, filepath.Join(td, "templates", "catalogs", v, rmqPkg), "catalogs/"+v+"/"+rmqPkg)
 		roots = append(roots, policy.Catalog{Path: "catalogs/" + v})
 	}
 	head := fstest.MapFS{}

@@ -24,25 +24,11 @@ func BenchmarkTemplatesCheckOnePackage(b *testing.B) {
 	}
 	base := fstest.MapFS{}
 	var roots []policy.Catalog
-	add := func(src, dst string) {
-		_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			base[filepath.ToSlash(filepath.Join(dst, rel))] = &fstest.MapFile{Data: data}
-			return nil
-		})
-	}
 	for _, v := range []string{"v4.15", "v4.16", "v4.17", "v4.18", "v4.19", "v4.20", "v4.21"} {
-		add(filepath.Join(root, "catalogs", v, "kube-green"), "catalogs/"+v+"/kube-green")
+		addTree(base, filepath.Join(root, "catalogs", v, "kube-green"), "catalogs/"+v+"/kube-green")
 		roots = append(roots, policy.Catalog{Path: "catalogs/" + v})
 	}
-	add(filepath.Join(root, "operators", "kube-green"), "operators/kube-green")
+	addTree(base, filepath.Join(root, "operators", "kube-green"), "operators/kube-green")
 	head := fstest.MapFS{}
 	for k, v := range base {
 		head[k] = v
@@ -66,4 +52,20 @@ func BenchmarkTemplatesCheckOnePackage(b *testing.B) {
 			b.Fatalf("%s: %d findings: %v", res.Conclusion, len(res.Findings), res.Findings)
 		}
 	}
+}
+
+// addTree puts every file under src into fsys under dst (the walk stops at the first error, unreported).
+func addTree(fsys fstest.MapFS, src, dst string) {
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fsys[filepath.ToSlash(filepath.Join(dst, rel))] = &fstest.MapFile{Data: data}
+		return nil
+	})
 }
