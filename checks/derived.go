@@ -62,12 +62,12 @@ func NotDerivedReason(pr *PullRequest) string {
 }
 
 func derive(ctx context.Context, pr *PullRequest) (*Derivation, string) {
+	if pr.Provenance == nil {
+		return nil, "nothing tells who made the pull request"
+	}
 	d, why := deriveContent(ctx, pr)
 	if d == nil {
 		return nil, why
-	}
-	if pr.Provenance == nil {
-		return nil, "nothing tells who made the pull request"
 	}
 	if ok, why := pr.Provenance.MadeUpdate(ctx, d.Package); !ok {
 		return nil, why
@@ -85,9 +85,6 @@ type derivedAddition struct{ template, image, dir string }
 
 // deriveContent is the part of the derivation read from the two revisions alone.
 func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
-	if pr.Provenance == nil {
-		return nil, "nothing tells who made the pull request"
-	}
 	if len(pr.Files) == 0 || len(pr.Files) > maxDerivedFiles || len(pr.Changes.Bundles) > 0 {
 		return nil, "it changes no file, too many files, or bundle directories"
 	}
