@@ -218,10 +218,7 @@ func (p *Package) bundleVersions() map[string]blang.Version {
 // ParseSkipRange parses a skipRange as opm parses it when it validates a catalog (blang/semver v4 ranges,
 // as operator-registry v1.69+ checks them): the rule channel.skiprange-invalid of validate, for callers that
 // meet a skipRange before it is in a catalog (a bundle's CSV annotation olm.skipRange).
-func ParseSkipRange(s string) error {
-	_, err := parseRange(s)
-	return err
-}
+func ParseSkipRange(s string) (blang.Range, error) { return parseRange(s) }
 
 // parseRange parses a range in opm's syntax (blang/semver v4), turning a
 // panic of the parser on hostile input into an error.

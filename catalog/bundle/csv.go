@@ -150,12 +150,10 @@ func (r *reader) checkUpgradeFields() {
 		case sr.Kind != catalog.KindString:
 			r.add(ruleCSVSkipRange, sr.Pos(m.File), "the olm.skipRange annotation is %s, not a string", sr.Kind)
 		case sr.Str() != "":
-			if err := catalog.ParseSkipRange(sr.Str()); err != nil {
+			if rg, err := catalog.ParseSkipRange(sr.Str()); err != nil {
 				r.add(ruleCSVSkipRange, sr.Pos(m.File), "olm.skipRange %q does not parse as opm parses a skipRange (%v): every catalog this bundle joins would fail opm validate", sr.Str(), err)
-			} else if ownErr == nil {
-				if rg, err := blang.ParseRange(sr.Str()); err == nil && rangeAdmitsAtLeast(rg, own) {
-					warn(sr.Pos(m.File), "olm.skipRange %q admits %s, this bundle's version, or a higher one: a skipRange names the versions this one upgrades from", sr.Str(), own)
-				}
+			} else if ownErr == nil && rangeAdmitsAtLeast(rg, own) {
+				warn(sr.Pos(m.File), "olm.skipRange %q admits %s, this bundle's version, or a higher one: a skipRange names the versions this one upgrades from", sr.Str(), own)
 			}
 		}
 	}

@@ -266,7 +266,7 @@ func (r *reader) checkDependencyValues() {
 		case "olm.package":
 			need("packageName", "version")
 			if s := lastString(v, "version"); s != nil && *s != "" {
-				if err := catalog.ParseSkipRange(*s); err != nil {
+				if _, err := catalog.ParseSkipRange(*s); err != nil {
 					r.add(ruleDependencyValue, d.Pos, "the olm.package dependency's version range %q does not parse: %v", *s, err)
 				}
 			}
