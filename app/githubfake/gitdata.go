@@ -472,10 +472,8 @@ func (r *repo) hasCommit(sha string) bool {
 // committer is GitHub. conflict reports changes that do not merge cleanly.
 func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *string) (sha string, conflict bool, err error) {
 	when := f.now().UTC().Format(time.RFC3339)
-	committer := []string{"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_COMMITTER_DATE=" + when}
-	author := func(login string) []string {
-		return []string{"GIT_AUTHOR_NAME=" + login, "GIT_AUTHOR_EMAIL=" + login + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + when}
-	}
+	committer := githubCommitter(when)
+	author := userAuthor(p.Author, when)
 	body := ""
 	if message != nil {
 		body = *message
@@ -492,7 +490,7 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 				body = p.Title
 			}
 		}
-		sha, err := r.git(nil, append(author(p.Author), committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
+		sha, err := r.git(nil, append(author, committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
 		return sha, false, err
 	case "squash":
 		tree, conflict, err := r.mergedTree(base, p.HeadSHA)
@@ -506,7 +504,7 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 		if body != "" {
 			args = append(args, "-m", body)
 		}
-		sha, err := r.git(nil, append(author(p.Author), committer...), args...)
+		sha, err := r.git(nil, append(author, committer...), args...)
 		return sha, false, err
 	default: // rebase: each commit of the pull request, oldest first, applied on the new base
 		list, err := r.git(nil, nil, "rev-list", "--reverse", "--topo-order", "--no-merges", base+".."+p.HeadSHA)
@@ -538,6 +536,16 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 		}
 		return cur, false, nil
 	}
+}
+
+// userAuthor is the git environment of a commit authored by a GitHub user (their noreply address) at date.
+func userAuthor(login, date string) []string {
+	return []string{"GIT_AUTHOR_NAME=" + login, "GIT_AUTHOR_EMAIL=" + login + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + date}
+}
+
+// githubCommitter is the git environment of a commit committed by GitHub at date.
+func githubCommitter(date string) []string {
+	return []string{"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_COMMITTER_DATE=" + date}
 }
 
 // applyCommit applies the change from parent to c onto onto's tree and returns the new tree.

@@ -51,8 +51,7 @@ func (f *Fake) QueueMergeGroup(owner, name string, numbers ...int) (MergeGroup, 
 			return MergeGroup{}, nil, fmt.Errorf("githubfake: #%d does not merge onto the group (conflict %v): %v", n, conflict, err)
 		}
 		stamp := fmt.Sprintf("%d +0000", f.now().Unix())
-		env := []string{"GIT_AUTHOR_NAME=" + p.Author, "GIT_AUTHOR_EMAIL=" + p.Author + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + stamp,
-			"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_COMMITTER_DATE=" + stamp}
+		env := append(userAuthor(p.Author, stamp), githubCommitter(stamp)...)
 		msg := fmt.Sprintf("Merge pull request #%d from %s\n\n%s", p.Number, p.HeadRef, p.Title)
 		if g.HeadSHA, err = r.git(nil, env, "commit-tree", tree, "-m", msg, "-p", g.HeadSHA, "-p", p.HeadSHA); err != nil {
 			f.mu.Unlock()
