@@ -149,12 +149,15 @@ func OpenShared(path string, objects *ObjectCache) (*Repo, error) {
 		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
 	}
 	var dot billy.Filesystem = osfs.New(gitDir)
+	// A linked work tree's git directory names, in commondir, the directory that holds the objects.
+	objectsDir := filepath.Join(gitDir, "objects")
 	if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		dir := strings.TrimSpace(string(common))
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(gitDir, dir)
 		}
 		dot = dotgit.NewRepositoryFilesystem(dot, osfs.New(dir))
+		objectsDir = filepath.Join(dir, "objects")
 	}
 	// No LargeObjectThreshold: with one, go-git streams big packed objects
 	// through a delta reader that copies its input over and over (a 20 MB
@@ -162,14 +165,6 @@ func OpenShared(path string, objects *ObjectCache) (*Repo, error) {
 	// before reading: packed objects carry them in their headers, and loose
 	// objects are read by openLoose.
 	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(objectCacheSize), filesystem.Options{})
-	objectsDir := filepath.Join(gitDir, "objects")
-	if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		dir := strings.TrimSpace(string(common))
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(gitDir, dir)
-		}
-		objectsDir = filepath.Join(dir, "objects")
-	}
 	dirs := []objectDir{{fs: dot, prefix: "objects"}}
 	alts, err := alternates(objectsDir)
 	if err != nil {
