@@ -155,9 +155,7 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, opt crd.Op
 		}
 		return code
 	}
-	for _, f := range findings {
-		writeFinding(stderr, f, true)
-	}
+	printFindings(stderr, findings)
 	if broken {
 		fmt.Fprintln(stderr, "crd-diff: could not evaluate the upgrade")
 		return code
