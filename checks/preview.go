@@ -263,22 +263,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 	newDirs := dirFetcher(pr.Head.FS, func(ref string) (string, bool) { dir, ok := byImage[ref]; return dir, ok })
 	// Each committed catalog is parsed once: its blobs resolve the templates' images and it is the "before"
 	// of the graphs and of validation.
-	parsed := map[string][]catalog.Doc{}
-	docsOf := func(file string) ([]catalog.Doc, bool) {
-		if docs, ok := parsed[file]; ok {
-			return docs, docs != nil
-		}
-		data, err := readFileCapped(pr.Base.FS, file, maxFileOf(lim))
-		var docs []catalog.Doc
-		if err == nil && data != nil {
-			docs, _ = catalog.ParseFile(file, data, lim)
-			if docs == nil {
-				docs = []catalog.Doc{}
-			}
-		}
-		parsed[file] = docs
-		return docs, docs != nil
-	}
+	docsOf := newRenderCache(pr).docsOf
 	for _, pt := range pts {
 		if ctx.Err() != nil {
 			pp.Unverified = ctx.Err().Error()
