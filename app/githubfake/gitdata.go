@@ -223,27 +223,27 @@ func (f *Fake) createCommit(c *call) reply {
 	// As GitHub documents it: the author is the authenticated user (the App's bot) and now unless given; the
 	// committer is the author unless given.
 	bot := f.BotLogin()
-	author := identity{Name: bot, Email: bot + "@users.noreply.github.com", Date: f.now().UTC().Format(time.RFC3339)}
-	if in.Author != nil {
-		if in.Author.Name == "" || in.Author.Email == "" {
-			return validationFailed("Commit", "author", "invalid", "author needs a name and an email")
+	// given, when set, replaces def; without a date it takes def's.
+	pick := func(field string, given *identity, def identity) (identity, reply, bool) {
+		if given == nil {
+			return def, reply{}, true
 		}
-		date := in.Author.Date
-		if date == "" {
-			date = author.Date
+		if given.Name == "" || given.Email == "" {
+			return identity{}, validationFailed("Commit", field, "invalid", field+" needs a name and an email"), false
 		}
-		author = identity{Name: in.Author.Name, Email: in.Author.Email, Date: date}
+		id := *given
+		if id.Date == "" {
+			id.Date = def.Date
+		}
+		return id, reply{}, true
 	}
-	committer := author
-	if in.Committer != nil {
-		if in.Committer.Name == "" || in.Committer.Email == "" {
-			return validationFailed("Commit", "committer", "invalid", "committer needs a name and an email")
-		}
-		date := in.Committer.Date
-		if date == "" {
-			date = author.Date
-		}
-		committer = identity{Name: in.Committer.Name, Email: in.Committer.Email, Date: date}
+	author, rep, ok := pick("author", in.Author, identity{Name: bot, Email: bot + "@users.noreply.github.com", Date: f.now().UTC().Format(time.RFC3339)})
+	if !ok {
+		return rep
+	}
+	committer, rep, ok := pick("committer", in.Committer, author)
+	if !ok {
+		return rep
 	}
 	for _, d := range []string{author.Date, committer.Date} {
 		if _, err := time.Parse(time.RFC3339, d); err != nil {
