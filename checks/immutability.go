@@ -165,10 +165,8 @@ func immutabilityFindings(pr *PullRequest, sev catalog.Severity) []catalog.Findi
 		if b.Head == nil {
 			version := path.Base(b.Dir)
 			if b.Base.CSV != nil {
-				if v := b.Base.CSV.Value.Get("spec"); v != nil && v.Kind == catalog.KindObject {
-					if ver := v.Get("version"); ver != nil && ver.Kind == catalog.KindString {
-						version = ver.Str()
-					}
+				if ver := csvString(b.Base, "spec", "version"); ver != nil {
+					version = ver.Str()
 				}
 			}
 			removal(ruleBundleRemoved, b.Package, version, b.Base.Channels, catalog.Position{File: b.Files[0].Path},
