@@ -80,7 +80,6 @@ func (m *Merger) acquireLease(ctx context.Context, owner, repo string) (release 
 			return nil, err
 		}
 		if ok {
-			m.metricLease(true)
 			return func() {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				defer cancel()
@@ -90,7 +89,7 @@ func (m *Merger) acquireLease(ctx context.Context, owner, repo string) (release 
 			}, nil
 		}
 		if now.After(deadline) {
-			m.metricLease(false)
+			m.stats.leaseWaits.Add(1)
 			j, _ := rand.Int(rand.Reader, big.NewInt(2000))
 			return nil, river.JobSnooze(time.Second + time.Duration(j.Int64())*time.Millisecond)
 		}

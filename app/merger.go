@@ -81,12 +81,6 @@ type mergeStats struct {
 	evaluations, judgements, rechecks, merges, leaseWaits atomic.Int64
 }
 
-func (m *Merger) metricLease(taken bool) {
-	if !taken {
-		m.stats.leaseWaits.Add(1)
-	}
-}
-
 // newMerger builds the merge evaluation; setQueue completes it.
 func newMerger(gh installationClients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger) *Merger {
 	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second}
