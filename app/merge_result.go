@@ -85,6 +85,7 @@ func rootsOf(pol *policy.Policy) (catalogs, bundles []string) {
 // pkgs: the policy file, or a path in the folder of one of the packages under a catalog or bundle root.
 func relevantChange(pol *policy.Policy, pkgs []string, changes []gitfs.Change) string {
 	catalogs, bundles := rootsOf(pol)
+	roots := append(catalogs, bundles...)
 	for _, c := range changes {
 		for _, p := range []string{c.Path, c.OldPath} {
 			if p == "" {
@@ -93,7 +94,7 @@ func relevantChange(pol *policy.Policy, pkgs []string, changes []gitfs.Change) s
 			if p == policy.FileName {
 				return p
 			}
-			for _, root := range append(append([]string(nil), catalogs...), bundles...) {
+			for _, root := range roots {
 				if _, pkg, ok := packageDirOf(root, p); ok && slices.Contains(pkgs, pkg) {
 					return p
 				}
