@@ -402,9 +402,6 @@ func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch
 	return res, b.r.updates.setUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
 }
 
-// maxTemplateFileBytes bounds a template read for a catalog update.
-const maxTemplateFileBytes = 4 << 20
-
 func dedupeStrings(s []string) []string {
 	out := s[:0]
 	for i, v := range s {
