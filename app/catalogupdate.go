@@ -269,7 +269,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		if len(pending) == 0 {
 			pending = added
 		}
-		return b.openOrUpdatePull(ctx, res, branch, branchHead, pkg, pending, all, paths)
+		return b.openOrUpdatePull(ctx, res, open, branch, branchHead, pkg, pending, all, paths)
 	}
 	msg := fmt.Sprintf("Catalog update: add %s to %s\n\nBundle images pushed from %s.\n\n%s\n", strings.Join(added, ", "), pkg, a.SHA, catalogUpdateMarker)
 	c, _, err := b.gh.Git.CreateCommit(ctx, a.Owner, a.Repo, &github.Commit{Message: github.String(msg), Tree: tree,
@@ -293,7 +293,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if len(pending) == 0 {
 		pending = added
 	}
-	return b.openOrUpdatePull(ctx, res, branch, c.GetSHA(), pkg, pending, all, paths)
+	return b.openOrUpdatePull(ctx, res, open, branch, c.GetSHA(), pkg, pending, all, paths)
 }
 
 // sameUpdate says whether the branch's head is the App's own commit of tree on commit.
@@ -375,16 +375,12 @@ func pendingBundles(file string, mainSrc, newSrc []byte, rendered map[string][]b
 	return names
 }
 
-// openOrUpdatePull shows the branch, whose head is the App's commit head, in a pull request, and records
-// which.
-func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, branch, head, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
+// openOrUpdatePull shows the branch, whose head is the App's commit head, in a pull request (the first of
+// open, the branch's open pull requests, or a new one), and records which.
+func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, open []*github.PullRequest, branch, head, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
 	a := b.a
 	title := fmt.Sprintf("Catalog update: %s %s", pkg, strings.Join(added, ", "))
 	body := catalogUpdateBody(pkg, added, adds, a.SHA, paths)
-	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})
-	if err != nil {
-		return res, fmt.Errorf("listing the pull requests of %s: %w", branch, err)
-	}
 	if len(open) > 0 {
 		pr, _, err := b.gh.PullRequests.Edit(ctx, a.Owner, a.Repo, open[0].GetNumber(), &github.PullRequest{Title: github.String(title), Body: github.String(body)})
 		if err != nil {
