@@ -286,11 +286,13 @@ func (c *nodeConverter) mapping(v *[]Field, keys *keyIndex, n *yaml.Node, depth 
 		}
 		kl, kc := c.pos(kn)
 		var val Value
-		if next := i + 2; next < len(n.Content) && vn.Kind == yaml.ScalarNode && vn.Value == "" &&
-			vn.Line == n.Content[next].Line && vn.Column == n.Content[next].Column {
+		if next := i + 2; vn.Kind == yaml.ScalarNode && vn.Value == "" &&
+			((next < len(n.Content) && vn.Line == n.Content[next].Line && vn.Column == n.Content[next].Column) ||
+				(vn.Line > kn.Line && vn.Column < n.Column)) {
 			// An explicit key ("? k") with no value, then a key with properties ("! k2:"): goyaml.v3 places
 			// the empty value where the next key starts and gives it that key's tag; goyaml.v2 (opm's) gives
-			// the tag to the next key, and the value is null.
+			// the tag to the next key, and the value is null. The same holds when the properties stand
+			// left of the mapping (" ? k\n!"): they belong to no value of it, and the value is null.
 			l, col := c.pos(vn)
 			val = Value{Kind: KindNull, Line: l, Col: col}
 		} else {
