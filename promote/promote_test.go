@@ -1,0 +1,44 @@
+package promote
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/policy"
+)
+
+// TestComputeRealTemplates: promoting the 22 community packages of the shared test data from v4.22 to v4.23
+// renders each mapped package's new catalog from its template, byte for byte the committed v4.22 catalog
+// (same template, same migrate level), adds v4.23 to the mapping, and skips the packages without a v4.22
+// catalog with that reason.
+func TestComputeRealTemplates(t *testing.T) {
+	if _, err := os.Stat(sharedTemplates); err != nil {
+		t.Skipf("the shared test data is absent (%s)", sharedTemplates)
+	}
+	fsys := os.DirFS(sharedTemplates)
+	plan, err := Compute(context.Background(), fsys, policy.Default(), Options{From: "v4.22", To: "v4.23"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pk := range plan.Packages {
+		t.Logf("%s: %s %s %s (%s) %v %v", pk.Name, pk.Outcome, pk.Method, pk.Strategy, pk.StrategyFrom, pk.Reason, pk.Notes)
+		if pk.Outcome != Promoted {
+			continue
+		}
+		for _, f := range pk.Files {
+			if path.Base(f.Path) != "catalog.yaml" {
+				continue
+			}
+			old, err := os.ReadFile(path.Join(sharedTemplates, "catalogs", "v4.22", pk.Name, "catalog.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(old, f.Data) && len(pk.Notes) == 0 {
+				t.Errorf("%s: the v4.23 catalog differs from v4.22's and no note says so", pk.Name)
+			}
+		}
+	}
+}
