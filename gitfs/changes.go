@@ -1,10 +1,13 @@
 package gitfs
 
 import (
+	"bytes"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"path"
 
@@ -228,44 +231,186 @@ func joinPath(dir, name string) string {
 
 // MergeBase returns the best common ancestor of two commits, the commit
 // GitHub diffs a pull request's head against. With several equally good
-// ones, the first go-git reports is returned.
+// ones (criss-cross merges), the one committed last is returned, the first
+// git merge-base --all lists.
 func (r *Repo) MergeBase(ctx context.Context, a, b Hash) (Hash, error) {
 	if err := ctx.Err(); err != nil {
 		return Hash{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ca, err := r.commit(a)
-	if err != nil {
-		return Hash{}, err
-	}
-	cb, err := r.commit(b)
-	if err != nil {
-		return Hash{}, err
+	for _, h := range []Hash{a, b} {
+		if _, err := r.parents(h); err != nil {
+			return Hash{}, fmt.Errorf("commit %s: %w", h, err)
+		}
 	}
 	// A pull request is most often a few commits on top of its base: when one commit is a near ancestor of
-	// the other, it is their merge base, found without go-git's walk of every ancestor of the whole history.
+	// the other, it is their merge base, found without walking the histories by date.
 	if r.nearAncestor(a, b) {
 		return a, nil
 	}
 	if r.nearAncestor(b, a) {
 		return b, nil
 	}
-	bases, err := ca.MergeBase(cb)
+	bases, err := r.mergeBases(ctx, a, b)
 	if err != nil {
 		return Hash{}, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
 	}
 	if len(bases) == 0 {
 		return Hash{}, fmt.Errorf("merge base of %s and %s: %w", a, b, ErrNoMergeBase)
 	}
-	return bases[0].Hash, nil
+	return bases[0], nil
+}
+
+// Flags of mergeBases' walk.
+const (
+	fromA = 1 << iota
+	fromB
+	stale
+	found
+)
+
+// mergeBases finds the common ancestors of a and b that are no ancestor of another common ancestor, newest
+// first, as git merge-base --all does: walking both histories newest commit first, a commit reached from both
+// sides is a candidate and what lies below it is stale; the walk ends when only stale commits are queued.
+// (Written here rather than through go-git's object.Commit.MergeBase, which links go-git's OpenPGP
+// signature support into every program using gitfs.)
+func (r *Repo) mergeBases(ctx context.Context, a, b Hash) ([]Hash, error) {
+	flags := map[Hash]int{}
+	q := &commitQueue{}
+	push := func(h Hash, f int) error {
+		ci, err := r.commitInfo(ctx, h)
+		if err != nil {
+			return err
+		}
+		flags[h] |= f
+		heap.Push(q, queued{h: h, when: ci.when, parents: ci.parents})
+		return nil
+	}
+	if err := push(a, fromA); err != nil {
+		return nil, err
+	}
+	if err := push(b, fromB); err != nil {
+		return nil, err
+	}
+	var cands []queued
+	for q.live(flags) {
+		if len(flags) > maxMergeBaseWalk {
+			return nil, fmt.Errorf("walked over %d commits", maxMergeBaseWalk)
+		}
+		c := heap.Pop(q).(queued)
+		f := flags[c.h] & (fromA | fromB | stale)
+		if f == fromA|fromB {
+			if flags[c.h]&found == 0 {
+				flags[c.h] |= found
+				cands = append(cands, c)
+			}
+			f |= stale
+		}
+		for _, p := range c.parents {
+			if flags[p]&f == f {
+				continue
+			}
+			if err := push(p, f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []queued
+	for _, c := range cands {
+		if flags[c.h]&stale == 0 {
+			out = append(out, c)
+		}
+	}
+	// A candidate that is an ancestor of another is not a best common ancestor.
+	var bases []Hash
+	for i, c := range out {
+		redundant := false
+		for j, d := range out {
+			if i != j && !redundant {
+				anc, err := r.isAncestor(ctx, c.h, d.h)
+				if err != nil {
+					return nil, err
+				}
+				redundant = anc
+			}
+		}
+		if !redundant {
+			bases = append(bases, c.h)
+		}
+	}
+	return bases, nil
+}
+
+// maxMergeBaseWalk bounds the commits mergeBases and isAncestor look at.
+const maxMergeBaseWalk = 1 << 20
+
+// isAncestor reports whether a is an ancestor of b.
+func (r *Repo) isAncestor(ctx context.Context, a, b Hash) (bool, error) {
+	seen := map[Hash]bool{b: true}
+	todo := []Hash{b}
+	for len(todo) > 0 {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if h == a {
+			return true, nil
+		}
+		if len(seen) > maxMergeBaseWalk {
+			return false, fmt.Errorf("walked over %d commits", maxMergeBaseWalk)
+		}
+		ci, err := r.commitInfo(ctx, h)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range ci.parents {
+			if !seen[p] {
+				seen[p] = true
+				todo = append(todo, p)
+			}
+		}
+	}
+	return false, nil
+}
+
+// queued is a commit waiting in mergeBases' walk.
+type queued struct {
+	h       Hash
+	when    time.Time
+	parents []Hash
+}
+
+// commitQueue is a heap of commits, newest committer time first (ties by hash, for a fixed order).
+type commitQueue []queued
+
+func (q commitQueue) Len() int { return len(q) }
+func (q commitQueue) Less(i, j int) bool {
+	if !q[i].when.Equal(q[j].when) {
+		return q[i].when.After(q[j].when)
+	}
+	return bytes.Compare(q[i].h[:], q[j].h[:]) < 0
+}
+func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
+}
+
+// live reports whether a queued commit is not yet stale: the walk goes on while one is.
+func (q commitQueue) live(flags map[Hash]int) bool {
+	for _, c := range q {
+		if flags[c.h]&stale == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // maxNearAncestor bounds the commits nearAncestor looks at.
 const maxNearAncestor = 256
 
 // nearAncestor reports whether a is b or one of the maxNearAncestor commits nearest b among its ancestors
-// (breadth first, every parent). false says nothing. The caller holds r.mu.
+// (breadth first, every parent). false says nothing.
 func (r *Repo) nearAncestor(a, b Hash) bool {
 	seen := map[Hash]bool{b: true}
 	queue := []Hash{b}
@@ -275,11 +420,11 @@ func (r *Repo) nearAncestor(a, b Hash) bool {
 		if h == a {
 			return true
 		}
-		c, err := r.repo.CommitObject(h)
+		ps, err := r.parents(h)
 		if err != nil {
 			return false
 		}
-		for _, p := range c.ParentHashes {
+		for _, p := range ps {
 			if !seen[p] {
 				seen[p] = true
 				queue = append(queue, p)

@@ -269,3 +269,85 @@ func TestParents(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeBaseAndRevisionsAgreeWithGit builds a history with criss-cross merges (two best common ancestors)
+// and compares MergeBase with git merge-base, and Resolve's ~N and ^N suffixes with git rev-parse.
+func TestMergeBaseAndRevisionsAgreeWithGit(t *testing.T) {
+	dir := t.TempDir()
+	date := 1700000000
+	commit := func(msg string, args ...string) {
+		date += 60
+		cmd := append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)
+		env := fmt.Sprintf("%d +0000", date)
+		t.Setenv("GIT_COMMITTER_DATE", env)
+		t.Setenv("GIT_AUTHOR_DATE", env)
+		runGit(t, dir, append(cmd, "-m", msg)...)
+	}
+	runGit(t, dir, "init", "-q", "-b", "main")
+	commit("root", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "branch", "x")
+	commit("m1", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "checkout", "-q", "x")
+	commit("x1", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "branch", "y")
+	// criss-cross: x merges main, main merges y (=x1), so main and x have two best common ancestors.
+	commit("x merges main", "merge", "-q", "--no-ff", "main")
+	runGit(t, dir, "checkout", "-q", "main")
+	commit("main merges x1", "merge", "-q", "--no-ff", "y")
+	commit("m2", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "checkout", "-q", "x")
+	commit("x2", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "checkout", "-q", "--orphan", "alone")
+	commit("unrelated", "commit", "-q", "--allow-empty")
+	runGit(t, dir, "checkout", "-q", "main")
+	runGit(t, dir, "tag", "-a", "-m", "tag", "t1", "main~1")
+
+	r := openRepo(t, dir)
+	ctx := context.Background()
+	for _, rev := range []string{"main", "main~1", "main~", "main^", "main^0", "main~1^2", "main^^", "x~1^2~1", "t1", "t1~1^1", "x~2", "HEAD~1^1~0"} {
+		want := strings.TrimSpace(runGit(t, dir, "rev-parse", rev+"^{commit}"))
+		got, err := r.Resolve(rev)
+		if err != nil || got.String() != want {
+			t.Errorf("Resolve(%q) = %s, %v; git rev-parse: %s", rev, got, err, want)
+		}
+		// The same with the base spelled as an abbreviated hash.
+		base, suffix := rev, ""
+		if i := strings.IndexAny(rev, "~^"); i >= 0 {
+			base, suffix = rev[:i], rev[i:]
+		}
+		short := strings.TrimSpace(runGit(t, dir, "rev-parse", base+"^{commit}"))[:8] + suffix
+		if got, err := r.Resolve(short); err != nil || got.String() != want {
+			t.Errorf("Resolve(%q) = %s, %v, want %s", short, got, err, want)
+		}
+	}
+	for _, bad := range []string{"main~1x", "main^3", "x~99", "~1", "main^99999999999999999999"} {
+		if got, err := r.Resolve(bad); err == nil {
+			t.Errorf("Resolve(%q) = %s, want an error", bad, got)
+		}
+	}
+	pairs := [][2]string{{"main", "x"}, {"x", "main"}, {"main~1", "x"}, {"x~1", "main"}, {"main", "main~2"}, {"y", "x"}}
+	for _, p := range pairs {
+		all := strings.Fields(runGit(t, dir, "merge-base", "--all", p[0], p[1]))
+		a, _ := r.Resolve(p[0])
+		b, _ := r.Resolve(p[1])
+		got, err := r.MergeBase(ctx, a, b)
+		if err != nil || !slices.Contains(all, got.String()) {
+			t.Errorf("MergeBase(%s, %s) = %s, %v; git merge-base --all: %v", p[0], p[1], got, err, all)
+		}
+		bases, err := r.mergeBases(ctx, a, b)
+		var gotAll []string
+		for _, h := range bases {
+			gotAll = append(gotAll, h.String())
+		}
+		slices.Sort(gotAll)
+		slices.Sort(all)
+		if err != nil || !slices.Equal(gotAll, all) {
+			t.Errorf("mergeBases(%s, %s) = %v, %v; git merge-base --all: %v", p[0], p[1], gotAll, err, all)
+		}
+	}
+	a, _ := r.Resolve("main")
+	b, _ := r.Resolve("alone")
+	if got, err := r.MergeBase(ctx, a, b); !errors.Is(err, ErrNoMergeBase) {
+		t.Errorf("MergeBase(main, alone) = %s, %v, want ErrNoMergeBase", got, err)
+	}
+}

@@ -18,11 +18,10 @@ import (
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/osfs"
-	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
@@ -50,8 +49,8 @@ type Repo struct {
 	// objects/info/alternates names (clones made with --reference, shared object stores), in git's order.
 	objDirs []objectDir
 
-	mu   sync.Mutex // guards repo's storage
-	repo *git.Repository
+	mu sync.Mutex // guards st: go-git's file storage
+	st *alternateStorage
 
 	packsOnce sync.Once
 	packs     *packReader // opened on first use
@@ -176,11 +175,10 @@ func OpenShared(path string, objects *ObjectCache) (*Repo, error) {
 	r := &Repo{path: path, dot: dot, objDirs: dirs, objects: objects, key: gitDir}
 	// go-git does not follow alternates outside the repository's own directory: what it asks for and does not
 	// find is read here from the alternates.
-	repo, err := git.Open(&alternateStorage{Storage: st, r: r}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("opening git repository %s: %w", path, err)
+	r.st = &alternateStorage{Storage: st, r: r}
+	if _, err := r.st.Reference(plumbing.HEAD); err != nil {
+		return nil, fmt.Errorf("opening git repository %s: no HEAD: %w", path, err)
 	}
-	r.repo = repo
 	if r.objects == nil {
 		r.objects = NewObjectCache()
 	}
@@ -225,60 +223,140 @@ func findGitDir(dir string) (string, error) {
 // a full reference name such as refs/pull/7/head, and ~N / ^N suffixes.
 // Revision forms that search history (^{/text}, @{...}) and path forms
 // (rev:path) are refused.
+//
+// The revision is read here rather than by go-git's Repository.ResolveRevision:
+// that was all gitfs used of go-git's top-level package, which links its
+// transports (HTTP, SSH, the git protocol) and OpenPGP into every program
+// using gitfs and costs each of them start-up time and memory.
 func (r *Repo) Resolve(rev string) (Hash, error) {
 	if err := checkRev(rev); err != nil {
 		return Hash{}, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(rev) == 40 && isHex(rev) {
-		h := plumbing.NewHash(rev)
-		c, err := r.peel(h)
-		if err != nil {
-			return Hash{}, fmt.Errorf("resolving %s: %w", rev, err)
-		}
-		return c, nil
+	base, suffix := rev, ""
+	if i := strings.IndexAny(rev, "~^"); i >= 0 {
+		base, suffix = rev[:i], rev[i:]
 	}
-	if len(rev) >= 4 && isHex(rev) {
-		// An abbreviated hash: unlike go-git, which takes the first match,
-		// refuse an ambiguous one, as git does.
-		if h, ok, err := r.shortHash(rev); err != nil || ok {
-			return h, err
-		}
+	if base == "" {
+		return Hash{}, fmt.Errorf("resolving revision %q: nothing before %q", rev, suffix[:1])
 	}
-	h, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+	h, err := r.resolveBase(base)
 	if err != nil {
 		return Hash{}, fmt.Errorf("resolving revision %q: %w", rev, err)
 	}
-	if _, err := r.repo.CommitObject(*h); err != nil {
-		return Hash{}, fmt.Errorf("resolving revision %q: %s is not a commit: %w", rev, h, err)
-	}
-	return *h, nil
-}
-
-// shortHash resolves a hex-looking rev: as a ref when one has that name (git
-// prefers refs to abbreviated hashes; go-git does not), else as the one
-// commit whose hash starts with it (through annotated tags). ok is false when
-// nothing matches: the caller then resolves rev as a revision. The caller
-// holds r.mu.
-func (r *Repo) shortHash(rev string) (Hash, bool, error) {
-	for _, name := range []string{rev, "refs/" + rev, "refs/tags/" + rev, "refs/heads/" + rev, "refs/remotes/" + rev} {
-		if ref, err := r.repo.Reference(plumbing.ReferenceName(name), true); err == nil {
-			c, err := r.peel(ref.Hash())
-			return c, err == nil, err
+	for suffix != "" {
+		op := suffix[0]
+		suffix = suffix[1:]
+		n, digits := 1, 0
+		for digits < len(suffix) && '0' <= suffix[digits] && suffix[digits] <= '9' {
+			digits++
+		}
+		if digits > 0 {
+			if n, err = strconv.Atoi(suffix[:digits]); err != nil {
+				return Hash{}, fmt.Errorf("resolving revision %q: %q is not a number", rev, suffix[:digits])
+			}
+		}
+		suffix = suffix[digits:]
+		if suffix != "" && suffix[0] != '~' && suffix[0] != '^' {
+			return Hash{}, fmt.Errorf("resolving revision %q: unexpected %q after %c", rev, suffix, op)
+		}
+		if h, err = r.walkParents(h, op, n); err != nil {
+			return Hash{}, fmt.Errorf("resolving revision %q: %w", rev, err)
 		}
 	}
-	prefixer, ok := r.repo.Storer.(interface {
-		HashesWithPrefix(prefix []byte) ([]plumbing.Hash, error)
-	})
-	if !ok {
-		return Hash{}, false, nil
+	return h, nil
+}
+
+// walkParents applies one suffix: ~n is the n-th first-parent ancestor, ^n the n-th parent (^0 the commit
+// itself).
+func (r *Repo) walkParents(h Hash, op byte, n int) (Hash, error) {
+	if op == '^' {
+		if n == 0 {
+			return h, nil
+		}
+		ps, err := r.parents(h)
+		if err != nil {
+			return Hash{}, err
+		}
+		if n > len(ps) {
+			return Hash{}, fmt.Errorf("commit %s has %d parents, not %d", h, len(ps), n)
+		}
+		return ps[n-1], nil
 	}
+	for i := 0; i < n; i++ {
+		ps, err := r.parents(h)
+		if err != nil {
+			return Hash{}, err
+		}
+		if len(ps) == 0 {
+			return Hash{}, fmt.Errorf("commit %s has no parent (%d generations back)", h, i)
+		}
+		h = ps[0]
+	}
+	return h, nil
+}
+
+// parents reads a commit's parents, in order.
+func (r *Repo) parents(h Hash) ([]Hash, error) {
+	typ, data, err := r.readAny(h)
+	if err != nil {
+		return nil, err
+	}
+	if typ != plumbing.CommitObject {
+		return nil, fmt.Errorf("%s is a %s, not a commit", h, typ)
+	}
+	ci, err := decodeCommit(data)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return ci.parents, nil
+}
+
+// refRules are the places a short name is looked for, in git's order (git rev-parse, "SPECIFYING
+// REVISIONS").
+var refRules = [...]string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD"}
+
+// resolveBase resolves a revision without suffixes to a commit: a full hash, a reference (which git prefers to
+// an abbreviated hash of the same spelling), an abbreviated hash.
+func (r *Repo) resolveBase(base string) (Hash, error) {
+	if len(base) == 40 && isHex(base) {
+		return r.peel(plumbing.NewHash(base))
+	}
+	for _, rule := range refRules {
+		if h, ok := r.reference(fmt.Sprintf(rule, base)); ok {
+			return r.peel(h)
+		}
+	}
+	if len(base) >= 4 && isHex(base) {
+		// An abbreviated hash: refuse an ambiguous one, as git does.
+		h, ok, err := r.shortHash(base)
+		if err != nil || ok {
+			return h, err
+		}
+	}
+	return Hash{}, fmt.Errorf("no reference or commit named %q", base)
+}
+
+// reference resolves a reference name (through symbolic references) to the hash it names.
+func (r *Repo) reference(name string) (Hash, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref, err := storer.ResolveReference(r.st, plumbing.ReferenceName(name))
+	if err != nil {
+		return Hash{}, false
+	}
+	return ref.Hash(), true
+}
+
+// shortHash resolves an abbreviated hash to the one commit whose hash starts with it (through annotated tags).
+// ok is false when nothing matches.
+func (r *Repo) shortHash(rev string) (Hash, bool, error) {
 	even, err := hex.DecodeString(rev[:len(rev)&^1])
 	if err != nil {
 		return Hash{}, false, nil
 	}
-	cands, err := prefixer.HashesWithPrefix(even)
+	r.mu.Lock()
+	cands, err := r.st.HashesWithPrefix(even)
+	r.mu.Unlock()
 	if err != nil {
 		return Hash{}, false, fmt.Errorf("resolving %s: %w", rev, err)
 	}
@@ -303,16 +381,59 @@ func (r *Repo) shortHash(rev string) (Hash, bool, error) {
 // peel returns the commit h names, through annotated tags.
 func (r *Repo) peel(h Hash) (Hash, error) {
 	for range 10 {
-		if _, err := r.repo.CommitObject(h); err == nil {
-			return h, nil
-		}
-		t, err := r.repo.TagObject(h)
+		typ, data, err := r.readAny(h)
 		if err != nil {
-			return Hash{}, fmt.Errorf("%s is not a commit or a tag in %s", h, r.path)
+			return Hash{}, fmt.Errorf("%s is not a commit or a tag in %s: %w", h, r.path, err)
 		}
-		h = t.Target
+		switch typ {
+		case plumbing.CommitObject:
+			return h, nil
+		case plumbing.TagObject:
+			target, err := tagTarget(data)
+			if err != nil {
+				return Hash{}, fmt.Errorf("tag %s: %w", h, err)
+			}
+			h = target
+		default:
+			return Hash{}, fmt.Errorf("%s is a %s, not a commit or a tag", h, typ)
+		}
 	}
 	return Hash{}, fmt.Errorf("%s: tag chain too long", h)
+}
+
+// tagTarget reads the object an annotated tag names from its first header, "object <hash>".
+func tagTarget(data []byte) (Hash, error) {
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	val, ok := bytes.CutPrefix(line, []byte("object "))
+	if !ok || len(val) != 40 || !isHex(string(val)) {
+		return Hash{}, fmt.Errorf("malformed object line %q", line)
+	}
+	return plumbing.NewHash(string(val)), nil
+}
+
+// readAny reads a commit or tag sized object of any type: through this package's readers, else through
+// go-git's storage (packs they leave to it).
+func (r *Repo) readAny(h Hash) (plumbing.ObjectType, []byte, error) {
+	typ, data, err := r.readNative(h, plumbing.AnyObject)
+	if err == nil || (!errors.Is(err, errFallback) && !errors.Is(err, errNotLoose)) {
+		return typ, data, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj, err := r.st.Storage.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return 0, nil, missing(err)
+	}
+	if obj.Size() > maxAlternateObject {
+		return 0, nil, fmt.Errorf("object %s is %d bytes, over %d: %w", h, obj.Size(), maxAlternateObject, ErrTooLarge)
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rd.Close()
+	data, err = io.ReadAll(io.LimitReader(rd, maxAlternateObject+1))
+	return obj.Type(), data, err
 }
 
 func checkRev(rev string) error {
@@ -342,15 +463,6 @@ func isHex(s string) bool {
 		}
 	}
 	return true
-}
-
-// commit loads a commit object. The caller holds r.mu.
-func (r *Repo) commit(h Hash) (*object.Commit, error) {
-	c, err := r.repo.CommitObject(h)
-	if err != nil {
-		return nil, fmt.Errorf("commit %s: %w", h, err)
-	}
-	return c, nil
 }
 
 // entry is one item of a decoded tree.
@@ -428,7 +540,7 @@ func (r *Repo) blobSize(h Hash) (int64, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	obj, err := r.repo.Storer.EncodedObject(plumbing.BlobObject, h)
+	obj, err := r.st.EncodedObject(plumbing.BlobObject, h)
 	if err != nil {
 		return 0, fmt.Errorf("blob %s: %w", h, missing(err))
 	}
@@ -480,7 +592,7 @@ func (r *Repo) readObject(h Hash, typ plumbing.ObjectType, check func(size int64
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	obj, err := r.repo.Storer.EncodedObject(typ, h)
+	obj, err := r.st.EncodedObject(typ, h)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", typ, h, missing(err))
 	}
