@@ -126,6 +126,8 @@ func Load(ctx context.Context, fsys fs.FS, lim Limits) (*Bundle, []catalog.Findi
 			manifests = e
 		case "metadata":
 			metadata = e
+		default:
+			r.others = append(r.others, e)
 		}
 	}
 	if (manifests == nil || !isDirOrLink(manifests)) && (metadata == nil || !isDirOrLink(metadata)) {
@@ -175,9 +177,17 @@ type reader struct {
 	lim      Limits
 	b        *Bundle
 	findings []catalog.Finding
-	files    int      // files and folders listed
-	total    int64    // bytes of the files listed
-	readData [][]byte // every file read, for the compressed size
+	files    int           // files and folders listed
+	total    int64         // bytes of the files listed
+	readData []readFile    // every file read, for the compressed size
+	listed   []scanned     // the regular files of manifests/ and metadata/ listed (the size counts them all)
+	others   []fs.DirEntry // the entries of the bundle directory besides manifests/ and metadata/ (the size counts them)
+}
+
+// readFile is one file read, by name.
+type readFile struct {
+	name string
+	data []byte
 }
 
 func (r *reader) add(rule string, pos catalog.Position, format string, args ...any) {
@@ -234,6 +244,7 @@ func (r *reader) scan(dir string) (top []scanned, over bool, err error) {
 					return nil, false, fmt.Errorf("reading %s: %w", name, err)
 				}
 				size = info.Size()
+				r.listed = append(r.listed, scanned{name: name, size: size})
 				r.total += size
 				if r.total > r.lim.MaxTotalBytes {
 					r.add(ruleTooLarge, catalog.Position{File: name}, "manifests/ and metadata/ hold more than %d bytes (the bound of a bundle) once %s (%d bytes) is counted; nothing was read", r.lim.MaxTotalBytes, name, size)
@@ -278,8 +289,34 @@ func (r *reader) read(f scanned) ([]byte, bool, error) {
 		r.add(ruleNotRegular, catalog.Position{File: f.name}, "%s changed while the bundle was read (%d bytes listed, %d read); it was not read", f.name, f.size, n)
 		return nil, false, nil
 	}
-	r.readData = append(r.readData, data[:n:n])
+	r.readData = append(r.readData, readFile{name: f.name, data: data[:n:n]})
 	return data[:n:n], true, nil
+}
+
+// readQuiet reads a file the listing found, of the size it gave, for the compressed size only: nothing is
+// recorded. ok is false when the file is no longer the regular file listed.
+func (r *reader) readQuiet(f scanned) ([]byte, bool, error) {
+	if err := r.ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	fh, err := r.fsys.Open(f.name)
+	if err != nil {
+		return nil, false, err
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !info.Mode().IsRegular() || info.Size() != f.size {
+		return nil, false, nil
+	}
+	data := make([]byte, f.size+1)
+	n, err := io.ReadFull(fh, data)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, false, err
+	}
+	return data[:n:n], int64(n) == f.size, nil
 }
 
 // readManifests reads every file of manifests/ (one object each, as opm reads them).

@@ -482,3 +482,76 @@ func TestMigrateUnknownLevel(t *testing.T) {
 		t.Fatalf("Migrate with an unknown level: %v, want an error naming the known levels", err)
 	}
 }
+
+// TestBundleSizeCountsTheWholeDirectory: the compressed size counts every file of the bundle directory, as
+// operator-framework/api's loader does (a regression case: catalogbot once counted only manifests/ and
+// metadata/), never follows a link, and says when it could not count rather than passing.
+func TestBundleSizeCountsTheWholeDirectory(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	noise := make([]byte, 1100<<10)
+	for i := range noise {
+		noise[i] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ+/"[rnd.IntN(64)]
+	}
+	sizeFindings := func(fs []catalog.Finding) []catalog.Finding {
+		var out []catalog.Finding
+		for _, f := range fs {
+			if f.Rule == ruleBundleSize {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, name := range []string{"tests/scorecard/noise.txt", ".git/objects/pack/x.pack", "bundle.Dockerfile", "manifests/.backup"} {
+		m := goodBundle()
+		m[name] = &fstest.MapFile{Data: noise}
+		_, fs := load(t, m)
+		got := sizeFindings(fs)
+		if len(got) != 1 || got[0].Severity != catalog.SeverityError || !strings.Contains(got[0].Message, "over OLM's bound") || !strings.Contains(got[0].Message, name) || got[0].Position.String() != "manifests/etcd.csv.yaml:1:1" {
+			t.Errorf("%s of %d noisy bytes: size findings %v, want one error at the CSV naming the file", name, len(noise), got)
+		}
+	}
+	// Near the bound: a warning.
+	m := goodBundle()
+	m["tests/noise.txt"] = &fstest.MapFile{Data: noise[:950<<10]}
+	_, fs := load(t, m)
+	if got := sizeFindings(fs); len(got) != 1 || got[0].Severity != catalog.SeverityWarning || !strings.Contains(got[0].Message, "near OLM's bound") {
+		t.Errorf("950 KiB of noise beside manifests/: %v, want one warning", got)
+	}
+	// Too many files to count: could not verify, a warning, not a pass.
+	m = goodBundle()
+	for i := range 20 {
+		m[fmt.Sprintf("tests/f%02d", i)] = &fstest.MapFile{Data: []byte("x")}
+	}
+	_, fs, err := Load(context.Background(), m, Limits{MaxFiles: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sizeFindings(fs); len(got) != 1 || got[0].Severity != catalog.SeverityWarning || !strings.Contains(got[0].Message, "not checked") {
+		t.Errorf("20 files beside manifests/, bound 10: %v, want one could-not-check warning", got)
+	}
+	// A link beside manifests/ is not followed (operator-sdk would read through it; catalogbot never does).
+	dir := t.TempDir()
+	for name, f := range goodBundle() {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "noise")
+	if err := os.WriteFile(outside, noise, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "noise")); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	_, fs, err = Load(context.Background(), os.DirFS(dir), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sizeFindings(fs); len(got) != 0 {
+		t.Errorf("a link to noise beside manifests/: %v, want it not followed", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"strings"
 
@@ -77,7 +78,7 @@ func verdictRules() []catalog.Rule {
 		{ID: ruleCRDInvalid, Severity: catalog.SeverityError, Source: api, Summary: "a CRD's metadata.name is not <spec.names.plural>.<spec.group>, or its spec.scope is neither Cluster nor Namespaced (the API server's CRD validation)", Hint: "name the CRD <plural>.<group> and set scope: Namespaced or Cluster"},
 		{ID: ruleRelatedImage, Severity: catalog.SeverityError, Source: api, Summary: "an entry of the CSV's spec.relatedImages has an empty or invalid image pull spec (upper case in the repository, say)", Hint: "write the image as registry/repository[:tag][@sha256:digest], repository in lower case"},
 		{ID: ruleReleaseName, Severity: catalog.SeverityError, Source: api, Summary: "spec.release is set but the CSV's name is not <package>-v<version>-<release>, or spec.release is not dot-separated pre-release identifiers", Hint: "name the CSV <package>-v<version>-<release>, e.g. etcd-v1.0.0-2"},
-		{ID: ruleBundleSize, Severity: catalog.SeverityError, Source: api, Summary: "the bundle's files, gzip-compressed and base64-encoded, exceed 1 MiB (OLM's bound; a warning above 85%); counted over manifests/ and metadata/", Hint: "shrink what the bundle ships: a smaller icon, fewer or smaller CRD descriptions"},
+		{ID: ruleBundleSize, Severity: catalog.SeverityError, Source: api, Summary: "the bundle's files, gzip-compressed and base64-encoded, exceed 1 MiB (OLM's bound; a warning above 85%); counted as operator-sdk counts it, over every file of the bundle directory (manifests/, metadata/ and anything else there, hidden files too; links are not followed)", Hint: "shrink what the bundle ships: a smaller icon, fewer or smaller CRD descriptions"},
 		{ID: ruleDependencyValue, Severity: catalog.SeverityWarning, Source: "operator-registry bundle validation (opm alpha bundle validate)", Summary: "a dependency's value is not what its type needs (olm.gvk without group, version or kind; olm.package without name or with a version range that does not parse; olm.label without label; olm.constraint without cel, all, any or not)", Hint: "complete the dependency, e.g. {group: etcd.database.coreos.com, kind: EtcdCluster, version: v1beta2}"},
 	}
 }
@@ -184,47 +185,123 @@ func (r *reader) checkRelease() {
 	}
 }
 
-// checkSize: the compressed size as operator-framework/api counts it (each file gzip-compressed, then
-// base64-encoded). Only a bundle whose files could reach 85% of the bound is compressed.
+// checkSize: the compressed size as operator-framework/api counts it (operator-sdk bundle validate, the
+// bundle validator's size check): every regular file below the bundle directory, at any depth and hidden or
+// not (manifests/, metadata/, and whatever else the directory holds: tests/, a Dockerfile, ...), each
+// gzip-compressed, then base64-encoded. Links are never followed (the loader already refuses those in
+// manifests/ and metadata/). Only a bundle whose files could reach 85% of the bound is compressed; the files
+// not read for the bundle itself are read only then, within the bundle's bounds.
 func (r *reader) checkSize() {
-	raw := 0
-	for _, d := range r.readData {
-		raw += len(d)
+	read := make(map[string]bool, len(r.readData))
+	var raw int64
+	for _, f := range r.readData {
+		read[f.name] = true
+		raw += int64(len(f.data))
 	}
-	if raw*4/3+1024 < maxBundleSize*85/100 {
-		return
+	var rest []scanned
+	for _, f := range r.listed {
+		if !read[f.name] {
+			rest = append(rest, f)
+			raw += f.size
+		}
 	}
-	// First at gzip's fastest level, which compresses text far less than the default level the validator
-	// uses: well below the warning line, the exact size cannot reach it.
-	if compressedSize(r.readData, gzip.BestSpeed) < maxBundleSize*85/100*9/10 {
-		return
+	over := ""
+	for _, e := range r.others {
+		if over != "" {
+			break
+		}
+		if !e.IsDir() && !e.Type().IsRegular() {
+			continue // a link is never followed (fs.WalkDir would follow one at its root)
+		}
+		err := fs.WalkDir(r.fsys, e.Name(), func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				over = fmt.Sprintf("%s could not be listed (%v)", name, err)
+				return fs.SkipAll
+			}
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+			r.files++
+			if r.files > r.lim.MaxFiles {
+				over = fmt.Sprintf("the bundle directory holds more than %d files and folders", r.lim.MaxFiles)
+				return fs.SkipAll
+			}
+			if !d.Type().IsRegular() {
+				return nil // a folder is walked; a link is never followed
+			}
+			info, err := d.Info()
+			if err != nil {
+				over = fmt.Sprintf("%s could not be listed (%v)", name, err)
+				return fs.SkipAll
+			}
+			raw += info.Size()
+			if raw > r.lim.MaxTotalBytes {
+				over = fmt.Sprintf("the bundle directory holds more than %d bytes", r.lim.MaxTotalBytes)
+				return fs.SkipAll
+			}
+			rest = append(rest, scanned{name: name, size: info.Size()})
+			return nil
+		})
+		if err != nil && over == "" {
+			over = err.Error()
+		}
 	}
-	total := compressedSize(r.readData, gzip.DefaultCompression)
 	pos := catalog.Position{File: "manifests"}
 	if r.b.CSV != nil {
 		pos = r.b.CSV.Pos
 	}
+	rl := ruleByID(ruleBundleSize)
+	if over != "" {
+		// Could not verify: neither a pass nor a failure.
+		r.findings = append(r.findings, catalog.Finding{Rule: ruleBundleSize, Severity: catalog.SeverityWarning, Position: pos, Package: r.b.Package, Hint: rl.Hint,
+			Message: fmt.Sprintf("the bundle's compressed size was not checked: %s (operator-sdk counts every file of the bundle directory)", over)})
+		return
+	}
+	if raw*4/3+1024 < maxBundleSize*85/100 {
+		return
+	}
+	files := make([]readFile, 0, len(r.readData)+len(rest))
+	files = append(files, r.readData...)
+	for _, f := range rest {
+		data, ok, err := r.readQuiet(f)
+		if err != nil || !ok {
+			msg := "it changed while it was read"
+			if err != nil {
+				msg = err.Error()
+			}
+			r.findings = append(r.findings, catalog.Finding{Rule: ruleBundleSize, Severity: catalog.SeverityWarning, Position: pos, Package: r.b.Package, Hint: rl.Hint,
+				Message: fmt.Sprintf("the bundle's compressed size was not checked: %s could not be read (%s)", f.name, msg)})
+			return
+		}
+		files = append(files, readFile{name: f.name, data: data})
+	}
+	// First at gzip's fastest level, which compresses text far less than the default level the validator
+	// uses: well below the warning line, the exact size cannot reach it.
+	if total, _ := compressedSize(files, gzip.BestSpeed); total < maxBundleSize*85/100*9/10 {
+		return
+	}
+	total, largest := compressedSize(files, gzip.DefaultCompression)
+	biggest := "the largest compressed is " + files[largest].name
 	switch {
 	case total > maxBundleSize:
-		r.add(ruleBundleSize, pos, "the bundle is %d bytes compressed (gzip, base64), over OLM's bound of %d bytes (%d bytes uncompressed)", total, maxBundleSize, raw)
+		r.add(ruleBundleSize, pos, "the bundle is %d bytes compressed (gzip, base64, every file of the bundle directory), over OLM's bound of %d bytes (%d bytes uncompressed; %s)", total, maxBundleSize, raw, biggest)
 	case total > maxBundleSize*85/100:
-		rl := ruleByID(ruleBundleSize)
 		r.findings = append(r.findings, catalog.Finding{Rule: ruleBundleSize, Severity: catalog.SeverityWarning, Position: pos, Package: r.b.Package, Hint: rl.Hint,
-			Message: fmt.Sprintf("the bundle is %d bytes compressed (gzip, base64), near OLM's bound of %d bytes", total, maxBundleSize)})
+			Message: fmt.Sprintf("the bundle is %d bytes compressed (gzip, base64, every file of the bundle directory), near OLM's bound of %d bytes (%s)", total, maxBundleSize, biggest)})
 	}
 }
 
 // compressedSize is the size of the files gzip-compressed at level, then base64-encoded, each on its own,
-// side by side.
-func compressedSize(files [][]byte, level int) int {
+// side by side; largest is the index of the file that compresses the largest.
+func compressedSize(files []readFile, level int) (n, largest int) {
 	sizes := make([]int, len(files))
 	total := 0
-	for _, d := range files {
-		total += len(d)
+	for _, f := range files {
+		total += len(f.data)
 	}
 	// One compressor per worker, reset for each file: a compressor's state is large to allocate.
 	writers := make([]*gzip.Writer, runtime.GOMAXPROCS(0))
-	eachInParallel(len(files), total, func(i int) int { return len(files[i]) }, func(w, i int) {
+	eachInParallel(len(files), total, func(i int) int { return len(files[i].data) }, func(w, i int) {
 		var buf countWriter
 		enc := base64.NewEncoder(base64.StdEncoding, &buf)
 		if writers[w] == nil {
@@ -233,16 +310,18 @@ func compressedSize(files [][]byte, level int) int {
 			writers[w].Reset(enc)
 		}
 		zw := writers[w]
-		_, _ = io.Copy(zw, bytes.NewReader(files[i]))
+		_, _ = io.Copy(zw, bytes.NewReader(files[i].data))
 		_ = zw.Close()
 		_ = enc.Close()
 		sizes[i] = buf.n
 	})
-	n := 0
-	for _, s := range sizes {
+	for i, s := range sizes {
 		n += s
+		if s > sizes[largest] {
+			largest = i
+		}
 	}
-	return n
+	return n, largest
 }
 
 type countWriter struct{ n int }

@@ -138,6 +138,16 @@ func specLine(text string, unless string) func(map[string]string) bool {
 	}
 }
 
+// noise is n base64 characters that gzip cannot shrink much.
+func noise(n int) string {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[r.IntN(64)]
+	}
+	return string(b)
+}
+
 // mutations are the rules issue 29 names, in both directions, and the reference validators' other errors.
 func mutations() []mutation {
 	deploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: extra\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers: [{name: x, image: quay.io/acme/x:v1}]\n"
@@ -167,12 +177,14 @@ func mutations() []mutation {
 		{"empty manifest", addFile("manifests/zz-empty.yaml", "")},
 		{"manifest without kind", addFile("manifests/zz-nokind.yaml", "apiVersion: v1\nmetadata:\n  name: x\n")},
 		{"huge icon", func(files map[string]string) bool {
-			r := rand.New(rand.NewPCG(1, 2))
-			b := make([]byte, 1200<<10)
-			for i := range b {
-				b[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[r.IntN(64)]
-			}
-			return specLine("  icon:\n  - base64data: "+string(b)+"\n    mediatype: image/png\n", `(?m)^  icon:`)(files)
+			return specLine("  icon:\n  - base64data: "+noise(1200<<10)+"\n    mediatype: image/png\n", `(?m)^  icon:`)(files)
+		}},
+		// operator-framework/api counts every file of the bundle directory, not only manifests/ and metadata/.
+		{"huge file beside manifests", func(files map[string]string) bool {
+			return addFile("tests/scorecard/noise.txt", noise(1200<<10))(files)
+		}},
+		{"huge hidden file at the top", func(files map[string]string) bool {
+			return addFile(".cache", noise(1200<<10))(files)
 		}},
 		{"csv name upper case", editCSV(`(?m)^(  name: )(\S+)$`, "${1}Upper_${2}")},
 		{"no install mode supported", editCSV(`supported: true`, "supported: false")},
