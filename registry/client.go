@@ -205,3 +205,7 @@ func (c *Client) start(ctx context.Context, ref string, r name.Reference, timeou
 	st := &callStats{}
 	return withStats(withBudget(ctx, c.budget), st), cancel, st, nil
 }
+
+// Reference parses ref as ParseRef does, marked for plain HTTP when its host was given to WithInsecureHosts,
+// for callers that address the registry through RemoteOptions themselves (signatures, attestations).
+func (c *Client) Reference(ref string) (name.Reference, error) { return c.parse(ref) }
