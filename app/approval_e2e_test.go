@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // approvalPolicy: bob, the pull request's author, does not own etcd; carol does.

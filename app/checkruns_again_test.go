@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // CheckedByAnother names the job whose completed verdicts cover every name,

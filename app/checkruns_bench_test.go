@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // BenchmarkRenderCheckRun renders a result with as many findings as one run annotates.

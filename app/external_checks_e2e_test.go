@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // statusEvent is the status event GitHub sends when a commit status is set.

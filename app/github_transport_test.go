@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // earlyRequests lists the requests the fake got while their identity was

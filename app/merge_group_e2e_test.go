@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // waitGroupRuns waits until every check run on the group's head is completed, and returns them by name.

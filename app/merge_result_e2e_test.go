@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // resultPolicy: bob owns etcd and redis; automerge squashes.

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/policy"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // The catalog update tests: a community-style repository (bundle directories under operators/, a template

@@ -27,9 +27,9 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/internal/servertest"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/google/go-github/v62/github"
 )

@@ -26,10 +26,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
-// GitHub is the fake GitHub (app/githubfake) answering for one App over
+// GitHub is the fake GitHub (internal/githubfake) answering for one App over
 // loopback HTTP, with the App's private key in a file, as a replica reads it.
 type GitHub struct {
 	Fake    *githubfake.Fake

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
 
 // faultPlan sizes the GitHub fault scenario.

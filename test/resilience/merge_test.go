@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/internal/servertest"
 	"github.com/catalogbot/catalogbot/internal/testpg"
 )

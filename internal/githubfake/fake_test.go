@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v62/github"
 )

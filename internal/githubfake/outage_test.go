@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/githubfake"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/google/go-github/v62/github"
 )
 
