@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -346,6 +347,15 @@ func (p *promoter) promote(ctx context.Context, name string) Package {
 			ue.template, len(ue.images), ue.images[0], src, p.opt.To))
 		rendered = nil
 	}
+	if rendered != nil && hasFile(files, path.Join(src, "catalog.yaml")) {
+		// A template that renders a catalog opm would refuse (a template behind its catalog) must not replace
+		// a valid catalog: the source catalog is copied instead, and the owners told.
+		if bad := invalid(ctx, rendered, p.lim); bad != "" && invalid(ctx, fileData(files, path.Join(src, "catalog.yaml")), p.lim) == "" {
+			pk.Method = Copied
+			pk.Notes = append(pk.Notes, fmt.Sprintf("%s renders a catalog that does not validate (%s): %s/catalog.yaml is copied instead, and the mapping gains %s; fix the template so it renders the catalog", path.Join(root.Path, name, "catalog-templates", m.Template), bad, src, p.opt.To))
+			rendered = nil
+		}
+	}
 	pk.Notes = append(pk.Notes, notes...)
 	if rendered != nil {
 		pk.Files = append(pk.Files, File{Path: catalogFile, Data: rendered})
@@ -639,4 +649,38 @@ func summarize(findings []catalog.Finding) []string {
 		notes = append(notes, n)
 	}
 	return notes
+}
+
+func fileData(files []File, name string) []byte {
+	for _, f := range files {
+		if f.Path == name {
+			return f.Data
+		}
+	}
+	return nil
+}
+
+// invalid validates one catalog file as opm would and returns its first error ("" when it passes).
+func invalid(ctx context.Context, data []byte, lim catalog.Limits) string {
+	res, err := catalog.ValidateFS(ctx, fstest.MapFS{"catalog.yaml": {Data: data}}, lim)
+	if err != nil {
+		return err.Error()
+	}
+	n := 0
+	first := ""
+	for _, f := range res.Findings {
+		if f.Severity == catalog.SeverityError {
+			if n == 0 {
+				first = f.String()
+			}
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return first
+	}
+	return fmt.Sprintf("%s, and %d more errors", first, n-1)
 }

@@ -46,6 +46,7 @@ func commands(e env) []cli.Command {
 		buildCommand(),
 		buildBundleCommand(),
 		auditCommand(e),
+		promoteCommand(),
 	}
 }
 
