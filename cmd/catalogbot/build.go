@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/internal/summarycache"
 	"github.com/catalogbot/catalogbot/registry"
+	"github.com/catalogbot/catalogbot/sign"
 )
 
 // buildReport is the JSON shape of `catalogbot build --output json`.
@@ -31,6 +32,7 @@ type buildReport struct {
 	Digest    string            `json:"digest,omitempty"`
 	Platforms []string          `json:"platforms,omitempty"`
 	Pushed    []string          `json:"pushed,omitempty"`
+	signSummary
 	// Cache says where the layer came from: "hit" (an unchanged catalog, not read again), "miss" or "off".
 	Cache string `json:"cache"`
 }
@@ -41,6 +43,7 @@ type buildOptions struct {
 	cacheDir                          string
 	tags, insecure                    []string
 	timeout                           time.Duration
+	sign                              signOptions
 }
 
 // buildCommand validates a catalog directory, builds its image on a base
@@ -54,10 +57,13 @@ func buildCommand() cli.Command {
 pushed), builds its image without Docker on the base image pinned by digest (every
 platform of a multi-arch base; the base's layers kept, one /configs layer added) and
 pushes it. The same catalog on the same base always gives the same digest.
+With --sign-key, the image (the index and each platform) is pushed by digest, signed
+as cosign signs and given a SLSA provenance attestation, and only then tagged; a
+signing failure fails the command and moves no tag.
 Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`,
 		Example: `  catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest>
   catalogbot build --catalog catalog --base-image quay.io/operator-framework/opm@sha256:<digest> \
-      --push registry.example.com/acme/catalog:latest --tag v4.16`,
+      --push registry.example.com/acme/catalog:latest --tag v4.16 --sign-key cosign.key`,
 		Args:     cli.NoArgs,
 		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
@@ -69,6 +75,7 @@ Exit 0: built (and pushed); 1: the catalog does not validate; 2: could not run.`
 			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
+			o.sign.flags(fs)
 			fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep built layers and their validation, so that building an unchanged catalog again reads none of its files (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
@@ -92,6 +99,8 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 		return usageErr("--output must be text or json, not %q", o.output)
 	case o.push == "" && len(o.tags) > 0:
 		return usageErr("--tag needs --push")
+	case o.push == "" && o.sign.keyFile != "":
+		return usageErr("--sign-key needs --push: what is signed is the pushed image")
 	}
 	if _, err := name.NewDigest(o.base, name.StrictValidation); err != nil {
 		return usageErr("--base-image %q is not pinned by digest (registry/repository@sha256:<64 hex>): %v", o.base, err)
@@ -105,6 +114,11 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 		return usageErr("%v", err)
 	}
 	defer reg.Close()
+	signer, signKey, err := o.sign.openSigner(reg)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	started := time.Now().UTC()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
@@ -197,6 +211,38 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 			from = " (catalog unchanged since an earlier build: its layer and validation from the cache)"
 		}
 		fmt.Fprintf(stdout, "built %s for %s%s\n", rep.Digest, strings.Join(rep.Platforms, ", "), from)
+	}
+	if len(targets) > 0 {
+		if signer == nil {
+			rep.NotSigned = noKeyLine
+			if o.output == "text" {
+				fmt.Fprintln(stdout, noKeyLine)
+			}
+		} else {
+			// Signed by digest before any tag names it: a tag never points at unsigned content.
+			first, err := name.NewTag(targets[0], name.StrictValidation)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			byDigest := first.Context().Name() + "@" + rep.Digest
+			if _, err := built.Push(ctx, byDigest, opts...); err != nil {
+				fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+				return exitCannotRun
+			}
+			prov, perr := o.sign.provenance(ctx, o.dir, sign.BuildTypeCatalog, o.base, started, stderr, "build")
+			if perr != nil {
+				fmt.Fprintf(stderr, "catalogbot build: %v\n", perr)
+			}
+			sum, err := signImage(ctx, signer, signKey, byDigest, targets, prov)
+			if err != nil {
+				fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+				return exitFail
+			}
+			rep.signSummary = sum
+			if o.output == "text" {
+				fmt.Fprintf(stdout, "signed %s with key %s (%d manifests%s)\n", byDigest, sum.Key, len(sum.Signed), attestedWord(sum.Attested))
+			}
+		}
 	}
 	for _, ref := range targets {
 		pushed, err := built.Push(ctx, ref, opts...)

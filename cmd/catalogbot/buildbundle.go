@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -18,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/registry"
+	"github.com/catalogbot/catalogbot/sign"
 )
 
 // buildBundleReport is the JSON shape of `catalogbot build-bundle --output json`.
@@ -27,12 +29,14 @@ type buildBundleReport struct {
 	Labels  map[string]string `json:"labels"`
 	Pushed  string            `json:"pushed,omitempty"`
 	Already bool              `json:"already_pushed,omitempty"`
+	signSummary
 }
 
 type buildBundleOptions struct {
 	push, authFile, output string
 	insecure               []string
 	timeout                time.Duration
+	sign                   signOptions
 }
 
 // buildBundleCommand builds a bundle directory into its bundle image and
@@ -48,10 +52,13 @@ operators.operatorframework.io.bundle.* annotations (those opm reads) as labels.
 that catalog-check bundle validate refuses is not built (same reader, same bounds; links are
 never followed nor built in). The same directory always gives the same digest. A tag that
 already names another digest is never overwritten: a bundle version, once pushed, does not change.
+With --sign-key, the image is pushed by digest, signed as cosign signs and given a SLSA
+provenance attestation, and only then tagged; a signing failure fails the command and
+writes no tag.
 Exit 0: built (and pushed, or already there); 1: refused (the tag holds other content,
 or the directory is not a valid bundle); 2: could not run.`,
 		Example: `  catalogbot build-bundle operators/etcd/0.9.4
-  catalogbot build-bundle operators/etcd/0.9.4 --push quay.io/acme/etcd-bundle:v0.9.4`,
+  catalogbot build-bundle operators/etcd/0.9.4 --push quay.io/acme/etcd-bundle:v0.9.4 --sign-key cosign.key`,
 		Args:     cli.ExactArgs(1),
 		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
@@ -60,6 +67,7 @@ or the directory is not a valid bundle); 2: could not run.`,
 			fs.StringArrayVar(&o.insecure, "insecure-registry", nil, "allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries)")
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
+			o.sign.flags(fs)
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runBuildBundle(ctx, args[0], o, stdout, stderr)
@@ -92,6 +100,10 @@ func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdou
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return fail(exitCannotRun, "%s is not a directory", dir)
 	}
+	if o.push == "" && o.sign.keyFile != "" {
+		return fail(exitCannotRun, "--sign-key needs --push: what is signed is the pushed image")
+	}
+	started := time.Now().UTC()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	fsys := os.DirFS(dir)
@@ -136,6 +148,42 @@ func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdou
 			return fail(exitCannotRun, "%v", err)
 		}
 		defer reg.Close()
+		signer, signKey, err := o.sign.openSigner(reg)
+		if err != nil {
+			return fail(exitCannotRun, "%v", err)
+		}
+		if signer == nil {
+			rep.NotSigned = noKeyLine
+			if o.output == "text" {
+				fmt.Fprintln(stdout, noKeyLine)
+			}
+		} else {
+			// A tag that names other content is refused before anything is written or signed.
+			if res := reg.Check(ctx, target.String()); res.Kind == registry.Exists && res.Digest != rep.Digest {
+				return fail(exitFail, "%v", &registry.TagTakenError{Ref: target.String(), Existing: res.Digest, Refused: rep.Digest})
+			}
+			// The content by digest, then its signature, then the tag: the tag never names unsigned content.
+			tr, err := reg.Reference(target.String())
+			if err != nil {
+				return fail(exitCannotRun, "%v", err)
+			}
+			byDigest := tr.Context().Digest(rep.Digest)
+			if err := remote.Write(byDigest, img, reg.RemoteOptions(ctx)...); err != nil {
+				return fail(exitCannotRun, "pushing %s: %v", byDigest, err)
+			}
+			prov, perr := o.sign.provenance(ctx, dir, sign.BuildTypeBundle, "", started, stderr, "build-bundle")
+			if perr != nil {
+				fmt.Fprintf(stderr, "catalogbot build-bundle: %v\n", perr)
+			}
+			sum, err := signImage(ctx, signer, signKey, byDigest.String(), []string{target.String()}, prov)
+			if err != nil {
+				return fail(exitFail, "%v", err)
+			}
+			rep.signSummary = sum
+			if o.output == "text" {
+				fmt.Fprintf(stdout, "signed %s with key %s%s\n", byDigest, sum.Key, attestedWord(sum.Attested))
+			}
+		}
 		pushed, err := reg.PushOnce(ctx, target.String(), img)
 		var taken *registry.TagTakenError
 		switch {
