@@ -46,7 +46,6 @@ require (
 	github.com/containerd/stargz-snapshotter/estargz v0.16.3 // indirect
 	github.com/cyphar/filepath-securejoin v0.2.4 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
-	github.com/distribution/reference v0.6.0 // indirect
 	github.com/docker/cli v27.5.0+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.8.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -113,3 +112,8 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// catalogbot's image reference rules are checked against docker/distribution v2.8.2's reference package (the
+// grammar opm validates with); v2.8.3, which the signing libraries' requirements select, is a wrapper over
+// distribution/reference that no longer builds against its v0.6.0.
+replace github.com/docker/distribution => github.com/docker/distribution v2.8.2+incompatible
