@@ -200,3 +200,38 @@ func FuzzAddCatalogName(f *testing.F) {
 
 // sharedTemplates is the community slice of the shared test data, beside the clone.
 const sharedTemplates = "../../shared/testdata/templates"
+
+// FuzzParseCI: any input is read or refused with a CIError on a line of the file; never a panic.
+func FuzzParseCI(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join(sharedTemplates, "operators", "*", "ci.yaml"))
+	for _, s := range seeds {
+		if data, err := os.ReadFile(s); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("fbc:\n  version_promotion_strategy: never\n"))
+	f.Add([]byte("fbc: {catalog_mapping: [{template_name: a, catalog_names: [v4.1]}]}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseCI("ci.yaml", data)
+		if err != nil {
+			var ce *CIError
+			if !errors.As(err, &ce) {
+				t.Fatalf("%T %v: not a CIError", err, err)
+			}
+			if ce.Line < 1 || ce.Line > strings.Count(string(data), "\n")+2 {
+				t.Fatalf("line %d of a %d-line file: %v", ce.Line, strings.Count(string(data), "\n")+1, err)
+			}
+			return
+		}
+		switch cfg.Strategy {
+		case Never, ReviewNeeded, Always:
+		default:
+			t.Fatalf("strategy %q", cfg.Strategy)
+		}
+		for _, m := range cfg.Mappings {
+			if m.Template == "" || strings.ContainsAny(m.Template, "/\\") {
+				t.Fatalf("template %q", m.Template)
+			}
+		}
+	})
+}
