@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # build-reference-tools.sh builds the reference tools catalogbot is compared
-# against — opm v1.60.0 and crdify v0.6.0 — into ${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin.
+# against — opm v1.60.0, crdify v0.6.0 and cosign v2.6.1 — into ${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin.
 #
 # Nothing of theirs enters this repository. The module proxy refuses the
 # version-list lookup that `go install mod@version` needs, so each module is
@@ -14,6 +14,8 @@
 # in testdata/opm-parity uses it to confirm the rules catalogbot takes from
 # newer opm releases (image references, skipRange syntax).
 #
+# ONLY=cosign (or opm, crdify) builds that one tool alone.
+#
 # Usage: scripts/build-reference-tools.sh
 set -euo pipefail
 
@@ -21,6 +23,8 @@ OPM_MODULE=github.com/operator-framework/operator-registry
 OPM_VERSION=v1.60.0
 CRDIFY_MODULE=sigs.k8s.io/crdify
 CRDIFY_VERSION=v0.6.0
+COSIGN_MODULE=github.com/sigstore/cosign/v2
+COSIGN_VERSION=v2.6.1
 
 TOOLS=${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}
 OUT="$TOOLS/bin"
@@ -63,14 +67,26 @@ build() {
 	mv "$dst.bin" "$OUT/$name"
 }
 
-build opm "$OPM_MODULE" "$OPM_VERSION" ./cmd/opm json1,containers_image_openpgp \
-	"-X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_VERSION"
-build crdify "$CRDIFY_MODULE" "$CRDIFY_VERSION" . "" ""
+wanted() { [[ -z "${ONLY:-}" || "$ONLY" == "$1" ]]; }
+
+if wanted opm; then
+	build opm "$OPM_MODULE" "$OPM_VERSION" ./cmd/opm json1,containers_image_openpgp \
+		"-X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_VERSION"
+fi
+if wanted crdify; then
+	build crdify "$CRDIFY_MODULE" "$CRDIFY_VERSION" . "" ""
+fi
+# cosign verifies the signatures and attestations catalogbot attaches (sign/ and test/sigclients).
+if wanted cosign; then
+	build cosign "$COSIGN_MODULE" "$COSIGN_VERSION" ./cmd/cosign "" \
+		"-X sigs.k8s.io/release-utils/version.gitVersion=$COSIGN_VERSION"
+fi
 if [[ -n "${OPM_NEWER:-}" ]]; then
 	build "opm-$OPM_NEWER" "$OPM_MODULE" "$OPM_NEWER" ./cmd/opm json1,containers_image_openpgp \
 		"-X $OPM_MODULE/cmd/opm/version.opmVersion=$OPM_NEWER"
 	echo "opm-$OPM_NEWER: $("$OUT/opm-$OPM_NEWER" version 2>&1 | head -n 1)"
 fi
 
-echo "opm:    $("$OUT/opm" version 2>&1 | head -n 1)"
-echo "crdify: $CRDIFY_MODULE@$CRDIFY_VERSION at $OUT/crdify"
+if wanted opm; then echo "opm:    $("$OUT/opm" version 2>&1 | head -n 1)"; fi
+if wanted crdify; then echo "crdify: $CRDIFY_MODULE@$CRDIFY_VERSION at $OUT/crdify"; fi
+if wanted cosign; then echo "cosign: $("$OUT/cosign" version 2>&1 | grep -m1 GitVersion)"; fi
