@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/promote"
 )
 
 // Derivation says that a pull request is a catalog update derived entirely from the base branch: its
@@ -27,12 +28,54 @@ type Derivation struct {
 	Package string
 	// Bundles are the bundle directories (of the base revision) the templates gain.
 	Bundles []string
+	// Promotion, when set, is the App's promotion of the package to a new catalog version (From, To): a
+	// derived promotion adds no bundle.
+	Promotion *PromotionRecord
 	// added are the bundles as the templates gain them, for the provenance.
 	added []derivedAddition
 }
 
 func (d *Derivation) String() string {
+	if d.Promotion != nil {
+		return fmt.Sprintf("%s: promoted from %s to %s", d.Package, d.Promotion.From, d.Promotion.To)
+	}
 	return fmt.Sprintf("%s: %s", d.Package, strings.Join(d.Bundles, ", "))
+}
+
+// PromotionRecord is one promotion the App made: a package's catalog from From copied or rendered into To.
+type PromotionRecord struct{ From, To, Package string }
+
+// PromotionProvenance is what the App's records say of a promotion pull request; a Provenance that also
+// implements it can make one derived. MadePromotion reports which promotion the pull request is when the
+// App made it: opened by the App's bot account from catalogbot/promote/<to>/<package> of the base repository
+// into the default branch, every commit on it one the App created for that promotion. The reason says why not.
+type PromotionProvenance interface {
+	MadePromotion(ctx context.Context) (PromotionRecord, bool, string)
+}
+
+// derivePromotion: a promotion the App made is derived when its change is exactly what promoting the
+// package computes on the base (promote.Verify: the base's ci.yaml, templates and catalogs) and the base's
+// ci.yaml says version_promotion_strategy: always. Any other strategy leaves it to the package's owners.
+func derivePromotion(ctx context.Context, pr *PullRequest, rec PromotionRecord) (*Derivation, string) {
+	if len(pr.Files) == 0 || len(pr.Files) > maxDerivedFiles || len(pr.Changes.Bundles) > 0 {
+		return nil, "it changes no file, too many files, or bundle directories"
+	}
+	paths := make([]string, 0, len(pr.Files))
+	for _, f := range pr.Files {
+		if f.Status != FileModified && f.Status != FileAdded {
+			return nil, "it deletes or renames " + f.Path
+		}
+		paths = append(paths, f.Path)
+	}
+	pk, why := promote.Verify(ctx, pr.Base.FS, pr.Head.FS, pr.Policy, promote.Options{From: rec.From, To: rec.To, Limits: pr.Limits}, rec.Package, paths)
+	if pk == nil {
+		return nil, why
+	}
+	if pk.Strategy != promote.Always {
+		return nil, fmt.Sprintf("%s's version_promotion_strategy is %s (%s): its owners approve the promotion", rec.Package, pk.Strategy, pk.StrategyFrom)
+	}
+	r := rec
+	return &Derivation{Package: rec.Package, Promotion: &r}, ""
 }
 
 // maxDerivedFiles bounds the files a derived catalog update may change.
@@ -64,6 +107,11 @@ func NotDerivedReason(pr *PullRequest) string {
 func derive(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 	if pr.Provenance == nil {
 		return nil, "nothing tells who made the pull request"
+	}
+	if pp, ok := pr.Provenance.(PromotionProvenance); ok {
+		if rec, made, _ := pp.MadePromotion(ctx); made {
+			return derivePromotion(ctx, pr, rec)
+		}
 	}
 	d, why := deriveContent(ctx, pr)
 	if d == nil {

@@ -65,7 +65,11 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		return Result{Conclusion: Success, Title: "Author is a maintainer",
 			Summary: fmt.Sprintf("@%s is a maintainer of this repository and may change anything.", pr.Author)}, nil
 	}
-	if d := Derived(ctx, pr); d != nil {
+	if d := Derived(ctx, pr); d != nil && d.Promotion != nil {
+		return Result{Conclusion: Success, Title: "Promotion to " + d.Promotion.To + " derived from the default branch",
+			Summary: fmt.Sprintf("catalogbot made this pull request to promote %s from the %s catalog to %s, and it changes exactly what that promotion computes on the base branch (its ci.yaml mapping gains %s; the new catalog is rendered from the package's template, or copied). "+
+				"The package's ci.yaml on the base branch says `fbc.version_promotion_strategy: always`, so it needs no review. Any other change makes it an ordinary pull request.\n", d.Package, d.Promotion.From, d.Promotion.To, d.Promotion.To)}, nil
+	} else if d != nil {
 		return Result{Conclusion: Success, Title: "Catalog update derived from merged bundles",
 			Summary: fmt.Sprintf("This pull request only adds bundles the base branch already holds to the templates of %s, by the digest of the image built from each directory (%s), and its catalogs are exactly what the templates render to. "+
 				"Those bundles were authorized when their own pull requests merged; this one carries no decision of its own. Any other change makes it an ordinary pull request.\n", d.Package, strings.Join(d.Bundles, ", "))}, nil

@@ -72,38 +72,39 @@ func Body(plan *Plan, pk *Package) string {
 
 // Verify says whether a pull request's change is exactly the promotion of pkg from base: the paths it changes
 // (adds or modifies; anything deleted or renamed is not a promotion) are those of the package's promotion
-// computed on base, and head holds exactly that content. Content only: a pull request that passes is derived
-// only if the App's own records say the App made it.
-func Verify(ctx context.Context, base, head fs.FS, pol *policy.Policy, opt Options, pkg string, changed []string) (bool, string) {
+// computed on base, and head holds exactly that content. It returns the promotion (its strategy read from the
+// base's ci.yaml), or nil and why not. Content only: a pull request that passes is derived only if the App's
+// own records say the App made it, and only with the strategy always.
+func Verify(ctx context.Context, base, head fs.FS, pol *policy.Policy, opt Options, pkg string, changed []string) (*Package, string) {
 	opt.Packages = []string{pkg}
 	plan, err := Compute(ctx, base, pol, opt)
 	if err != nil {
-		return false, err.Error()
+		return nil, err.Error()
 	}
 	if len(plan.Packages) != 1 || plan.Packages[0].Outcome != Promoted {
 		if len(plan.Packages) == 1 {
-			return false, fmt.Sprintf("%s is not promoted from the base: %s", pkg, plan.Packages[0].Reason)
+			return nil, fmt.Sprintf("%s is not promoted from the base: %s", pkg, plan.Packages[0].Reason)
 		}
-		return false, pkg + " is not promoted from the base"
+		return nil, pkg + " is not promoted from the base"
 	}
 	want := map[string][]byte{}
 	for _, f := range plan.Packages[0].Files {
 		want[f.Path] = f.Data
 	}
 	if len(changed) != len(want) {
-		return false, fmt.Sprintf("it changes %d files; the promotion of %s changes %d", len(changed), pkg, len(want))
+		return nil, fmt.Sprintf("it changes %d files; the promotion of %s changes %d", len(changed), pkg, len(want))
 	}
 	for _, p := range changed {
 		data, ok := want[p]
 		if !ok {
-			return false, p + " is not part of the promotion of " + pkg
+			return nil, p + " is not part of the promotion of " + pkg
 		}
 		got, err := readCapped(head, p, int64(len(data))+1)
 		if err != nil || got == nil || !bytes.Equal(got, data) {
-			return false, p + " is not what the promotion writes"
+			return nil, p + " is not what the promotion writes"
 		}
 	}
-	return true, ""
+	return &plan.Packages[0], ""
 }
 
 // Target is a promotion the policy asks for: a catalog root From's packages are promoted into.

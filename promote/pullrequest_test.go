@@ -77,7 +77,7 @@ func TestVerify(t *testing.T) {
 		return head, changed
 	}
 	head, changed := apply(acme.Files)
-	if ok, why := Verify(ctx, base, head, pol, opt, "acme-operator", changed); !ok {
+	if pk, why := Verify(ctx, base, head, pol, opt, "acme-operator", changed); pk == nil || pk.Strategy != Always {
 		t.Errorf("the promotion itself: %s", why)
 	}
 	body := Body(plan, acme)
@@ -90,22 +90,22 @@ func TestVerify(t *testing.T) {
 	files := append([]File(nil), acme.Files...)
 	files[0] = File{Path: files[0].Path, Data: append(append([]byte(nil), files[0].Data...), '\n')}
 	head, changed = apply(files)
-	if ok, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); ok {
+	if pk, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); pk != nil {
 		t.Error("a changed catalog verified")
 	}
 	// A file more.
 	head, changed = apply(append(append([]File(nil), acme.Files...), File{Path: "catalogs/v4.23/acme-operator/extra.yaml", Data: []byte("{}")}))
-	if ok, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); ok {
+	if pk, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); pk != nil {
 		t.Error("an extra file verified")
 	}
 	// Another package's file in its place.
 	head, changed = apply([]File{acme.Files[0], {Path: "operators/gizmo-operator/ci.yaml", Data: acme.Files[1].Data}})
-	if ok, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); ok {
+	if pk, _ := Verify(ctx, base, head, pol, opt, "acme-operator", changed); pk != nil {
 		t.Error("another package's file verified")
 	}
 	// A package whose strategy is never.
-	if ok, why := Verify(ctx, base, head, pol, opt, "frozen-operator", changed); ok || !strings.Contains(why, "never") {
-		t.Errorf("frozen-operator: %v %s", ok, why)
+	if pk, why := Verify(ctx, base, head, pol, opt, "frozen-operator", changed); pk != nil || !strings.Contains(why, "never") {
+		t.Errorf("frozen-operator: %v %s", pk, why)
 	}
 }
 
