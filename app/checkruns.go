@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/google/go-github/v62/github"
@@ -31,51 +31,10 @@ const (
 // the text.
 const MaxAnnotationsPerRun = 1000
 
-// RerunActionID is the identifier of the "Re-run" button; GitHub sends it
-// back in check_run.requested_action.
-const RerunActionID = "rerun"
-
 // rerunAction is the button on every completed run (label ≤ 20, identifier
 // ≤ 20, description ≤ 40 characters).
 func rerunAction() *github.CheckRunAction {
-	return &github.CheckRunAction{Label: "Re-run", Identifier: RerunActionID, Description: "Run this check again on this commit"}
-}
-
-// CheckRunExternalID is the external_id of our check runs,
-// "pr:<number>/job:<job>". The pull request is there because check events of
-// fork PRs carry no pull_requests; the job (CheckJobKey) because a job that
-// is retried after a crash must find the runs it created before, whether
-// still in progress or already completed, and only those: a later job on the
-// same head (a re-run) creates new ones.
-func CheckRunExternalID(pr int, job string) string {
-	return "pr:" + strconv.Itoa(pr) + "/job:" + job
-}
-
-// CheckJobKey names one check job across its attempts: River's job id and
-// the job's creation time (SQLite may hand out the id of a deleted job
-// again).
-func CheckJobKey(id int64, created time.Time) string {
-	return strconv.FormatInt(id, 10) + "." + strconv.FormatInt(created.UnixMicro(), 10)
-}
-
-// ParseCheckRunExternalID returns the pull request number in an external_id
-// written by CheckRunExternalID (or by earlier versions, "pr:<number>").
-func ParseCheckRunExternalID(s string) (int, bool) {
-	rest, ok := strings.CutPrefix(s, "pr:")
-	if !ok {
-		return 0, false
-	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		if !strings.HasPrefix(rest[i+1:], "job:") {
-			return 0, false
-		}
-		rest = rest[:i]
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
+	return &github.CheckRunAction{Label: "Re-run", Identifier: jobs.RerunActionID, Description: "Run this check again on this commit"}
 }
 
 // maxRememberedRuns bounds the run id → name memory of a reporter.
@@ -111,7 +70,7 @@ func (r *CheckRunReporter) Start(ctx context.Context, gh *github.Client, owner, 
 	if err != nil {
 		return map[string]int64{}, err
 	}
-	return r.create(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job), h.own, names)
+	return r.create(ctx, gh, owner, repo, headSHA, jobs.CheckRunExternalID(pr, job), h.own, names)
 }
 
 // StartUnlessChecked is Start for a job that only wants its head checked:
@@ -129,7 +88,7 @@ func (r *CheckRunReporter) StartUnlessChecked(ctx context.Context, gh *github.Cl
 	if by := h.checkedBy(names); by != "" {
 		return map[string]int64{}, by, nil
 	}
-	ids, err := r.create(ctx, gh, owner, repo, headSHA, CheckRunExternalID(pr, job), h.own, names)
+	ids, err := r.create(ctx, gh, owner, repo, headSHA, jobs.CheckRunExternalID(pr, job), h.own, names)
 	return ids, "", err
 }
 
@@ -243,8 +202,8 @@ const maxOwnRunPages = 10
 // scanRuns lists the runs on sha once and keeps the newest of each name of
 // job's own and of the other jobs of pr.
 func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, pr int, job string) (headRuns, error) {
-	mine := CheckRunExternalID(pr, job)
-	prefix := CheckRunExternalID(pr, "")
+	mine := jobs.CheckRunExternalID(pr, job)
+	prefix := jobs.CheckRunExternalID(pr, "")
 	h := headRuns{own: map[string]ownRun{}, others: map[string]otherRun{}}
 	all := github.ListCheckRunsOptions{Filter: github.String("all")}
 	err := listRuns(ctx, gh, owner, repo, sha, all, maxOwnRunPages, func(cr *github.CheckRun) {
@@ -502,7 +461,7 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 
 // commandsFooter closes the summary of every pull request check run: the comment commands and who may use them.
 var commandsFooter = "\n\n---\n<details><summary>Comment commands: <code>/approve</code>, <code>/hold</code>, <code>/retest</code>, <code>/help</code></summary>\n\n" +
-	commandsHelp(DefaultRetestPerHour) + "\n</details>\n"
+	jobs.CommandsHelp(DefaultRetestPerHour) + "\n</details>\n"
 
 // withCommandsFooter appends the footer, cutting the summary further if both would pass GitHub's limit.
 func withCommandsFooter(summary string) string {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -55,7 +56,7 @@ func TestCheckRunReporterCheckedByAnother(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := by("j2"), CheckRunExternalID(5, "j3"); got != want {
+	if got, want := by("j2"), jobs.CheckRunExternalID(5, "j3"); got != want {
 		t.Errorf("after j3's verdicts: %q, want %q", got, want)
 	}
 	if got := by("j3"); got != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -97,7 +98,7 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 	if !strings.Contains(run.Text, "operators/etcd/catalog.yaml:8:3") {
 		t.Errorf("text does not list the findings:\n%.300s", run.Text)
 	}
-	if len(run.Actions) != 1 || run.Actions[0].Identifier != RerunActionID {
+	if len(run.Actions) != 1 || run.Actions[0].Identifier != jobs.RerunActionID {
 		t.Errorf("actions = %+v, want the Re-run button", run.Actions)
 	}
 }
@@ -186,11 +187,11 @@ func TestCheckRunExternalID(t *testing.T) {
 		in   string
 		want int
 		ok   bool
-	}{{CheckRunExternalID(42, CheckJobKey(7, time.Unix(1700000000, 5000))), 42, true}, {"pr:42", 42, true}, {"pr:42/x", 0, false},
+	}{{jobs.CheckRunExternalID(42, jobs.CheckJobKey(7, time.Unix(1700000000, 5000))), 42, true}, {"pr:42", 42, true}, {"pr:42/x", 0, false},
 		{"pr:0/job:1", 0, false}, {"pr:0", 0, false}, {"42", 0, false}, {"pr:x", 0, false}, {"", 0, false}} {
-		got, ok := ParseCheckRunExternalID(tt.in)
+		got, ok := jobs.ParseCheckRunExternalID(tt.in)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseCheckRunExternalID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+			t.Errorf("jobs.ParseCheckRunExternalID(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -120,12 +121,12 @@ func TestCommentApproveMerges(t *testing.T) {
 			e.waitOwnership(t, e.headSHA, "action_required")
 
 			dave := e.comment(t, "dave", "/approve")
-			reply := e.waitReply(t, dave, cmdApprove)
+			reply := e.waitReply(t, dave, jobs.CmdApprove)
 			if !strings.Contains(reply, "@dave") || !strings.Contains(reply, "carol") || !strings.Contains(reply, "maria") {
 				t.Errorf("the refusal does not name who may approve:\n%s", reply)
 			}
 			bob := e.comment(t, "bob", "/approve")
-			if reply := e.waitReply(t, bob, cmdApprove); !strings.Contains(reply, "author's own approval never counts") {
+			if reply := e.waitReply(t, bob, jobs.CmdApprove); !strings.Contains(reply, "author's own approval never counts") {
 				t.Errorf("the author's /approve: reply %q", reply)
 			}
 			e.waitIdle(t)
@@ -139,7 +140,7 @@ func TestCommentApproveMerges(t *testing.T) {
 			if !strings.Contains(run.Title+run.Summary, "@carol") {
 				t.Errorf("the ownership run does not name carol: %s\n%s", run.Title, run.Summary)
 			}
-			if !strings.Contains(run.Summary, "<summary>Comment commands") || !strings.Contains(run.Summary, ruleApprove) {
+			if !strings.Contains(run.Summary, "<summary>Comment commands") || !strings.Contains(run.Summary, jobs.RuleApprove) {
 				t.Errorf("the ownership run's summary does not end with the comment commands:\n%s", run.Summary)
 			}
 			if merges := e.waitMerged(t, 30*time.Second); len(merges) != 1 || merges[0].HeadSHA != e.headSHA {
@@ -194,7 +195,7 @@ func TestCommentApproveIsBoundToTheHead(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	third := e.pushHead(t, approvalHead+"# another comment\n")
 	e.deliverComment(t, late, "created", "")
-	if reply := e.waitReply(t, late, cmdApprove); !strings.Contains(reply, "comment `/approve` again") {
+	if reply := e.waitReply(t, late, jobs.CmdApprove); !strings.Contains(reply, "comment `/approve` again") {
 		t.Errorf("the late /approve: reply %q", reply)
 	}
 	e.waitOwnership(t, third, "action_required")
@@ -224,7 +225,7 @@ func TestCommentHold(t *testing.T) {
 	e.waitOwnership(t, e.headSHA, "action_required")
 
 	dave := e.comment(t, "dave", "/hold")
-	if reply := e.waitReply(t, dave, cmdHold); !strings.Contains(reply, "only the author (@bob)") || !strings.Contains(reply, "carol") {
+	if reply := e.waitReply(t, dave, jobs.CmdHold); !strings.Contains(reply, "only the author (@bob)") || !strings.Contains(reply, "carol") {
 		t.Errorf("dave's /hold: reply %q", reply)
 	}
 	hold := e.comment(t, "bob", "/hold")
@@ -290,12 +291,12 @@ func holdRace(t *testing.T, backend string, delay time.Duration) {
 	time.Sleep(delay)
 	e.deliverRaw(t, "issue_comment", payload)
 	waitFor(t, "the /hold is neither acknowledged nor answered", func() bool {
-		return len(e.reactions(id)) > 0 || e.replyTo(id, cmdHold) != ""
+		return len(e.reactions(id)) > 0 || e.replyTo(id, jobs.CmdHold) != ""
 	})
 	e.waitIdle(t)
 	time.Sleep(500 * time.Millisecond)
 	e.waitIdle(t)
-	merges, acked, late := e.fake.Merges(), len(e.reactions(id)) > 0, e.replyTo(id, cmdHold)
+	merges, acked, late := e.fake.Merges(), len(e.reactions(id)) > 0, e.replyTo(id, jobs.CmdHold)
 	t.Logf("delay %v: merges %d, acknowledged %v, reply %q", delay, len(merges), acked, late)
 	switch {
 	case acked && len(merges) > 0:
@@ -357,14 +358,14 @@ func TestCommentRetest(t *testing.T) {
 	e.waitIdle(t)
 
 	again := e.comment(t, "dave", "/retest")
-	if reply := e.waitReply(t, again, cmdRetest); !strings.Contains(reply, "1 times in the past hour") {
+	if reply := e.waitReply(t, again, jobs.CmdRetest); !strings.Contains(reply, "1 times in the past hour") {
 		t.Errorf("the second /retest: reply %q", reply)
 	}
 	if err := e.fake.SetPrivate("acme", "catalog", true); err != nil {
 		t.Fatal(err)
 	}
 	stranger := e.comment(t, "eve", "/retest")
-	if reply := e.waitReply(t, stranger, cmdRetest); !strings.Contains(reply, "read access") {
+	if reply := e.waitReply(t, stranger, jobs.CmdRetest); !strings.Contains(reply, "read access") {
 		t.Errorf("a stranger's /retest on a private repository: reply %q", reply)
 	}
 }
@@ -377,8 +378,8 @@ func TestCommentHelpAndIgnored(t *testing.T) {
 	e.waitOwnership(t, e.headSHA, "action_required")
 
 	help := e.comment(t, "dave", "/help")
-	reply := e.waitReply(t, help, cmdHelp)
-	for _, want := range []string{"/approve", "/hold cancel", "/retest", ruleApprove, ruleHold} {
+	reply := e.waitReply(t, help, jobs.CmdHelp)
+	for _, want := range []string{"/approve", "/hold cancel", "/retest", jobs.RuleApprove, jobs.RuleHold} {
 		if !strings.Contains(reply, want) {
 			t.Errorf("the help does not say %q:\n%s", want, reply)
 		}
@@ -387,7 +388,7 @@ func TestCommentHelpAndIgnored(t *testing.T) {
 
 	unknown := e.comment(t, "carol", "/assign @maria\n```\n/approve\n```\n> /approve")
 	lgtm := e.comment(t, "carol", "/lgtm")
-	if reply := e.waitReply(t, lgtm, cmdLGTM); !strings.Contains(reply, "`/approve`") || strings.Count(strings.TrimSpace(reply), "\n") != 1 {
+	if reply := e.waitReply(t, lgtm, jobs.CmdLGTM); !strings.Contains(reply, "`/approve`") || strings.Count(strings.TrimSpace(reply), "\n") != 1 {
 		t.Errorf("the reply to /lgtm is not one line pointing to /approve:\n%s", reply)
 	}
 	edited := e.comment(t, "carol", "looks fine")
@@ -449,7 +450,7 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 	if status, err := postSigned(e.url+"/webhook", e2eSecret, "comment-delivery-2", "issue_comment", body); err != nil || status != http.StatusAccepted {
 		t.Fatalf("second delivery: %d %v", status, err)
 	}
-	e.waitReply(t, help, cmdHelp)
+	e.waitReply(t, help, jobs.CmdHelp)
 
 	forged, err := e.fake.AddComment("acme", "catalog", 1, "mallory", "/approve")
 	if err != nil {
@@ -495,7 +496,7 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 		t.Errorf("%d replies to one /help, want 1", helps)
 	}
 	// The resync finds mallory's comment as GitHub holds it: mallory's, refused.
-	if r, reply := e.reactions(forged), e.replyTo(forged, cmdApprove); len(r) != 0 || (reply != "" && !strings.Contains(reply, "@mallory")) {
+	if r, reply := e.reactions(forged), e.replyTo(forged, jobs.CmdApprove); len(r) != 0 || (reply != "" && !strings.Contains(reply, "@mallory")) {
 		t.Errorf("the forged comment counted: reactions %v, reply %q", r, reply)
 	}
 	if r := e.reactions(edited); len(r) != 0 || len(e.labels(t)) != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -51,7 +52,7 @@ const (
 	commandReplyMarker = "<!-- catalogbot:command-reply "
 )
 
-// Commands carries out comment commands (the CommandArgs jobs).
+// Commands carries out comment commands (the jobs.CommandArgs jobs).
 type Commands struct {
 	gh     installationClients
 	teams  func(*github.Client) policy.TeamResolver
@@ -88,7 +89,7 @@ func (c *Commands) setQueue(ctx context.Context, q *Queue) error {
 
 // commandContext is what every command of one comment looks at.
 type commandContext struct {
-	a      CommandArgs
+	a      jobs.CommandArgs
 	gh     *github.Client
 	pr     *github.PullRequest
 	head   string
@@ -103,12 +104,12 @@ type commandContext struct {
 
 // Handle carries out the commands of one comment, each once: a command already handled (a retried job, a
 // redelivery, the resync) is skipped. jobCreated is when the job was enqueued.
-func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Time) error {
+func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated time.Time) error {
 	log := c.log.With("repo", a.Owner+"/"+a.Repo, "pr", a.Number, "comment", a.CommentID, "commenter", a.Commenter,
 		"delivery", a.DeliveryID, "recovered", a.Recovered)
 	var todo []string
 	for _, cmd := range a.Commands {
-		if normalCommand(cmd) != cmd {
+		if jobs.NormalCommand(cmd) != cmd {
 			continue // not a command (a job written by hand)
 		}
 		done, err := c.store.commandHandled(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd)
@@ -154,7 +155,7 @@ func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Ti
 		return fmt.Errorf("reading the last check of %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
 	}
 	// An /approve is judged on the packages the current head touches: wait a little for its check.
-	needsHeadCheck := slices.Contains(todo, cmdApprove) || slices.Contains(todo, cmdApproveCancel)
+	needsHeadCheck := slices.Contains(todo, jobs.CmdApprove) || slices.Contains(todo, jobs.CmdApproveCancel)
 	if needsHeadCheck && (!cc.ok || !strings.EqualFold(cc.checked.HeadSHA, cc.head)) && c.now().Sub(jobCreated) < checkWait {
 		log.Info("waiting for the check of the head before judging the commands", "head", short(cc.head))
 		return river.JobSnooze(5 * time.Second)
@@ -179,7 +180,7 @@ func (c *Commands) Handle(ctx context.Context, a CommandArgs, jobCreated time.Ti
 	}
 	// The head was the pull request's when it was read (recorded after the commands were judged, which look
 	// at what was seen up to the comment).
-	if err := c.store.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, readAt); err != nil {
+	if err := c.store.sawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, readAt); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -190,25 +191,25 @@ func (c *Commands) run(ctx context.Context, cc *commandContext, cmd string) (str
 	var refusal string
 	var err error
 	switch cmd {
-	case cmdHelp:
+	case jobs.CmdHelp:
 		if err := c.reply(ctx, cc, cmd, fmt.Sprintf("@%s, catalogbot reads these commands in pull request comments:\n\n%s",
-			cc.a.Commenter, commandsHelp(int(c.retestLimit.Load())))); err != nil {
+			cc.a.Commenter, jobs.CommandsHelp(int(c.retestLimit.Load())))); err != nil {
 			return "", err
 		}
-	case cmdApprove, cmdApproveCancel:
-		refusal, err = c.approve(ctx, cc, cmd == cmdApproveCancel)
-	case cmdHold, cmdHoldCancel:
+	case jobs.CmdApprove, jobs.CmdApproveCancel:
+		refusal, err = c.approve(ctx, cc, cmd == jobs.CmdApproveCancel)
+	case jobs.CmdHold, jobs.CmdHoldCancel:
 		var tooLate string
-		refusal, tooLate, err = c.hold(ctx, cc, cmd == cmdHoldCancel)
+		refusal, tooLate, err = c.hold(ctx, cc, cmd == jobs.CmdHoldCancel)
 		if err == nil && tooLate != "" {
 			return outcomeTooLate, c.reply(ctx, cc, cmd, tooLate)
 		}
-	case cmdRetest:
+	case jobs.CmdRetest:
 		refusal, err = c.retest(ctx, cc)
-	case cmdLGTM, cmdLGTMCancel:
+	case jobs.CmdLGTM, jobs.CmdLGTMCancel:
 		// Prow's habit: one line saying what catalogbot reads instead.
 		instead := "`/approve` by an owner of the touched packages or a maintainer (or their approving review)"
-		if cmd == cmdLGTMCancel {
+		if cmd == jobs.CmdLGTMCancel {
 			instead = "`/approve cancel`"
 		}
 		refusal = fmt.Sprintf("@%s, catalogbot does not read `/%s`: use %s; `/help` lists the commands.", cc.a.Commenter, cmd, instead)
@@ -306,7 +307,7 @@ func (c *Commands) approve(ctx context.Context, cc *commandContext, cancel bool)
 	}
 	// Ownership is judged again with the approval (the other checks' work comes from the parse cache);
 	// its completion asks for the merge evaluation.
-	return "", c.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID, Owner: a.Owner,
+	return "", c.q.Insert(ctx, []river.InsertManyParams{{Args: jobs.CheckPRArgs{InstallationID: a.InstallationID, Owner: a.Owner,
 		Repo: a.Repo, Number: a.Number, HeadSHA: cc.head, CloneURL: c.cloneURL(cc), DeliveryID: a.DeliveryID,
 		Rerun: fmt.Sprintf("comment:%d:%s", a.CommentID, action), Reason: "issue_comment./" + strings.ReplaceAll(verb, "/", "")}}})
 }
@@ -388,7 +389,7 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 				return "", "", fmt.Errorf("removing label %q: %w", name, err)
 			}
 		}
-		return "", "", c.q.Insert(ctx, []river.InsertManyParams{{Args: MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner,
+		return "", "", c.q.Insert(ctx, []river.InsertManyParams{{Args: jobs.MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner,
 			Repo: a.Repo, Number: a.Number, CloneURL: c.cloneURL(cc), Reason: "issue_comment./hold cancel"}}})
 	}
 	held := false
@@ -443,15 +444,15 @@ func (c *Commands) retest(ctx context.Context, cc *commandContext) (string, erro
 	if level == "" || level == "none" {
 		return fmt.Sprintf("@%s, `/retest` was not applied: only people with read access to the repository may use it.", a.Commenter), nil
 	}
-	n, err := c.store.commandsSince(ctx, a.Owner, a.Repo, a.Number, cmdRetest, outcomeAccepted, c.now().Add(-time.Hour))
+	n, err := c.store.commandsSince(ctx, a.Owner, a.Repo, a.Number, jobs.CmdRetest, outcomeAccepted, c.now().Add(-time.Hour))
 	if err != nil {
 		return "", err
 	}
 	if limit := int(c.retestLimit.Load()); n >= limit {
 		return fmt.Sprintf("@%s, `/retest` was not applied: this pull request was retested %d times in the past hour, the most catalogbot allows (%s). The Re-run button on a check run still works.",
-			a.Commenter, n, fmt.Sprintf(ruleRetest, limit)), nil
+			a.Commenter, n, fmt.Sprintf(jobs.RuleRetest, limit)), nil
 	}
-	return "", c.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID, Owner: a.Owner,
+	return "", c.q.Insert(ctx, []river.InsertManyParams{{Args: jobs.CheckPRArgs{InstallationID: a.InstallationID, Owner: a.Owner,
 		Repo: a.Repo, Number: a.Number, HeadSHA: cc.head, CloneURL: c.cloneURL(cc), DeliveryID: a.DeliveryID,
 		Rerun: fmt.Sprintf("comment:%d:retest", a.CommentID), Reason: "issue_comment./retest"}}})
 }
@@ -491,10 +492,10 @@ func (c *Commands) reply(ctx context.Context, cc *commandContext, cmd, text stri
 }
 
 type commandWorker struct {
-	river.WorkerDefaults[CommandArgs]
+	river.WorkerDefaults[jobs.CommandArgs]
 	c *Commands
 }
 
-func (w *commandWorker) Work(ctx context.Context, job *river.Job[CommandArgs]) error {
+func (w *commandWorker) Work(ctx context.Context, job *river.Job[jobs.CommandArgs]) error {
 	return waitOutRateLimit(w.c.Handle(ctx, job.Args, job.CreatedAt))
 }

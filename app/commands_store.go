@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
 )
 
 // The comment commands' tables, created next to the merge tables (CREATE TABLE IF NOT EXISTS, see audit.go):
@@ -66,13 +68,6 @@ var commandSchema = []string{
 		PRIMARY KEY (owner, name, number, login))`,
 }
 
-// HeadSeen says that HeadSHA was the head of a pull request at the time it is recorded with.
-type HeadSeen struct {
-	Owner, Repo string
-	Number      int
-	HeadSHA     string
-}
-
 // CommandApproval is one /approve or /approve cancel: who, on which head, by which comment.
 type CommandApproval struct {
 	Repo      string    `json:"repo"` // owner/name
@@ -88,7 +83,7 @@ type CommandApproval struct {
 // commandStore is the database side of the comment commands (every queue backend).
 type commandStore interface {
 	migrateCommands(ctx context.Context) error
-	sawHead(ctx context.Context, h HeadSeen, at time.Time) error
+	sawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error
 	headLog(ctx context.Context, owner, repo string, number int) ([]headAt, error)
 	addCommandApproval(ctx context.Context, a CommandApproval) error
 	commandApprovals(ctx context.Context, owner, repo string, number int) ([]CommandApproval, error)
@@ -144,14 +139,14 @@ func (b *riverBackend[TTx]) migrateCommands(ctx context.Context) error {
 }
 
 // sawHead appends to the head log unless the newest row of the pull request already says the same.
-func (b *riverBackend[TTx]) sawHead(ctx context.Context, h HeadSeen, at time.Time) error {
+func (b *riverBackend[TTx]) sawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error {
 	if !isSHA(strings.ToLower(h.HeadSHA)) || h.Number <= 0 {
 		return nil
 	}
 	return b.inTx(ctx, func(tx TTx) error { return b.sawHeadTx(ctx, tx, h, at) })
 }
 
-func (b *riverBackend[TTx]) sawHeadTx(ctx context.Context, tx TTx, h HeadSeen, at time.Time) error {
+func (b *riverBackend[TTx]) sawHeadTx(ctx context.Context, tx TTx, h jobs.HeadSeen, at time.Time) error {
 	// A row is added only when the newest row up to at names another head (or there is none): rows differ
 	// only where the head changed. An observation older than the newest row (a delivery that took longer)
 	// is placed at its own time.

@@ -8,39 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestParseCommands(t *testing.T) {
-	for _, c := range []struct {
-		body string
-		want []string
-	}{
-		{"/approve", []string{"approve"}},
-		{"LGTM\r\n/Approve  \r\nthanks", []string{"approve"}},
-		{"    /approve\n  /hold", nil},
-		{"/hold\n/hold cancel\n/hold", []string{"hold"}},
-		{"/hold   CANCEL", []string{"hold cancel"}},
-		{"/retest\n/help", []string{"retest", "help"}},
-		{"/lgtm\n/assign @carol\n/approve no-issue\n/approvecancel", []string{"lgtm"}},
-		{"please /approve this", nil},
-		{"> /approve\n```\n/hold\n```\n~~~\n/retest\n~~~", nil},
-		{"```\n/hold\n```\n/retest", []string{"retest"}},
-		{"/approve cancel", []string{"approve cancel"}},
-		{"", nil},
-	} {
-		if got := parseCommands(c.body); !reflect.DeepEqual(got, c.want) {
-			t.Errorf("parseCommands(%q) = %q, want %q", c.body, got, c.want)
-		}
-	}
-	many := strings.Repeat("/hold\n/hold cancel\n/approve\n/approve cancel\n/retest\n/help\n", 5)
-	if got := parseCommands(many); !reflect.DeepEqual(got, []string{"retest", "help", "hold cancel", "approve cancel"}) {
-		t.Errorf("repeated commands = %q, want each family once, its last word", got)
-	}
-	long := strings.Repeat("x", maxCommandBody) + "\n/approve"
-	if got := parseCommands(long); len(got) != 0 {
-		t.Errorf("a command past the bound was read: %q", got)
-	}
-}
+	"github.com/catalogbot/catalogbot/app/jobs"
+)
 
 func TestBoundHead(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
@@ -111,7 +81,7 @@ func TestCommandStore(t *testing.T) {
 				sha string
 				s   int
 			}{{a, 0}, {a, 1}, {b, 2}, {b, 3}, {a, 4}, {a, 5}} {
-				if err := s.sawHead(ctx, HeadSeen{Owner: "Acme", Repo: "Catalog", Number: 1, HeadSHA: h.sha}, t0.Add(time.Duration(h.s)*time.Second)); err != nil {
+				if err := s.sawHead(ctx, jobs.HeadSeen{Owner: "Acme", Repo: "Catalog", Number: 1, HeadSHA: h.sha}, t0.Add(time.Duration(h.s)*time.Second)); err != nil {
 					t.Fatalf("row %d: %v", i, err)
 				}
 			}
@@ -187,7 +157,7 @@ func TestOnIssueComment(t *testing.T) {
 		}
 		var got []string
 		if len(p.Jobs) == 1 {
-			a := p.Jobs[0].Args.(CommandArgs)
+			a := p.Jobs[0].Args.(jobs.CommandArgs)
 			got = a.Commands
 			if a.CommentID != 99 || a.Number != 3 || a.Commenter != "carol" || a.CommentedAt.IsZero() || a.DeliveryID != "d1" {
 				t.Errorf("%s: job %+v", c.name, a)
@@ -208,7 +178,7 @@ func envelopeAction(body []byte) string {
 // The footer of every pull request check run says who may /approve: the packages' owners include the
 // reviewers of their ci.yaml (issue 30.7).
 func TestCommandsFooterNamesCIYamlReviewers(t *testing.T) {
-	if !strings.Contains(commandsFooter, "the reviewers of their ci.yaml") || !strings.Contains(commandsHelp(DefaultRetestPerHour), "the reviewers of their ci.yaml") {
+	if !strings.Contains(commandsFooter, "the reviewers of their ci.yaml") || !strings.Contains(jobs.CommandsHelp(DefaultRetestPerHour), "the reviewers of their ci.yaml") {
 		t.Errorf("the /approve row does not mention ci.yaml reviewers:\n%s", commandsFooter)
 	}
 }

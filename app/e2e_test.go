@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -292,7 +293,7 @@ func TestEndToEnd(t *testing.T) {
 				if r.Conclusion != conclusion {
 					t.Errorf("%s: conclusion %q, want %q; title %q\n%s", name, r.Conclusion, conclusion, r.Title, r.Summary)
 				}
-				if n, ok := ParseCheckRunExternalID(r.ExternalID); !ok || n != 1 || !strings.HasPrefix(r.ExternalID, "pr:1/job:") {
+				if n, ok := jobs.ParseCheckRunExternalID(r.ExternalID); !ok || n != 1 || !strings.HasPrefix(r.ExternalID, "pr:1/job:") {
 					t.Errorf("%s: external_id %q, want pr:1/job:…", name, r.ExternalID)
 				}
 			}

@@ -7,107 +7,14 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/riverqueue/river"
 )
-
-// Job kinds. They are stored in the database: never rename one.
-const (
-	KindCheckPR   = "catalogbot_check_pr"
-	KindReview    = "catalogbot_review"
-	KindRebuild   = "catalogbot_rebuild"
-	KindResync    = "catalogbot_resync"
-	KindRedeliver = "catalogbot_redeliver"
-)
-
-// CheckPRArgs asks for the checks of one pull request head. A job is unique
-// by repository, PR and head SHA while it waits or runs, so a burst of events
-// about one head (pull_request, check_suite, a redelivery) runs it once; a
-// finished job does not block a new one, so "Re-run" works.
-type CheckPRArgs struct {
-	InstallationID int64  `json:"installation_id"`
-	Owner          string `json:"owner" river:"unique"`
-	Repo           string `json:"repo" river:"unique"`
-	Number         int    `json:"number" river:"unique"`
-	HeadSHA        string `json:"head_sha" river:"unique"`
-	// CloneURL is the repository's HTTPS git URL from the webhook; it
-	// follows GitHub Enterprise Server's host.
-	CloneURL   string `json:"clone_url"`
-	DeliveryID string `json:"delivery_id,omitempty"`
-	// Rerun is the delivery of an explicit re-run request; it makes the job
-	// unique by that delivery instead of by head alone.
-	Rerun string `json:"rerun,omitempty" river:"unique"`
-	// Reason says which event asked (pull_request.synchronize, check_run.rerequested, resync...).
-	Reason string `json:"reason"`
-}
-
-func (CheckPRArgs) Kind() string { return KindCheckPR }
-func (CheckPRArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
-// ReviewArgs records a pull request review; the merge evaluation plugs in
-// through ReviewHandler.
-type ReviewArgs struct {
-	InstallationID int64  `json:"installation_id"`
-	Owner          string `json:"owner"`
-	Repo           string `json:"repo"`
-	Number         int    `json:"number"`
-	HeadSHA        string `json:"head_sha"`
-	ReviewID       int64  `json:"review_id" river:"unique"`
-	Reviewer       string `json:"reviewer"`
-	State          string `json:"state"`  // approved, changes_requested, commented, dismissed
-	Action         string `json:"action"` // submitted, edited, dismissed
-	DeliveryID     string `json:"delivery_id,omitempty" river:"unique"`
-}
-
-func (ReviewArgs) Kind() string { return KindReview }
-func (ReviewArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
-// RebuildArgs asks for the catalog image(s) of a default branch commit; the
-// rebuild plugs in through RebuildHandler.
-type RebuildArgs struct {
-	InstallationID int64  `json:"installation_id"`
-	Owner          string `json:"owner" river:"unique"`
-	Repo           string `json:"repo" river:"unique"`
-	Ref            string `json:"ref"`
-	SHA            string `json:"sha" river:"unique"`
-	CloneURL       string `json:"clone_url"`
-	DeliveryID     string `json:"delivery_id,omitempty"`
-	// Before is the branch's head before the push that made SHA the head: the bundle directories that
-	// push added are those that differ between the two ("" for a job not made by a push).
-	Before string `json:"before,omitempty"`
-	// Rerun: someone pressed Re-run on the commit's image run, so it is
-	// built again even when an earlier job already reported on it.
-	Rerun bool `json:"rerun,omitempty"`
-}
-
-func (RebuildArgs) Kind() string { return KindRebuild }
-func (RebuildArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
-// ResyncArgs: the periodic level-triggered pass over open pull requests.
-type ResyncArgs struct{}
-
-func (ResyncArgs) Kind() string { return KindResync }
-func (ResyncArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
-// RedeliverArgs: the periodic request to redeliver failed webhook deliveries.
-type RedeliverArgs struct{}
-
-func (RedeliverArgs) Kind() string { return KindRedeliver }
-func (RedeliverArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
 
 // ReviewHandler is where the merge issue plugs in: it is called once per
 // recorded review and re-derives the merge decision from the PR's state.
 type ReviewHandler interface {
-	HandleReview(ctx context.Context, job ReviewArgs) error
+	HandleReview(ctx context.Context, job jobs.ReviewArgs) error
 }
 
 // RebuildHandler is where the rebuild issue plugs in: it is called for each
@@ -115,20 +22,20 @@ type ReviewHandler interface {
 type RebuildHandler interface {
 	// key names the job across its attempts: a retry or a rescued job
 	// has the key of the attempt it continues.
-	HandleRebuild(ctx context.Context, job RebuildArgs, key string) error
+	HandleRebuild(ctx context.Context, job jobs.RebuildArgs, key string) error
 }
 
 // recordOnly is the ReviewHandler and RebuildHandler until the merge and
 // rebuild land: it logs the event and decides nothing.
 type recordOnly struct{ log *slog.Logger }
 
-func (r recordOnly) HandleReview(ctx context.Context, j ReviewArgs) error {
+func (r recordOnly) HandleReview(ctx context.Context, j jobs.ReviewArgs) error {
 	r.log.InfoContext(ctx, "review recorded; merge evaluation not configured",
 		"repo", j.Owner+"/"+j.Repo, "pr", j.Number, "sha", j.HeadSHA, "reviewer", j.Reviewer, "state", j.State)
 	return nil
 }
 
-func (r recordOnly) HandleRebuild(ctx context.Context, j RebuildArgs, _ string) error {
+func (r recordOnly) HandleRebuild(ctx context.Context, j jobs.RebuildArgs, _ string) error {
 	r.log.InfoContext(ctx, "push to default branch recorded; rebuild not configured",
 		"repo", j.Owner+"/"+j.Repo, "ref", j.Ref, "sha", j.SHA)
 	return nil
@@ -137,32 +44,32 @@ func (r recordOnly) HandleRebuild(ctx context.Context, j RebuildArgs, _ string) 
 // --- workers ----------------------------------------------------------------
 
 type checkPRWorker struct {
-	river.WorkerDefaults[CheckPRArgs]
+	river.WorkerDefaults[jobs.CheckPRArgs]
 	p       *Pipeline
 	timeout time.Duration
 }
 
-func (w *checkPRWorker) Timeout(*river.Job[CheckPRArgs]) time.Duration { return w.timeout }
-func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[CheckPRArgs]) error {
-	return waitOutRateLimit(w.p.CheckPR(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
+func (w *checkPRWorker) Timeout(*river.Job[jobs.CheckPRArgs]) time.Duration { return w.timeout }
+func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[jobs.CheckPRArgs]) error {
+	return waitOutRateLimit(w.p.CheckPR(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
 }
 
 type reviewWorker struct {
-	river.WorkerDefaults[ReviewArgs]
+	river.WorkerDefaults[jobs.ReviewArgs]
 	h ReviewHandler
 }
 
-func (w *reviewWorker) Work(ctx context.Context, job *river.Job[ReviewArgs]) error {
+func (w *reviewWorker) Work(ctx context.Context, job *river.Job[jobs.ReviewArgs]) error {
 	return waitOutRateLimit(w.h.HandleReview(ctx, job.Args))
 }
 
 type rebuildWorker struct {
-	river.WorkerDefaults[RebuildArgs]
+	river.WorkerDefaults[jobs.RebuildArgs]
 	h RebuildHandler
 }
 
-func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[RebuildArgs]) error {
-	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt)))
+func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[jobs.RebuildArgs]) error {
+	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }
 
 // waitOutRateLimit turns "GitHub rate limits us until T" into a snooze until
@@ -183,20 +90,20 @@ func waitOutRateLimit(err error) error {
 const rateLimitSpread = 5 * time.Second
 
 type resyncWorker struct {
-	river.WorkerDefaults[ResyncArgs]
+	river.WorkerDefaults[jobs.ResyncArgs]
 	r *Recovery
 }
 
-func (w *resyncWorker) Work(ctx context.Context, _ *river.Job[ResyncArgs]) error {
+func (w *resyncWorker) Work(ctx context.Context, _ *river.Job[jobs.ResyncArgs]) error {
 	return w.r.Resync(ctx)
 }
 
 type redeliverWorker struct {
-	river.WorkerDefaults[RedeliverArgs]
+	river.WorkerDefaults[jobs.RedeliverArgs]
 	r *Recovery
 }
 
-func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[RedeliverArgs]) error {
+func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[jobs.RedeliverArgs]) error {
 	return w.r.Redeliver(ctx)
 }
 
@@ -230,13 +137,13 @@ func newRiverConfig(c *Config, h jobHandlers) (*river.Config, error) {
 	var periodic []*river.PeriodicJob
 	if c.ResyncInterval > 0 {
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(c.ResyncInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return ResyncArgs{}, nil },
-			&river.PeriodicJobOpts{ID: KindResync, RunOnStart: true}))
+			func() (river.JobArgs, *river.InsertOpts) { return jobs.ResyncArgs{}, nil },
+			&river.PeriodicJobOpts{ID: jobs.KindResync, RunOnStart: true}))
 	}
 	if c.RedeliverInterval > 0 {
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(c.RedeliverInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return RedeliverArgs{}, nil },
-			&river.PeriodicJobOpts{ID: KindRedeliver, RunOnStart: true}))
+			func() (river.JobArgs, *river.InsertOpts) { return jobs.RedeliverArgs{}, nil },
+			&river.PeriodicJobOpts{ID: jobs.KindRedeliver, RunOnStart: true}))
 	}
 	return &river.Config{
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: c.Workers}},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 )
@@ -70,13 +71,13 @@ func (r *Recovery) Resync(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("%s/%s: listing open pull requests: %w", repo.Owner, repo.Name, err))
 			continue
 		}
-		var jobs []river.InsertManyParams
+		var batch []river.InsertManyParams
 		if r.cmds != nil {
 			cjobs, err := r.recoverCommands(ctx, gh, repo, prs)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s/%s: recovering comment commands: %w", repo.Owner, repo.Name, err))
 			}
-			jobs = append(jobs, cjobs...)
+			batch = append(batch, cjobs...)
 		}
 		for _, pr := range prs {
 			done, err := r.gh.hasCompleted(ctx, gh, repo.Owner, repo.Name, pr.HeadSHA, names)
@@ -85,18 +86,18 @@ func (r *Recovery) Resync(ctx context.Context) error {
 				continue
 			}
 			if !done {
-				jobs = append(jobs, enqueueCheck(repo, pr.Number, pr.HeadSHA, "resync")...)
+				batch = append(batch, enqueueCheck(repo, pr.Number, pr.HeadSHA, "resync")...)
 			} else {
 				// Checked: the merge decision is re-derived (level-triggered).
-				jobs = append(jobs, river.InsertManyParams{Args: MergeArgs{InstallationID: repo.InstallationID,
+				batch = append(batch, river.InsertManyParams{Args: jobs.MergeArgs{InstallationID: repo.InstallationID,
 					Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, CloneURL: repo.CloneURL, Reason: "resync"}})
 			}
 		}
-		if err := r.q.Insert(ctx, jobs); err != nil {
+		if err := r.q.Insert(ctx, batch); err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: enqueueing: %w", repo.Owner, repo.Name, err))
 			continue
 		}
-		queued += len(jobs)
+		queued += len(batch)
 	}
 	r.log.Info("resync done", "repositories", len(repos), "queued", queued, "errors", len(errs))
 	if ctx.Err() != nil {
@@ -113,11 +114,11 @@ func (r *Recovery) Resync(ctx context.Context) error {
 // whose commands were not handled (their deliveries lost): every one newer than the last comment handled,
 // and older ones too. One listing of the repository's comments serves every pull request. A comment edited
 // since it was written is left alone: what it said first is unknown.
-func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo InstalledRepo, prs []openPR) ([]river.InsertManyParams, error) {
+func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo jobs.InstalledRepo, prs []openPR) ([]river.InsertManyParams, error) {
 	open := map[int]bool{}
 	for _, pr := range prs {
 		open[pr.Number] = true
-		if err := r.cmds.sawHead(ctx, HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
+		if err := r.cmds.sawHead(ctx, jobs.HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
 			return nil, err
 		}
 	}
@@ -130,7 +131,7 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 		return nil, err
 	}
 	ec := eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}
-	var jobs []river.InsertManyParams
+	var batch []river.InsertManyParams
 	for _, c := range cs {
 		number := issueNumber(c.GetIssueURL())
 		if !open[number] || c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
@@ -144,16 +145,16 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 		for _, cmd := range a.Commands {
 			done, err := r.cmds.commandHandled(ctx, repo.Owner, repo.Name, number, c.GetID(), cmd)
 			if err != nil {
-				return jobs, err
+				return batch, err
 			}
 			pending = pending || !done
 		}
 		if pending {
 			a.Recovered = true
-			jobs = append(jobs, river.InsertManyParams{Args: a})
+			batch = append(batch, river.InsertManyParams{Args: a})
 		}
 	}
-	return jobs, nil
+	return batch, nil
 }
 
 // issueNumber is the number at the end of a comment's issue_url (0 when there is none).

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
 )
 
 // TestRecoveryResync: a PR whose webhook never arrived is found by the
@@ -23,7 +25,7 @@ func TestRecoveryResync(t *testing.T) {
 		t.Fatalf("second Resync: %v", err)
 	}
 	// The head has all its runs: no second check job (other kinds may follow).
-	if got := countJobs(t, e.srv.Queue(), KindCheckPR); got != 1 {
+	if got := countJobs(t, e.srv.Queue(), jobs.KindCheckPR); got != 1 {
 		t.Errorf("check jobs after a second resync = %d, want 1\n%s", got, dumpJobs(e.srv.Queue()))
 	}
 }

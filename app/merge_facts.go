@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -38,7 +39,7 @@ type gatheredFacts struct {
 // gatherFacts reads the pull request's current state from GitHub and what
 // the last check saw from the database; earlier, when set, is the read just
 // before, whose required checks it reuses.
-func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a MergeArgs, earlier *gatheredFacts) (*gatheredFacts, error) {
+func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.MergeArgs, earlier *gatheredFacts) (*gatheredFacts, error) {
 	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return nil, fmt.Errorf("reading pull request %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)

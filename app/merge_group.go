@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 )
@@ -25,32 +26,11 @@ import (
 // catalogbot/ownership reports what GitHub already enforced: each pull request entered the queue only once
 // its required checks, ownership among them, passed on its own head, and a group holds nothing else.
 
-// KindMergeGroup is the merge group check's job kind (stored: never rename).
-const KindMergeGroup = "catalogbot_merge_group"
-
-// MergeGroupArgs asks for the checks of one merge group head. Unique by head while it waits or runs.
-type MergeGroupArgs struct {
-	InstallationID int64  `json:"installation_id"`
-	Owner          string `json:"owner" river:"unique"`
-	Repo           string `json:"repo" river:"unique"`
-	HeadSHA        string `json:"head_sha" river:"unique"`
-	HeadRef        string `json:"head_ref"`
-	BaseSHA        string `json:"base_sha"`
-	BaseRef        string `json:"base_ref"`
-	CloneURL       string `json:"clone_url,omitempty"`
-	DeliveryID     string `json:"delivery_id,omitempty"`
-}
-
-func (MergeGroupArgs) Kind() string { return KindMergeGroup }
-func (MergeGroupArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
-
 // onMergeGroup turns merge_group.checks_requested into the check of the group's head; destroyed (the group
 // merged, or left the queue) needs nothing.
-func onMergeGroup(ec eventContext, body []byte) (plan, error) {
+func onMergeGroup(ec eventContext, body []byte) (jobs.Plan, error) {
 	if ec.Action != "checks_requested" {
-		return plan{}, nil
+		return jobs.Plan{}, nil
 	}
 	var ev struct {
 		MergeGroup struct {
@@ -61,14 +41,14 @@ func onMergeGroup(ec eventContext, body []byte) (plan, error) {
 		} `json:"merge_group"`
 	}
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return plan{}, fmt.Errorf("merge_group event: %w", err)
+		return jobs.Plan{}, fmt.Errorf("merge_group event: %w", err)
 	}
 	g := ev.MergeGroup
 	if ec.InstallationID == 0 || ec.Owner == "" || !isSHA(g.HeadSHA) || !isSHA(g.BaseSHA) ||
 		!strings.HasPrefix(g.HeadRef, "refs/heads/") || !strings.HasPrefix(g.BaseRef, "refs/heads/") || !validRef(g.HeadRef) || !validRef(g.BaseRef) {
-		return plan{}, nil
+		return jobs.Plan{}, nil
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: MergeGroupArgs{InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
+	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.MergeGroupArgs{InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
 		HeadSHA: g.HeadSHA, HeadRef: g.HeadRef, BaseSHA: g.BaseSHA, BaseRef: g.BaseRef, CloneURL: ec.CloneURL, DeliveryID: ec.DeliveryID}}}}, nil
 }
 
@@ -87,7 +67,7 @@ func validRef(r string) bool {
 }
 
 // groupOwnership is catalogbot/ownership's result on a merge group head.
-func groupOwnership(a MergeGroupArgs) checks.Result {
+func groupOwnership(a jobs.MergeGroupArgs) checks.Result {
 	return checks.Result{Check: "ownership", Conclusion: checks.Success, Title: "Judged on each pull request of the group",
 		Summary: fmt.Sprintf("This commit is a merge queue group (`%s`) built on %s. Each pull request entered the queue only after its required checks, "+
 			"catalogbot/ownership among them, passed on its own head; the group holds nothing else. The other checks judge the group's head itself.",
@@ -95,7 +75,7 @@ func groupOwnership(a MergeGroupArgs) checks.Result {
 }
 
 // CheckGroup checks a merge group's head and reports every check run on it.
-func (p *Pipeline) CheckGroup(ctx context.Context, a MergeGroupArgs, job string) error {
+func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job string) error {
 	log := p.log.With("repo", a.Owner+"/"+a.Repo, "merge_group", a.HeadRef, "sha", a.HeadSHA, "delivery", a.DeliveryID)
 	gh, err := p.gh.Installation(ctx, a.InstallationID)
 	if err != nil {
@@ -138,7 +118,7 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a MergeGroupArgs, job string)
 }
 
 // runGroup fetches the group's head and base and runs the checks, grouped by check run name.
-func (p *Pipeline) runGroup(ctx context.Context, a MergeGroupArgs) (map[string][]checks.Result, error) {
+func (p *Pipeline) runGroup(ctx context.Context, a jobs.MergeGroupArgs) (map[string][]checks.Result, error) {
 	repo, err := fetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, a.CloneURL, []string{a.BaseRef, a.HeadRef})
 	if err != nil {
 		return nil, err
@@ -162,7 +142,7 @@ func (p *Pipeline) runGroup(ctx context.Context, a MergeGroupArgs) (map[string][
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range p.checks {
-		name := CheckRunName(c.Name())
+		name := jobs.CheckRunName(c.Name())
 		if name == "" {
 			continue
 		}
@@ -205,10 +185,10 @@ func (p *Pipeline) runGroupCheck(ctx context.Context, c checks.Check, in *checks
 }
 
 type mergeGroupWorker struct {
-	river.WorkerDefaults[MergeGroupArgs]
+	river.WorkerDefaults[jobs.MergeGroupArgs]
 	p *Pipeline
 }
 
-func (w *mergeGroupWorker) Work(ctx context.Context, job *river.Job[MergeGroupArgs]) error {
-	return waitOutRateLimit(w.p.CheckGroup(ctx, job.Args, CheckJobKey(job.ID, job.CreatedAt)))
+func (w *mergeGroupWorker) Work(ctx context.Context, job *river.Job[jobs.MergeGroupArgs]) error {
+	return waitOutRateLimit(w.p.CheckGroup(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -105,7 +106,7 @@ func relevantChange(pol *policy.Policy, pkgs []string, changes []gitfs.Change) s
 }
 
 // judgeResult judges the merge of head onto baseHead for a pull request last checked against checkedBase.
-func (m *Merger) judgeResult(ctx context.Context, a MergeArgs, repo *gitfs.Repo, pol *policy.Policy, checkedBase, baseHead, head string, touched []string, lim catalog.Limits) (ResultJudgement, error) {
+func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.Repo, pol *policy.Policy, checkedBase, baseHead, head string, touched []string, lim catalog.Limits) (ResultJudgement, error) {
 	res := ResultJudgement{BaseSHA: baseHead}
 	y, h := plumbing.NewHash(baseHead), plumbing.NewHash(head)
 	if checkedBase != baseHead {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -100,7 +101,7 @@ func reviewersWanted(ctx context.Context, f MergeFacts, add map[string][]string,
 // requestReviewers asks GitHub for the reviews the pull request's packages want and it has not asked yet.
 // GitHub refuses a whole request when one person may not be asked (not a collaborator): then each is asked
 // alone, and a refusal is recorded too, so that nobody is asked twice.
-func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a MergeArgs, g *gatheredFacts) error {
+func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs.MergeArgs, g *gatheredFacts) error {
 	want := reviewersWanted(ctx, g.MergeFacts, g.Checked.AddReviewers, m.teams(gh))
 	if len(want) == 0 {
 		return nil

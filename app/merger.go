@@ -15,42 +15,15 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// KindMerge is the merge evaluation's job kind (stored: never rename).
-const KindMerge = "catalogbot_merge"
-
 // mergeStatusMarker starts the one comment that says why a pull request is
 // not merged automatically.
 const mergeStatusMarker = "<!-- catalogbot:merge-status -->"
-
-// MergeArgs asks to re-derive the merge decision of one pull request from
-// its current state. Unique by pull request while it waits or runs: a burst
-// of events evaluates once, and the periodic resync catches an event that
-// arrived while an evaluation was running.
-type MergeArgs struct {
-	InstallationID int64  `json:"installation_id"`
-	Owner          string `json:"owner" river:"unique"`
-	Repo           string `json:"repo" river:"unique"`
-	Number         int    `json:"number" river:"unique"`
-	CloneURL       string `json:"clone_url,omitempty"`
-	Reason         string `json:"reason"`
-	// HeadSHA, with Number 0, asks for the open pull requests whose head is that commit (a commit status or
-	// another App's check, which name no pull request for forks): each is evaluated.
-	HeadSHA string `json:"head_sha,omitempty" river:"unique"`
-	// After names the check that asked (its head and re-run delivery): an evaluation asked for by a check
-	// that completed while an earlier evaluation was running is not folded into that one, which read the
-	// facts before the check's verdict.
-	After string `json:"after,omitempty" river:"unique"`
-}
-
-func (MergeArgs) Kind() string { return KindMerge }
-func (MergeArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}}
-}
 
 // Merger merges pull requests that passed, exactly as checked, and records
 // each merge in the audit log. It is the ReviewHandler of the server.
@@ -119,18 +92,18 @@ func (m *Merger) approvals(ctx context.Context, gh *github.Client, owner, repo s
 }
 
 // HandleReview re-evaluates the reviewed pull request.
-func (m *Merger) HandleReview(ctx context.Context, j ReviewArgs) error {
-	return m.enqueue(ctx, MergeArgs{InstallationID: j.InstallationID, Owner: j.Owner, Repo: j.Repo, Number: j.Number,
+func (m *Merger) HandleReview(ctx context.Context, j jobs.ReviewArgs) error {
+	return m.enqueue(ctx, jobs.MergeArgs{InstallationID: j.InstallationID, Owner: j.Owner, Repo: j.Repo, Number: j.Number,
 		Reason: "pull_request_review." + j.Action})
 }
 
-func (m *Merger) enqueue(ctx context.Context, a MergeArgs) error {
+func (m *Merger) enqueue(ctx context.Context, a jobs.MergeArgs) error {
 	return m.q.Insert(ctx, []river.InsertManyParams{{Args: a}})
 }
 
 // recordChecked stores what a check of a pull request saw; the pipeline
 // calls it once the change set is known, before the check runs complete.
-func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error {
+func (m *Merger) recordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error {
 	base, err := repo.Resolve(baseRef)
 	if err != nil {
 		return fmt.Errorf("base %s: %w", baseRef, err)
@@ -169,7 +142,7 @@ func (m *Merger) recordChecked(ctx context.Context, a CheckPRArgs, baseRef strin
 		return err
 	}
 	// The check job verified this head was the pull request's as it started.
-	if err := m.cmds.sawHead(ctx, HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
+	if err := m.cmds.sawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
 		return fmt.Errorf("recording the head: %w", err)
 	}
 	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
@@ -188,8 +161,8 @@ func boundedRemovals(rs []string) []string {
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.
-func (m *Merger) checksCompleted(ctx context.Context, a CheckPRArgs) error {
-	return m.enqueue(ctx, MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner, Repo: a.Repo, Number: a.Number,
+func (m *Merger) checksCompleted(ctx context.Context, a jobs.CheckPRArgs) error {
+	return m.enqueue(ctx, jobs.MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner, Repo: a.Repo, Number: a.Number,
 		CloneURL: a.CloneURL, Reason: "checks completed", After: a.HeadSHA + "/" + a.Rerun})
 }
 
@@ -208,7 +181,7 @@ func parseStoredPolicy(raw string) (*policy.Policy, error) {
 // number of times. The decision is made twice: first on the pull request alone, without the lease (most
 // evaluations end there); then, when it would merge, under the repository's merge lease, on facts read
 // again and with the merge result judged on the base head of that moment (see merge_result.go).
-func (m *Merger) Evaluate(ctx context.Context, a MergeArgs) error {
+func (m *Merger) Evaluate(ctx context.Context, a jobs.MergeArgs) error {
 	full := a.Owner + "/" + a.Repo
 	log := m.log.With("repo", full, "pr", a.Number, "reason", a.Reason)
 	m.stats.evaluations.Add(1)
@@ -295,7 +268,7 @@ const (
 
 // mergeUnderLease reads the facts again with the repository's merge lease held, judges the merge result on
 // the base head, and merges when everything holds.
-func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a MergeArgs, earlier *gatheredFacts, gen int64, attempt int, log *slog.Logger) (mergeNext, error) {
+func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.MergeArgs, earlier *gatheredFacts, gen int64, attempt int, log *slog.Logger) (mergeNext, error) {
 	full := a.Owner + "/" + a.Repo
 	g, err := m.gatherFacts(ctx, gh, a, earlier)
 	if err != nil {
@@ -386,7 +359,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a Merge
 
 // judge judges the merge result of the checked head on the base head the facts read (see judgeResult),
 // from the git cache. Without a git cache (tests of the decision alone), the base must not have moved.
-func (m *Merger) judge(ctx context.Context, a MergeArgs, g *gatheredFacts) (ResultJudgement, error) {
+func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) (ResultJudgement, error) {
 	if m.pipe == nil || m.pipe.cache == nil {
 		res := ResultJudgement{BaseSHA: g.baseHead}
 		if g.baseHead != g.Checked.BaseSHA {
@@ -413,7 +386,7 @@ func (m *Merger) judge(ctx context.Context, a MergeArgs, g *gatheredFacts) (Resu
 
 // mergeClaimed sends the merge of sha, bounded so that it ends well within mergeLease, and releases the
 // claim the evaluation took on the pull request.
-func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a MergeArgs, sha, method string) (*github.PullRequestMergeResult, error) {
+func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a jobs.MergeArgs, sha, method string) (*github.PullRequestMergeResult, error) {
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -430,12 +403,12 @@ func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a MergeArg
 // recheck enqueues a check of the pull request's current head at once. key, when set, makes it a check of
 // its own (a base head, say): a check of the same head still running (the one whose completion asked for
 // this evaluation) would otherwise swallow it, and the new base would wait for the resync.
-func (m *Merger) recheck(ctx context.Context, a MergeArgs, g *gatheredFacts, reason, key string) error {
+func (m *Merger) recheck(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts, reason, key string) error {
 	clone := a.CloneURL
 	if clone == "" {
 		clone = g.PR.GetBase().GetRepo().GetCloneURL()
 	}
-	return m.q.Insert(ctx, []river.InsertManyParams{{Args: CheckPRArgs{InstallationID: a.InstallationID,
+	return m.q.Insert(ctx, []river.InsertManyParams{{Args: jobs.CheckPRArgs{InstallationID: a.InstallationID,
 		Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: g.PR.GetHead().GetSHA(), CloneURL: clone,
 		Rerun: key, Reason: "merge: " + reason}}})
 }
@@ -450,7 +423,7 @@ func githubMessage(err error) string {
 
 // setStatusComment makes the one status comment say blocking, or deletes
 // it when nothing blocks (merged, closed or resolved).
-func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a MergeArgs, blocking []string) error {
+func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a jobs.MergeArgs, blocking []string) error {
 	existing, err := m.findStatusComment(ctx, gh, a)
 	if err != nil {
 		return err
@@ -480,7 +453,7 @@ func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a Merg
 	return err
 }
 
-func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a MergeArgs) (*github.IssueComment, error) {
+func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a jobs.MergeArgs) (*github.IssueComment, error) {
 	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxListPages; page++ {
 		cs, resp, err := gh.Issues.ListComments(ctx, a.Owner, a.Repo, a.Number, opt)
@@ -501,11 +474,11 @@ func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a Mer
 }
 
 type mergeWorker struct {
-	river.WorkerDefaults[MergeArgs]
+	river.WorkerDefaults[jobs.MergeArgs]
 	m *Merger
 }
 
-func (w *mergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error {
+func (w *mergeWorker) Work(ctx context.Context, job *river.Job[jobs.MergeArgs]) error {
 	if job.Args.Number == 0 {
 		return waitOutRateLimit(w.m.evaluateHead(ctx, job.Args))
 	}
@@ -516,7 +489,7 @@ func (w *mergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error
 const maxPullsScanned = 1000
 
 // evaluateHead evaluates every open pull request whose head is a.HeadSHA.
-func (m *Merger) evaluateHead(ctx context.Context, a MergeArgs) error {
+func (m *Merger) evaluateHead(ctx context.Context, a jobs.MergeArgs) error {
 	if !isSHA(a.HeadSHA) {
 		return nil
 	}
@@ -555,16 +528,16 @@ func (m *Merger) evaluateHead(ctx context.Context, a MergeArgs) error {
 
 // checkRecorder is what the pipeline tells the merge evaluation.
 type checkRecorder interface {
-	recordChecked(ctx context.Context, a CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
-	checksCompleted(ctx context.Context, a CheckPRArgs) error
+	recordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
+	checksCompleted(ctx context.Context, a jobs.CheckPRArgs) error
 	approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error)
 }
 
 // mergePlan enqueues a merge evaluation of an open pull request.
-func mergePlan(ec eventContext, pr *github.PullRequest, reason string) plan {
+func mergePlan(ec eventContext, pr *github.PullRequest, reason string) jobs.Plan {
 	if pr == nil || pr.GetState() != "open" || pr.GetNumber() <= 0 || ec.InstallationID == 0 || ec.Owner == "" {
-		return plan{}
+		return jobs.Plan{}
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
+	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
 		Repo: ec.Name, Number: pr.GetNumber(), CloneURL: ec.CloneURL, Reason: reason}}}}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -125,7 +126,7 @@ func (e *mergeEnv) evaluate(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := e.m.Evaluate(ctx, MergeArgs{InstallationID: testInstID, Owner: testOwner, Repo: testRepo, Number: 1, Reason: "test"}); err != nil {
+	if err := e.m.Evaluate(ctx, jobs.MergeArgs{InstallationID: testInstID, Owner: testOwner, Repo: testRepo, Number: 1, Reason: "test"}); err != nil {
 		t.Fatalf("Evaluate: %v", err)
 	}
 }

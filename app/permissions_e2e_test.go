@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -84,7 +85,7 @@ func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	c := commandEnv(t, BackendSQLite)
 	c.deliver(t, "pull_request", c.prEvent("opened", c.headSHA))
 	c.waitOwnership(t, c.headSHA, "action_required")
-	c.waitReply(t, c.comment(t, "dave", "/approve"), cmdApprove)
+	c.waitReply(t, c.comment(t, "dave", "/approve"), jobs.CmdApprove)
 	c.waitReaction(t, c.comment(t, "dave", "/retest"))
 	c.waitReaction(t, c.comment(t, "bob", "/hold"))
 	c.waitReaction(t, c.comment(t, "bob", "/hold cancel"))

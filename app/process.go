@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
@@ -32,27 +33,6 @@ type checkRunReporting interface {
 	StartUnlessChecked(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, string, error)
 	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
 	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
-}
-
-// CheckRunName maps a check to the check run that shows it. Immutability's
-// findings (released bundles modified, released channel entries removed)
-// go into catalogbot/validate: they are rules about what a valid change to
-// the catalog is, and keeping few runs keeps branch protection's list of
-// required checks short and stable. "" means the check is not reported.
-func CheckRunName(check string) string {
-	switch check {
-	case "ownership":
-		return "catalogbot/ownership"
-	case "validation", "immutability":
-		return "catalogbot/validate"
-	case "crd-safety":
-		return "catalogbot/crd-safety"
-	case "images":
-		return "catalogbot/images"
-	case "templates":
-		return "catalogbot/templates"
-	}
-	return ""
 }
 
 // Pipeline checks one pull request head and reports check runs.
@@ -82,7 +62,7 @@ func (p *Pipeline) runNames() []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, c := range p.checks {
-		if n := CheckRunName(c.Name()); n != "" && !seen[n] {
+		if n := jobs.CheckRunName(c.Name()); n != "" && !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
@@ -97,14 +77,14 @@ type errPermanent struct{ err error }
 func (e errPermanent) Error() string { return e.err.Error() }
 func (e errPermanent) Unwrap() error { return e.err }
 
-// CheckPR is the work of one check job (job is its CheckJobKey): a retried
+// CheckPR is the work of one check job (job is its jobs.CheckJobKey): a retried
 // attempt reports on the runs of the earlier ones and leaves those they
 // completed alone, so a job reports one result per run however often it is
 // interrupted. It drops work for a head that is no longer the PR's.
-func (p *Pipeline) CheckPR(ctx context.Context, a CheckPRArgs, job string, attempt, maxAttempts int) (err error) {
+func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, attempt, maxAttempts int) (err error) {
 	start := time.Now()
 	outcome := "error"
-	defer func() { p.metrics.ObserveJob(KindCheckPR, outcome, time.Since(start)) }()
+	defer func() { p.metrics.ObserveJob(jobs.KindCheckPR, outcome, time.Since(start)) }()
 	full := a.Owner + "/" + a.Repo
 	log := p.log.With("delivery", a.DeliveryID, "repo", full, "pr", a.Number, "sha", a.HeadSHA, "reason", a.Reason, "attempt", attempt)
 
@@ -272,7 +252,7 @@ const failureReportTimeout = 15 * time.Second
 
 // closeLeftovers completes the runs an earlier attempt of job left in
 // progress on a head that is no longer to be checked.
-func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a CheckPRArgs, job string, cur *github.PullRequest, why string) error {
+func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a jobs.CheckPRArgs, job string, cur *github.PullRequest, why string) error {
 	ids, err := p.reporter.InProgress(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job)
 	if err != nil {
 		return fmt.Errorf("looking for runs left in progress: %w", err)
@@ -288,7 +268,7 @@ func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a Chec
 	return p.completeAll(ctx, gh, a, ids, res)
 }
 
-func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a CheckPRArgs, ids map[string]int64, res checks.Result) error {
+func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a jobs.CheckPRArgs, ids map[string]int64, res checks.Result) error {
 	var errs []error
 	for name, id := range ids {
 		r := res
@@ -303,7 +283,7 @@ func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a CheckPR
 // run fetches both revisions, builds the checks' input and runs them; the
 // results are grouped by check run name. It also draws the upgrade graphs
 // of the changed channels (markdown for catalogbot/validate's summary).
-func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr *github.PullRequest) (map[string][]checks.Result, string, error) {
+func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArgs, pr *github.PullRequest) (map[string][]checks.Result, string, error) {
 	baseRef := pr.GetBase().GetRef()
 	if baseRef == "" {
 		return nil, "", errors.New("the pull request has no base branch")
@@ -370,7 +350,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 	out := map[string][]checks.Result{}
 	for _, r := range runner.Run(ctx, in) {
 		p.metrics.ObserveCheck(r.Check, string(r.Conclusion), r.Duration)
-		if n := CheckRunName(r.Check); n != "" {
+		if n := jobs.CheckRunName(r.Check); n != "" {
 			out[n] = append(out[n], r)
 		}
 	}
@@ -378,7 +358,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a CheckPRArgs, pr
 }
 
 // provenance is what the App knows of the pull request from its own doing (see updateProvenance).
-func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
+func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
 	if strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]") && p.bot != nil {
 		// A bot's pull request may be the App's own: know the App's login now, or try the job again, rather
 		// than judge it as anyone's.

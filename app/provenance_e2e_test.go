@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -54,7 +55,7 @@ func (e *rebuildEnv) mergeBundle(files map[string]string, msg string) (string, g
 	e.t.Helper()
 	before, sha := e.commitMain(files, msg)
 	e.deliverPush(before, sha)
-	if run := e.waitRun(BundleImageCheckRunName, sha); run.Conclusion != "success" {
+	if run := e.waitRun(jobs.BundleImageCheckRunName, sha); run.Conclusion != "success" {
 		e.t.Fatalf("bundle-image run of %s: %s %q\n%s", msg, run.Conclusion, run.Title, run.Summary)
 	}
 	var pr githubfake.PR
@@ -97,7 +98,7 @@ func (e *rebuildEnv) prRun(name string, number int, sha string) githubfake.Check
 	for {
 		var got *githubfake.CheckRun
 		for _, r := range e.fake.CheckRuns("acme", "catalog", sha) {
-			if n, ok := ParseCheckRunExternalID(r.ExternalID); ok && n == number && r.Name == name && r.Status == "completed" && (got == nil || r.ID > got.ID) {
+			if n, ok := jobs.ParseCheckRunExternalID(r.ExternalID); ok && n == number && r.Name == name && r.Status == "completed" && (got == nil || r.ID > got.ID) {
 				r := r
 				got = &r
 			}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -22,7 +23,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
@@ -31,36 +31,6 @@ const (
 	BackendSQLite   = "sqlite"
 	BackendPostgres = "postgres"
 )
-
-// Delivery is one verified webhook delivery, as recorded in the delivery log.
-// The payload itself is not kept: what must survive is the job it caused.
-type Delivery struct {
-	ID             string // X-GitHub-Delivery; a redelivery keeps it
-	Event          string // X-GitHub-Event
-	Action         string
-	InstallationID int64
-	Repo           string // owner/name, "" for events without a repository
-	ReceivedAt     time.Time
-}
-
-// InstalledRepo is a repository the App is installed on, as learned from
-// webhooks. The resync job walks these.
-type InstalledRepo struct {
-	InstallationID int64
-	Owner, Name    string
-	CloneURL       string
-}
-
-// plan is what a delivery changes: jobs to enqueue and installed repositories
-// to record or forget, all written in the delivery's transaction.
-type plan struct {
-	Jobs         []river.InsertManyParams
-	UpsertRepos  []InstalledRepo
-	RemoveRepos  []InstalledRepo // by Owner/Name
-	RemoveInstID int64           // forget every repository of this installation (uninstalled)
-	// Heads are pull request heads the delivery shows, recorded in the head log at its receipt.
-	Heads []HeadSeen
-}
 
 // QueueStats describe the backlog, for /metrics.
 type QueueStats struct {
@@ -96,13 +66,13 @@ type Queue struct {
 // queueBackend is Queue's work for one database driver. River's client is
 // generic over the driver's transaction type; this hides it.
 type queueBackend interface {
-	record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error)
+	record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error)
 	insert(ctx context.Context, jobs []river.InsertManyParams) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 	ping(ctx context.Context) error
 	stats(ctx context.Context) (QueueStats, error)
-	installedRepos(ctx context.Context) ([]InstalledRepo, error)
+	installedRepos(ctx context.Context) ([]jobs.InstalledRepo, error)
 	count(ctx context.Context, table string) (int64, error)
 	close()
 	// setBeforeCommit installs a test hook run just before commit.
@@ -138,7 +108,7 @@ func (q *Queue) Backend() string { return q.backend }
 // Record stores a delivery, the repositories it teaches us and its jobs in
 // one transaction. A delivery ID seen before is a no-op: duplicate is true
 // and nothing is written.
-func (q *Queue) Record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error) {
+func (q *Queue) Record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error) {
 	return q.b.record(ctx, d, p)
 }
 
@@ -180,20 +150,12 @@ func (q *Queue) Stats(ctx context.Context) (QueueStats, error) { return q.b.stat
 
 // InstalledRepos lists the repositories recorded from installation events
 // and deliveries.
-func (q *Queue) InstalledRepos(ctx context.Context) ([]InstalledRepo, error) {
+func (q *Queue) InstalledRepos(ctx context.Context) ([]jobs.InstalledRepo, error) {
 	return q.b.installedRepos(ctx)
 }
 
 // Close releases the database. Stop first.
 func (q *Queue) Close() { q.b.close() }
-
-// activeJobStates are the states in which a job blocks a duplicate of
-// itself: while it waits or runs. A finished job does not, so that a
-// re-requested check runs again.
-func activeJobStates() []rivertype.JobState {
-	return []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateScheduled, rivertype.JobStateRetryable}
-}
 
 // txDB is the little a backend needs from its database, with SQL written
 // with $1, $2... placeholders.
@@ -216,7 +178,7 @@ type riverBackend[TTx any] struct {
 
 func (b *riverBackend[TTx]) setBeforeCommit(f func() error) { b.beforeCommit = f }
 
-func (b *riverBackend[TTx]) record(ctx context.Context, d Delivery, p plan) (bool, error) {
+func (b *riverBackend[TTx]) record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (bool, error) {
 	tx, err := b.db.begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("recording delivery %s: %w", d.ID, err)
@@ -309,11 +271,11 @@ func (b *riverBackend[TTx]) stats(ctx context.Context) (QueueStats, error) {
 	return s, err
 }
 
-func (b *riverBackend[TTx]) installedRepos(ctx context.Context) ([]InstalledRepo, error) {
-	var out []InstalledRepo
+func (b *riverBackend[TTx]) installedRepos(ctx context.Context) ([]jobs.InstalledRepo, error) {
+	var out []jobs.InstalledRepo
 	err := b.db.query(ctx, `SELECT installation_id, owner, name, clone_url FROM catalogbot_installation_repo ORDER BY owner, name`, nil,
 		func(scan func(...any) error) error {
-			var r InstalledRepo
+			var r jobs.InstalledRepo
 			if err := scan(&r.InstallationID, &r.Owner, &r.Name, &r.CloneURL); err != nil {
 				return err
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
@@ -81,7 +82,7 @@ func countRows(t testing.TB, q *Queue, table string) int64 {
 }
 
 func checkJob(sha string) river.InsertManyParams {
-	return river.InsertManyParams{Args: CheckPRArgs{InstallationID: 1, Owner: "o", Repo: "r", Number: 1, HeadSHA: sha}}
+	return river.InsertManyParams{Args: jobs.CheckPRArgs{InstallationID: 1, Owner: "o", Repo: "r", Number: 1, HeadSHA: sha}}
 }
 
 func TestQueueRecord(t *testing.T) {
@@ -90,20 +91,20 @@ func TestQueueRecord(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 			ctx := context.Background()
-			d := Delivery{ID: "d1", Event: "pull_request", ReceivedAt: time.Now()}
-			repo := InstalledRepo{InstallationID: 1, Owner: "o", Name: "r", CloneURL: "https://example.com/o/r.git"}
+			d := jobs.Delivery{ID: "d1", Event: "pull_request", ReceivedAt: time.Now()}
+			repo := jobs.InstalledRepo{InstallationID: 1, Owner: "o", Name: "r", CloneURL: "https://example.com/o/r.git"}
 
-			dup, err := q.Record(ctx, d, plan{Jobs: []river.InsertManyParams{checkJob(sha1)}, UpsertRepos: []InstalledRepo{repo}})
+			dup, err := q.Record(ctx, d, jobs.Plan{Jobs: []river.InsertManyParams{checkJob(sha1)}, UpsertRepos: []jobs.InstalledRepo{repo}})
 			if err != nil || dup {
 				t.Fatalf("first Record = %v, %v; want false, nil", dup, err)
 			}
-			dup, err = q.Record(ctx, d, plan{Jobs: []river.InsertManyParams{checkJob(sha2)}})
+			dup, err = q.Record(ctx, d, jobs.Plan{Jobs: []river.InsertManyParams{checkJob(sha2)}})
 			if err != nil || !dup {
 				t.Fatalf("Record of the same delivery = %v, %v; want true, nil", dup, err)
 			}
 			// Another delivery about the same head: stored, but no second job.
-			d2 := Delivery{ID: "d2", Event: "check_suite", ReceivedAt: time.Now()}
-			if _, err := q.Record(ctx, d2, plan{Jobs: []river.InsertManyParams{checkJob(sha1)}}); err != nil {
+			d2 := jobs.Delivery{ID: "d2", Event: "check_suite", ReceivedAt: time.Now()}
+			if _, err := q.Record(ctx, d2, jobs.Plan{Jobs: []river.InsertManyParams{checkJob(sha1)}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := countRows(t, q, "catalogbot_delivery"); got != 2 {
@@ -135,9 +136,9 @@ func TestQueueRecordAtomic(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 			ctx := context.Background()
-			d := Delivery{ID: "d1", Event: "pull_request", ReceivedAt: time.Now()}
-			p := plan{Jobs: []river.InsertManyParams{checkJob("1111111111111111111111111111111111111111")},
-				UpsertRepos: []InstalledRepo{{InstallationID: 1, Owner: "o", Name: "r"}}}
+			d := jobs.Delivery{ID: "d1", Event: "pull_request", ReceivedAt: time.Now()}
+			p := jobs.Plan{Jobs: []river.InsertManyParams{checkJob("1111111111111111111111111111111111111111")},
+				UpsertRepos: []jobs.InstalledRepo{{InstallationID: 1, Owner: "o", Name: "r"}}}
 			boom := errors.New("crash between enqueue and commit")
 			q.b.setBeforeCommit(func() error { return boom })
 			if _, err := q.Record(ctx, d, p); !errors.Is(err, boom) {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
@@ -28,16 +29,8 @@ import (
 	"github.com/catalogbot/catalogbot/registry"
 )
 
-// RebuildCheckRunName is the check run that reports the catalog image build
-// of a default branch commit.
-const RebuildCheckRunName = "catalogbot/catalog-image"
-
 // leaseReleaseTimeout bounds the release of a build's lease.
 const leaseReleaseTimeout = 10 * time.Second
-
-// rebuildExternalID marks our image check runs. It names no pull request, so
-// a "Re-run" request on one asks for no pull request check.
-const rebuildExternalID = "rebuild"
 
 // Rebuilder is the RebuildHandler that builds and pushes catalog images when
 // the default branch moves. For each catalog of the commit's
@@ -177,16 +170,16 @@ func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *G
 
 // HandleRebuild builds and pushes the catalog images of one default branch
 // commit, or completes as superseded when the branch has moved on.
-func (r *Rebuilder) HandleRebuild(ctx context.Context, a RebuildArgs, key string) error {
+func (r *Rebuilder) HandleRebuild(ctx context.Context, a jobs.RebuildArgs, key string) error {
 	start := time.Now()
 	outcome, err := r.handle(ctx, a, key)
 	if r.metrics != nil {
-		r.metrics.ObserveJob(KindRebuild, outcome, time.Since(start))
+		r.metrics.ObserveJob(jobs.KindRebuild, outcome, time.Since(start))
 	}
 	return err
 }
 
-func (r *Rebuilder) handle(ctx context.Context, a RebuildArgs, key string) (string, error) {
+func (r *Rebuilder) handle(ctx context.Context, a jobs.RebuildArgs, key string) (string, error) {
 	if r.store == nil {
 		return "error", errors.New("the rebuild is not attached to a server: give it to NewServer with WithRebuildHandler")
 	}
@@ -328,7 +321,7 @@ func leaseHolder() (string, error) {
 type rebuild struct {
 	r      *Rebuilder
 	gh     *github.Client
-	a      RebuildArgs
+	a      jobs.RebuildArgs
 	branch string
 	log    *slog.Logger
 	lease  *leaseKeeper
@@ -549,7 +542,7 @@ func policyUnusable(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, er
 // used: a failure (the branch's images are not built), with the problems of
 // a file that does not parse annotated on their lines.
 func policyFailure(err error) checks.Result {
-	res := checks.Result{Check: RebuildCheckRunName, Conclusion: checks.Failure}
+	res := checks.Result{Check: jobs.RebuildCheckRunName, Conclusion: checks.Failure}
 	var sb strings.Builder
 	var pe *policy.ParseError
 	if errors.As(err, &pe) {
@@ -766,7 +759,7 @@ func (f rootedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.FS, 
 // summarise makes the check run's result: success when every image was
 // pushed, failure otherwise; the summary lists the pushed digests.
 func summarise(sha string, results []targetResult, tryErr error, tries int) checks.Result {
-	res := checks.Result{Check: RebuildCheckRunName, Conclusion: checks.Success}
+	res := checks.Result{Check: jobs.RebuildCheckRunName, Conclusion: checks.Success}
 	var pushed, refused int
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Catalog images of `%s`:\n\n| catalog | image | digest | platforms |\n|---|---|---|---|\n", sha)
@@ -819,7 +812,7 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 // startRun takes over a run of ours still in progress on the commit (a try
 // that died or was snoozed) or creates one.
 func (b *rebuild) startRun(ctx context.Context) (int64, error) {
-	return b.startRunNamed(ctx, RebuildCheckRunName, "Building", "Validating the catalogs, then building and pushing their images.")
+	return b.startRunNamed(ctx, jobs.RebuildCheckRunName, "Building", "Validating the catalogs, then building and pushing their images.")
 }
 
 // startRunNamed is startRun for the run called name.
@@ -830,7 +823,7 @@ func (b *rebuild) startRunNamed(ctx context.Context, name, title, summary string
 	now := github.Timestamp{Time: time.Now()}
 	cr, _, err := b.gh.Checks.CreateCheckRun(ctx, b.a.Owner, b.a.Repo, github.CreateCheckRunOptions{
 		Name: name, HeadSHA: b.a.SHA, Status: github.String("in_progress"), StartedAt: &now,
-		ExternalID: github.String(rebuildExternalID),
+		ExternalID: github.String(jobs.RebuildExternalID),
 		Output:     &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
 	})
 	if err != nil {
@@ -854,7 +847,7 @@ func (b *rebuild) openRun(ctx context.Context, name string) (int64, error) {
 // commit that is a verdict to keep (success: pushed; neutral: superseded or
 // nothing to push), or "". A failure is not kept: the build is tried again.
 func (b *rebuild) settled(ctx context.Context) (string, error) {
-	runs, err := b.imageRuns(ctx, RebuildCheckRunName, "completed")
+	runs, err := b.imageRuns(ctx, jobs.RebuildCheckRunName, "completed")
 	for _, cr := range runs {
 		if c := cr.GetConclusion(); c == "success" || c == "neutral" {
 			return c, nil
@@ -872,7 +865,7 @@ func (b *rebuild) imageRuns(ctx context.Context, name, status string) ([]*github
 	}
 	var out []*github.CheckRun
 	err := listRuns(ctx, b.gh, b.a.Owner, b.a.Repo, b.a.SHA, opt, 1, func(cr *github.CheckRun) {
-		if cr.GetExternalID() == rebuildExternalID {
+		if cr.GetExternalID() == jobs.RebuildExternalID {
 			out = append(out, cr)
 		}
 	})
@@ -881,7 +874,7 @@ func (b *rebuild) imageRuns(ctx context.Context, name, status string) ([]*github
 
 // progress shows a note on a run that stays in progress.
 func (b *rebuild) progress(ctx context.Context, runID int64, note string) error {
-	return b.progressNamed(ctx, runID, RebuildCheckRunName, note)
+	return b.progressNamed(ctx, runID, jobs.RebuildCheckRunName, note)
 }
 
 func (b *rebuild) progressNamed(ctx context.Context, runID int64, name, note string) error {
@@ -904,7 +897,7 @@ func (b *rebuild) report(ctx context.Context, res checks.Result) error {
 // complete concludes a run; annotations beyond the first 50 follow in
 // further updates, as GitHub takes them.
 func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) error {
-	return b.completeNamed(ctx, runID, RebuildCheckRunName, res)
+	return b.completeNamed(ctx, runID, jobs.RebuildCheckRunName, res)
 }
 
 func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res checks.Result) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -19,10 +20,6 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
-
-// BundleImageCheckRunName reports the bundle images built from the bundle directories a default branch
-// commit adds or changes.
-const BundleImageCheckRunName = "catalogbot/bundle-image"
 
 // maxBundlesPerCommit bounds the bundle images one commit builds; more is refused, not built in part.
 const maxBundlesPerCommit = 200
@@ -112,7 +109,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	a := b.a
 	if !a.Rerun {
 		// A try that reported and was then killed runs again: the commit's bundle images have their verdict.
-		runs, err := b.imageRuns(ctx, BundleImageCheckRunName, "completed")
+		runs, err := b.imageRuns(ctx, jobs.BundleImageCheckRunName, "completed")
 		if err != nil {
 			return false, "error", err
 		}
@@ -155,7 +152,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	if len(dirs) == 0 {
 		return true, "", nil
 	}
-	runID, err := b.startRunNamed(ctx, BundleImageCheckRunName, "Building bundle images", "Building the bundle directories this commit adds or changes into their images, and pushing them.")
+	runID, err := b.startRunNamed(ctx, jobs.BundleImageCheckRunName, "Building bundle images", "Building the bundle directories this commit adds or changes into their images, and pushing them.")
 	if err != nil {
 		return false, "error", err
 	}
@@ -210,7 +207,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 			wait := b.r.retryWait << (n - 1)
 			b.log.Warn("bundle image push failed; trying again", "try", n, "of", b.r.maxTries, "in", wait, "err", tryErr)
 			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, markdownInline(tryErr.Error()), wait)
-			if err := b.progressNamed(ctx, runID, BundleImageCheckRunName, note); err != nil {
+			if err := b.progressNamed(ctx, runID, jobs.BundleImageCheckRunName, note); err != nil {
 				b.log.Warn("updating the check run", "err", err)
 			}
 			return false, "retrying", river.JobSnooze(wait)
@@ -224,7 +221,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 			res.Conclusion = checks.Failure
 		}
 	}
-	if err := b.completeNamed(ctx, runID, BundleImageCheckRunName, res); err != nil {
+	if err := b.completeNamed(ctx, runID, jobs.BundleImageCheckRunName, res); err != nil {
 		return false, "error", err
 	}
 	b.log.Info("bundle images", "conclusion", string(res.Conclusion), "title", res.Title)
@@ -303,7 +300,7 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 // summariseBundles is the bundle-image run's result: success when every image was pushed or was there
 // already with the same digest.
 func summariseBundles(sha string, results []bundleResult, tryErr error, tries int) checks.Result {
-	res := checks.Result{Check: BundleImageCheckRunName, Conclusion: checks.Success}
+	res := checks.Result{Check: jobs.BundleImageCheckRunName, Conclusion: checks.Success}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Bundle images of `%s`:\n\n| bundle directory | image | digest | |\n|---|---|---|---|\n", sha)
 	ok, bad := 0, 0

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
@@ -76,7 +77,7 @@ func TestMergedBundleBecomesItsImage(t *testing.T) {
 			want := expectedBundleDigest(t, files, "operators/etcd/1.1.0")
 			before, sha := e.commitMain(files, "merge #7: etcd 1.1.0")
 			e.deliverPush(before, sha)
-			run := e.waitRun(BundleImageCheckRunName, sha)
+			run := e.waitRun(jobs.BundleImageCheckRunName, sha)
 			if run.Conclusion != "success" || !strings.Contains(run.Summary, want) || !strings.Contains(run.Summary, "/acme/etcd-bundle:v1.1.0") {
 				t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 			}
@@ -99,7 +100,7 @@ func TestMergedBundleBecomesItsImage(t *testing.T) {
 			changed := map[string]string{"operators/etcd/1.1.0/manifests/etcd.csv.yaml": files["operators/etcd/1.1.0/manifests/etcd.csv.yaml"] + "  displayName: etcd\n"}
 			before, sha2 := e.commitMain(changed, "merge #8: etcd 1.1.0 changed")
 			e.deliverPush(before, sha2)
-			run = e.waitRun(BundleImageCheckRunName, sha2)
+			run = e.waitRun(jobs.BundleImageCheckRunName, sha2)
 			if run.Conclusion != "failure" || !strings.Contains(run.Summary, "never replaced") {
 				t.Errorf("second push of v1.1.0: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 			}
@@ -111,7 +112,7 @@ func TestMergedBundleBecomesItsImage(t *testing.T) {
 			e.deliverPush(before, sha3)
 			e.waitImageRun(sha3)
 			for _, r := range e.fake.CheckRuns("acme", "catalog", sha3) {
-				if r.Name == BundleImageCheckRunName {
+				if r.Name == jobs.BundleImageCheckRunName {
 					t.Errorf("a bundle-image run on a commit without bundle changes: %+v", r)
 				}
 			}
@@ -132,7 +133,7 @@ func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 	for {
 		var note bool
 		for _, r := range e.fake.CheckRuns("acme", "catalog", sha) {
-			if r.Name == BundleImageCheckRunName && r.Status == "in_progress" && strings.Contains(r.Summary, " of 3 failed") {
+			if r.Name == jobs.BundleImageCheckRunName && r.Status == "in_progress" && strings.Contains(r.Summary, " of 3 failed") {
 				note = true
 			}
 		}
@@ -145,7 +146,7 @@ func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.reg.down.Store(false)
-	if run := e.waitRun(BundleImageCheckRunName, sha); run.Conclusion != "success" {
+	if run := e.waitRun(jobs.BundleImageCheckRunName, sha); run.Conclusion != "success" {
 		t.Errorf("after the registry came back: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}
 }
@@ -179,7 +180,7 @@ func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
 	start := time.Now()
 	firstRequest := len(e.fake.Requests())
 	e.deliverPush(before, sha)
-	run := e.waitRun(BundleImageCheckRunName, sha)
+	run := e.waitRun(jobs.BundleImageCheckRunName, sha)
 	if run.Conclusion != "success" || !strings.Contains(run.Summary, "opened") {
 		t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}
@@ -376,7 +377,7 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 		files[csv] = strings.Replace(files[csv], "spec:\n", "spec:\n  replaces: "+tc.replaces+"\n", 1)
 		before, sha := e.commitMain(files, "merge etcd "+tc.version)
 		e.deliverPush(before, sha)
-		if run := e.waitRun(BundleImageCheckRunName, sha); run.Conclusion != "success" {
+		if run := e.waitRun(jobs.BundleImageCheckRunName, sha); run.Conclusion != "success" {
 			t.Fatalf("%s: %s %q\n%s", tc.version, run.Conclusion, run.Title, run.Summary)
 		}
 		shas = append(shas, sha)
@@ -417,7 +418,7 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 	}
 	var runID int64
 	for _, r := range e.fake.CheckRuns("acme", "catalog", shas[1]) {
-		if r.Name == BundleImageCheckRunName {
+		if r.Name == jobs.BundleImageCheckRunName {
 			runID = r.ID
 		}
 	}
@@ -465,7 +466,7 @@ func TestCatalogUpdateOfATemplateThatDoesNotRender(t *testing.T) {
 	e.commitMain(map[string]string{"templates/etcd.yaml": broken}, "a broken template")
 	before, sha := e.commitMain(e2eBundle("1.1.0", "registry+v1"), "merge etcd 1.1.0")
 	e.deliverPush(before, sha)
-	run := e.waitRun(BundleImageCheckRunName, sha)
+	run := e.waitRun(jobs.BundleImageCheckRunName, sha)
 	if run.Conclusion != "failure" || !strings.Contains(run.Summary, "no catalog update: the template does not render") || !strings.Contains(run.Summary, "templates/etcd.yaml:7") {
 		t.Errorf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
 	}

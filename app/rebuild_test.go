@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -294,7 +295,7 @@ func (e *rebuildEnv) deliverPush(before, after string) {
 func (e *rebuildEnv) imageRuns(sha string) []githubfake.CheckRun {
 	var out []githubfake.CheckRun
 	for _, r := range e.fake.CheckRuns("acme", "catalog", sha) {
-		if r.Name == RebuildCheckRunName {
+		if r.Name == jobs.RebuildCheckRunName {
 			out = append(out, r)
 		}
 	}
@@ -312,7 +313,7 @@ func (e *rebuildEnv) waitImageRun(sha string) githubfake.CheckRun {
 			}
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("no completed %s run on %s after 90s: %+v", RebuildCheckRunName, short(sha), e.imageRuns(sha))
+			e.t.Fatalf("no completed %s run on %s after 90s: %+v", jobs.RebuildCheckRunName, short(sha), e.imageRuns(sha))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -366,7 +367,7 @@ func TestRebuildPushesImage(t *testing.T) {
 			e.deliverPush(before, sha)
 
 			run := e.waitImageRun(sha)
-			if run.Conclusion != "success" || run.ExternalID != rebuildExternalID {
+			if run.Conclusion != "success" || run.ExternalID != jobs.RebuildExternalID {
 				t.Fatalf("run concluded %q (external_id %q), want success: %s\n%s\n%s", run.Conclusion, run.ExternalID, run.Title, run.Summary, run.Text)
 			}
 			digest, im := e.pushedDigest("latest")
@@ -881,7 +882,7 @@ func TestRebuildReleaseBounded(t *testing.T) {
 	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rb.handle(ctx, RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}, ""); err == nil {
+	if _, err := rb.handle(ctx, jobs.RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}, ""); err == nil {
 		t.Error("handle without GitHub succeeded")
 	}
 	select {
@@ -981,7 +982,7 @@ func rebuildJobStates(t *testing.T, q *Queue) []string {
 		t.Fatalf("queue backend %T, want SQLite's", q.b)
 	}
 	var out []string
-	err := b.db.query(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id`, []any{KindRebuild},
+	err := b.db.query(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id`, []any{jobs.KindRebuild},
 		func(scan func(...any) error) error {
 			var s string
 			if err := scan(&s); err != nil {
@@ -1050,7 +1051,7 @@ func TestRebuildRetryTakesOverItsLease(t *testing.T) {
 		t.Fatalf("the killed attempt's lease: %v %v", ok, err)
 	}
 	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
-	a := RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}
+	a := jobs.RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}
 
 	// Another job finds the lease taken and snoozes.
 	_, err = rb.handle(ctx, a, "43.1700000000000000")

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
 )
 
 // blockingReview holds a job until its context ends, like a job caught by a shutdown.
 type blockingReview struct{ started chan struct{} }
 
-func (b blockingReview) HandleReview(ctx context.Context, _ ReviewArgs) error {
+func (b blockingReview) HandleReview(ctx context.Context, _ jobs.ReviewArgs) error {
 	close(b.started)
 	<-ctx.Done()
 	return ctx.Err()

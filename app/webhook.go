@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/catalogbot/catalogbot/checks"
 	"hash"
 	"io"
 	"log/slog"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/checks"
 )
 
 // MaxWebhookBody is GitHub's cap on a webhook payload (25 MiB); anything
@@ -25,7 +27,7 @@ const MaxWebhookBody = 25 << 20
 
 // deliveryStore records a delivery and its jobs atomically (*Queue).
 type deliveryStore interface {
-	Record(ctx context.Context, d Delivery, p plan) (duplicate bool, err error)
+	Record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error)
 }
 
 // Webhook is the POST /webhook endpoint. It answers 2xx only once the
@@ -317,7 +319,7 @@ type eventContext struct {
 
 // eventHandler turns one event's payload into a plan; it must filter early
 // and never call GitHub (the delivery is being acknowledged).
-type eventHandler func(ec eventContext, body []byte) (plan, error)
+type eventHandler func(ec eventContext, body []byte) (jobs.Plan, error)
 
 func eventHandlers() map[string]eventHandler {
 	return map[string]eventHandler{
@@ -336,13 +338,13 @@ func eventHandlers() map[string]eventHandler {
 
 // routeEvent parses the envelope and runs the event's handler. Events
 // without a handler give an empty plan (recorded, nothing enqueued).
-func routeEvent(deliveryID, event string, body []byte) (Delivery, plan, error) {
+func routeEvent(deliveryID, event string, body []byte) (jobs.Delivery, jobs.Plan, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		return Delivery{}, plan{}, fmt.Errorf("not a JSON object: %w", err)
+		return jobs.Delivery{}, jobs.Plan{}, fmt.Errorf("not a JSON object: %w", err)
 	}
 	ec := eventContext{DeliveryID: deliveryID, Action: env.Action}
-	d := Delivery{Action: env.Action}
+	d := jobs.Delivery{Action: env.Action}
 	if env.Installation != nil {
 		ec.InstallationID = env.Installation.ID
 		d.InstallationID = env.Installation.ID
@@ -357,16 +359,16 @@ func routeEvent(deliveryID, event string, body []byte) (Delivery, plan, error) {
 	}
 	h, ok := eventHandlers()[event]
 	if !ok {
-		return d, plan{}, nil
+		return d, jobs.Plan{}, nil
 	}
 	p, err := h(ec, body)
 	if err != nil {
-		return d, plan{}, err
+		return d, jobs.Plan{}, err
 	}
 	// Every repository event teaches us an installed repository (the resync
 	// walks them), unless the event removes it.
 	if ec.InstallationID != 0 && ec.Owner != "" && ec.Name != "" && event != "installation" && event != "installation_repositories" {
-		p.UpsertRepos = append(p.UpsertRepos, InstalledRepo{InstallationID: ec.InstallationID, Owner: ec.Owner, Name: ec.Name, CloneURL: ec.CloneURL})
+		p.UpsertRepos = append(p.UpsertRepos, jobs.InstalledRepo{InstallationID: ec.InstallationID, Owner: ec.Owner, Name: ec.Name, CloneURL: ec.CloneURL})
 	}
 	return d, p, nil
 }

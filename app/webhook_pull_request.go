@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 )
@@ -11,21 +12,21 @@ import (
 // onPullRequest checks the head of an open pull request when its head or base may have changed. Drafts are
 // checked too (their authors get the verdict early) and never merged: marking one ready for review, or
 // turning it back into a draft, changes the merge decision only.
-func onPullRequest(ec eventContext, body []byte) (plan, error) {
+func onPullRequest(ec eventContext, body []byte) (jobs.Plan, error) {
 	switch ec.Action {
 	case "opened", "synchronize", "reopened", "ready_for_review", "converted_to_draft", "edited", "labeled", "unlabeled":
 	default:
-		return plan{}, nil
+		return jobs.Plan{}, nil
 	}
 	var ev github.PullRequestEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return plan{}, fmt.Errorf("pull_request event: %w", err)
+		return jobs.Plan{}, fmt.Errorf("pull_request event: %w", err)
 	}
 	pr := ev.GetPullRequest()
-	var heads []HeadSeen
+	var heads []jobs.HeadSeen
 	if pr.GetState() == "open" && ec.Owner != "" && isSHA(pr.GetHead().GetSHA()) {
 		// What the pull request's head is as this delivery arrives: /approve binds to it.
-		heads = []HeadSeen{{Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(), HeadSHA: pr.GetHead().GetSHA()}}
+		heads = []jobs.HeadSeen{{Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(), HeadSHA: pr.GetHead().GetSHA()}}
 	}
 	if ec.Action == "labeled" || ec.Action == "unlabeled" || ec.Action == "ready_for_review" || ec.Action == "converted_to_draft" {
 		p := mergePlan(ec, pr, "pull_request."+ec.Action) // the merge decision only: the head was checked as it came
@@ -33,10 +34,10 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 		return p, nil
 	}
 	if ec.Action == "edited" && ev.GetChanges().GetBase() == nil {
-		return plan{}, nil // a title or body edit changes nothing we check
+		return jobs.Plan{}, nil // a title or body edit changes nothing we check
 	}
 	if pr == nil || pr.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
-		return plan{Heads: heads}, nil
+		return jobs.Plan{Heads: heads}, nil
 	}
 	p := checkPlan(ec, pr.GetNumber(), pr.GetHead().GetSHA(), "pull_request."+ec.Action, false)
 	p.Heads = heads
@@ -46,18 +47,18 @@ func onPullRequest(ec eventContext, body []byte) (plan, error) {
 // checkPlan enqueues the check of one head. A rerun (someone pressed
 // "Re-run") is unique by its delivery, so that it runs even while a check of
 // the same head is still finishing.
-func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) plan {
+func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) jobs.Plan {
 	if number <= 0 || !isSHA(sha) {
-		return plan{}
+		return jobs.Plan{}
 	}
-	a := CheckPRArgs{
+	a := jobs.CheckPRArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, Number: number,
 		HeadSHA: sha, CloneURL: ec.CloneURL, Reason: reason, DeliveryID: ec.DeliveryID,
 	}
 	if rerun {
 		a.Rerun = ec.DeliveryID
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: a}}}
+	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: a}}}
 }
 
 func isSHA(s string) bool {

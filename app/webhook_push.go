@@ -5,22 +5,23 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 )
 
 // onPush asks for a rebuild when the default branch moves. Pushes to other
 // branches are ignored (pull requests are checked through their own events).
-func onPush(ec eventContext, body []byte) (plan, error) {
+func onPush(ec eventContext, body []byte) (jobs.Plan, error) {
 	var ev github.PushEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return plan{}, fmt.Errorf("push event: %w", err)
+		return jobs.Plan{}, fmt.Errorf("push event: %w", err)
 	}
 	if ec.DefaultBranch == "" || ev.GetRef() != "refs/heads/"+ec.DefaultBranch || ev.GetDeleted() ||
 		!isSHA(ev.GetAfter()) || ec.InstallationID == 0 || ec.Owner == "" {
-		return plan{}, nil
+		return jobs.Plan{}, nil
 	}
-	return plan{Jobs: []river.InsertManyParams{{Args: RebuildArgs{
+	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.RebuildArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
 		Ref: ev.GetRef(), SHA: ev.GetAfter(), CloneURL: ec.CloneURL, Before: beforeOf(ev.GetBefore()),
 	}}}}, nil

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
 )
 
 const (
@@ -188,7 +190,7 @@ func TestWebhookBadRequests(t *testing.T) {
 // failingStore stands for a database that fails mid-transaction.
 type failingStore struct{}
 
-func (failingStore) Record(context.Context, Delivery, plan) (bool, error) {
+func (failingStore) Record(context.Context, jobs.Delivery, jobs.Plan) (bool, error) {
 	return false, errors.New("disk full")
 }
 
@@ -230,7 +232,7 @@ func TestRouteEvent(t *testing.T) {
 		return b
 	}
 	check := func(sha string, n int) []any {
-		return []any{CheckPRArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: n, HeadSHA: sha,
+		return []any{jobs.CheckPRArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: n, HeadSHA: sha,
 			CloneURL: "https://github.example/acme/catalog.git"}}
 	}
 	tests := []struct {
@@ -241,9 +243,9 @@ func TestRouteEvent(t *testing.T) {
 	}{
 		{"pr opened", "pull_request", prPayload("opened", 7, testSHA, nil), check(testSHA, 7)},
 		{"pr synchronize", "pull_request", prPayload("synchronize", 7, testSHA, nil), check(testSHA, 7)},
-		{"pr ready", "pull_request", prPayload("ready_for_review", 7, testSHA, nil), []any{MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog",
+		{"pr ready", "pull_request", prPayload("ready_for_review", 7, testSHA, nil), []any{jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog",
 			Number: 7, CloneURL: "https://github.example/acme/catalog.git", Reason: "pull_request.ready_for_review"}}},
-		{"pr back to draft", "pull_request", prPayload("converted_to_draft", 7, testSHA, nil), []any{MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog",
+		{"pr back to draft", "pull_request", prPayload("converted_to_draft", 7, testSHA, nil), []any{jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog",
 			Number: 7, CloneURL: "https://github.example/acme/catalog.git", Reason: "pull_request.converted_to_draft"}}},
 		{"pr assigned", "pull_request", prPayload("assigned", 7, testSHA, nil), nil},
 		{"pr edited title", "pull_request", prPayload("edited", 7, testSHA, map[string]any{"changes": map[string]any{"title": map[string]any{"from": "x"}}}), nil},
@@ -255,16 +257,16 @@ func TestRouteEvent(t *testing.T) {
 		{"suite fork (no PRs)", "check_suite", mk(map[string]any{"action": "rerequested", "check_suite": map[string]any{"head_sha": testSHA}}), nil},
 		{"suite completed", "check_suite", mk(map[string]any{"action": "completed", "check_suite": map[string]any{"head_sha": testSHA,
 			"pull_requests": []any{map[string]any{"number": 3}}, "app": map[string]any{"slug": "ci"}}}),
-			[]any{MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 3, CloneURL: "https://github.example/acme/catalog.git",
+			[]any{jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 3, CloneURL: "https://github.example/acme/catalog.git",
 				Reason: "check_suite.completed: ci", After: "external:" + testSHA}}},
 		{"external run completed, fork", "check_run", mk(map[string]any{"action": "completed", "check_run": map[string]any{"name": "ci/test",
 			"head_sha": testSHA}}),
-			[]any{MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git",
+			[]any{jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git",
 				Reason: "check_run.completed: ci/test"}}},
 		{"our run completed", "check_run", mk(map[string]any{"action": "completed", "check_run": map[string]any{"name": "catalogbot/validate",
 			"head_sha": testSHA, "pull_requests": []any{map[string]any{"number": 3}}}}), nil},
 		{"status success", "status", mk(map[string]any{"sha": testSHA, "state": "success", "context": "ci/jenkins"}),
-			[]any{MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git",
+			[]any{jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git",
 				Reason: "status: ci/jenkins"}}},
 		{"status pending", "status", mk(map[string]any{"sha": testSHA, "state": "pending", "context": "ci/jenkins"}), nil},
 		{"run rerequested", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "catalogbot/validate",
@@ -273,24 +275,24 @@ func TestRouteEvent(t *testing.T) {
 			"head_sha": testSHA, "external_id": "pr:11"}, "requested_action": map[string]any{"identifier": "recheck"}}), check(testSHA, 11)},
 		{"other app's run", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "ci/build",
 			"head_sha": testSHA, "external_id": "pr:9"}}), nil},
-		{"image run rerequested", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": RebuildCheckRunName,
+		{"image run rerequested", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": jobs.RebuildCheckRunName,
 			"head_sha": testSHA, "external_id": "rebuild"}}),
-			[]any{RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git", Rerun: true}}},
-		{"image run bad sha", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": RebuildCheckRunName,
+			[]any{jobs.RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git", Rerun: true}}},
+		{"image run bad sha", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": jobs.RebuildCheckRunName,
 			"head_sha": "main", "external_id": "rebuild"}}), nil},
 		{"run without external id", "check_run", mk(map[string]any{"action": "rerequested", "check_run": map[string]any{"name": "catalogbot/validate",
 			"head_sha": testSHA, "pull_requests": []any{map[string]any{"number": 5}}}}), check(testSHA, 5)},
 		{"review", "pull_request_review", mk(map[string]any{"action": "submitted", "review": map[string]any{"id": 5, "state": "approved",
 			"user": map[string]any{"login": "bob"}}, "pull_request": map[string]any{"number": 7, "state": "open", "head": map[string]any{"sha": testSHA}}}),
-			[]any{ReviewArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, ReviewID: 5, Reviewer: "bob", State: "approved", Action: "submitted"},
-				CheckPRArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
+			[]any{jobs.ReviewArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, ReviewID: 5, Reviewer: "bob", State: "approved", Action: "submitted"},
+				jobs.CheckPRArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
 		{"push default", "push", mk(map[string]any{"ref": "refs/heads/main", "after": testSHA}),
-			[]any{RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
+			[]any{jobs.RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
 		{"push other branch", "push", mk(map[string]any{"ref": "refs/heads/feature", "after": testSHA}), nil},
 		{"push delete", "push", mk(map[string]any{"ref": "refs/heads/main", "after": testSHA, "deleted": true}), nil},
 		{"merge group", "merge_group", mk(map[string]any{"action": "checks_requested", "merge_group": map[string]any{"head_sha": testSHA,
 			"head_ref": "refs/heads/gh-readonly-queue/main/pr-3-" + testSHA, "base_sha": testSHA, "base_ref": "refs/heads/main"}}),
-			[]any{MergeGroupArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, HeadRef: "refs/heads/gh-readonly-queue/main/pr-3-" + testSHA,
+			[]any{jobs.MergeGroupArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", HeadSHA: testSHA, HeadRef: "refs/heads/gh-readonly-queue/main/pr-3-" + testSHA,
 				BaseSHA: testSHA, BaseRef: "refs/heads/main", CloneURL: "https://github.example/acme/catalog.git"}}},
 		{"merge group destroyed", "merge_group", mk(map[string]any{"action": "destroyed", "merge_group": map[string]any{"head_sha": testSHA,
 			"head_ref": "refs/heads/gh-readonly-queue/main/pr-3", "base_sha": testSHA, "base_ref": "refs/heads/main"}}), nil},
@@ -307,7 +309,7 @@ func TestRouteEvent(t *testing.T) {
 			var got []any
 			for _, j := range p.Jobs {
 				switch a := j.Args.(type) {
-				case CheckPRArgs:
+				case jobs.CheckPRArgs:
 					a.Reason = ""
 					got = append(got, a)
 				default:
@@ -335,7 +337,7 @@ func TestRouteInstallationEvents(t *testing.T) {
 	}
 
 	_, p, err := routeEvent("i", "installation", body(map[string]any{"action": "created", "repositories": repos}))
-	if err != nil || len(p.UpsertRepos) != 2 || p.UpsertRepos[1] != (InstalledRepo{InstallationID: 9, Owner: "acme", Name: "b"}) {
+	if err != nil || len(p.UpsertRepos) != 2 || p.UpsertRepos[1] != (jobs.InstalledRepo{InstallationID: 9, Owner: "acme", Name: "b"}) {
 		t.Errorf("installation.created plan = %+v, %v", p, err)
 	}
 	_, p, _ = routeEvent("i", "installation", body(map[string]any{"action": "deleted"}))

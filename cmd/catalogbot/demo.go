@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
@@ -265,7 +266,7 @@ func demoBundleToCatalog(ctx context.Context, out *demoPrinter, fake *githubfake
 	if err := merge(base, bundleHead); err != nil {
 		return err
 	}
-	bundleRun, err := waitRun(ctx, fake, bundleHead, app.BundleImageCheckRunName)
+	bundleRun, err := waitRun(ctx, fake, bundleHead, jobs.BundleImageCheckRunName)
 	if err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func demoBundleToCatalog(ctx context.Context, out *demoPrinter, fake *githubfake
 	if err := merge(bundleHead, update.HeadSHA); err != nil {
 		return err
 	}
-	imageRun, err := waitRun(ctx, fake, update.HeadSHA, app.RebuildCheckRunName)
+	imageRun, err := waitRun(ctx, fake, update.HeadSHA, jobs.RebuildCheckRunName)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package app
+package jobs
 
 import (
 	"reflect"
@@ -97,8 +97,8 @@ func TestCommandLinesAsRendered(t *testing.T) {
 		{"lgtm", "/lgtm\n/lgtm cancel", []string{"lgtm cancel"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := parseCommands(c.body); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("parseCommands(%q) = %q, want %q", c.body, got, c.want)
+			if got := ParseCommands(c.body); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("ParseCommands(%q) = %q, want %q", c.body, got, c.want)
 			}
 		})
 	}
@@ -112,20 +112,20 @@ func FuzzParseCommands(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		got := parseCommands(body)
+		got := ParseCommands(body)
 		if len(got) > maxCommandsPerComment {
 			t.Fatalf("%d commands", len(got))
 		}
 		seen := map[string]bool{}
 		norm := strings.ReplaceAll(strings.ReplaceAll(body, "\r\n", "\n"), "\r", "\n")
 		for _, c := range got {
-			if normalCommand(c) != c || seen[commandFamily(c)] {
+			if NormalCommand(c) != c || seen[commandFamily(c)] {
 				t.Fatalf("command %q: unknown or twice in %q", c, got)
 			}
 			seen[commandFamily(c)] = true
 			found := false
 			for _, l := range strings.Split(norm, "\n") {
-				if strings.HasPrefix(l, "/") && normalCommand(l[1:]) == c {
+				if strings.HasPrefix(l, "/") && NormalCommand(l[1:]) == c {
 					found = true
 				}
 			}
@@ -152,7 +152,7 @@ func TestParseCommandsHostileInput(t *testing.T) {
 		strings.Repeat("- a\n", maxCommandBody/4),
 	} {
 		start := time.Now()
-		parseCommands(body + "\n/approve")
+		ParseCommands(body + "\n/approve")
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("a %d-byte comment starting %q took %s", len(body), body[:20], d)
 		}

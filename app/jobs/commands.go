@@ -1,4 +1,4 @@
-package app
+package jobs
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 // text count (see commandLines: code, quotes, HTML comments and hidden elements are not commands); anything
 // else starting with a slash is not ours and gets no reaction.
 const (
-	cmdHold          = "hold"
-	cmdHoldCancel    = "hold cancel"
-	cmdRetest        = "retest"
-	cmdApprove       = "approve"
-	cmdApproveCancel = "approve cancel"
-	cmdHelp          = "help"
-	// cmdLGTM and cmdLGTMCancel are Prow's; catalogbot answers them with a pointer to /approve.
-	cmdLGTM       = "lgtm"
-	cmdLGTMCancel = "lgtm cancel"
+	CmdHold          = "hold"
+	CmdHoldCancel    = "hold cancel"
+	CmdRetest        = "retest"
+	CmdApprove       = "approve"
+	CmdApproveCancel = "approve cancel"
+	CmdHelp          = "help"
+	// CmdLGTM and CmdLGTMCancel are Prow's; catalogbot answers them with a pointer to /approve.
+	CmdLGTM       = "lgtm"
+	CmdLGTMCancel = "lgtm cancel"
 )
 
 // maxCommandsPerComment bounds the commands one comment carries (the rest are ignored); maxCommandBody
@@ -29,16 +29,16 @@ const (
 	maxCommandBody        = 64 << 10
 )
 
-// parseCommands returns the commands of a comment body in order, each once. Within one comment the last
+// ParseCommands returns the commands of a comment body in order, each once. Within one comment the last
 // word wins: of /approve and /approve cancel (and of /hold and /hold cancel) only the last one written
 // counts, in its place.
-func parseCommands(body string) []string {
+func ParseCommands(body string) []string {
 	if len(body) > maxCommandBody {
 		body = body[:maxCommandBody]
 	}
 	var out []string
 	for _, line := range commandLines(body) {
-		c := normalCommand(line[1:])
+		c := NormalCommand(line[1:])
 		if c == "" {
 			continue
 		}
@@ -58,21 +58,21 @@ func parseCommands(body string) []string {
 // commandFamily maps a command and its cancel to one name ("approve", "hold"); other commands to themselves.
 func commandFamily(c string) string {
 	switch c {
-	case cmdApprove, cmdApproveCancel:
+	case CmdApprove, CmdApproveCancel:
 		return "approve family"
-	case cmdHold, cmdHoldCancel:
+	case CmdHold, CmdHoldCancel:
 		return "hold family"
-	case cmdLGTM, cmdLGTMCancel:
+	case CmdLGTM, CmdLGTMCancel:
 		return "lgtm family"
 	}
 	return c
 }
 
-// normalCommand maps "Hold   CANCEL" to "hold cancel"; "" for anything that is not one of ours.
-func normalCommand(s string) string {
+// NormalCommand maps "Hold   CANCEL" to "hold cancel"; "" for anything that is not one of ours.
+func NormalCommand(s string) string {
 	c := strings.ToLower(strings.Join(strings.Fields(s), " "))
 	switch c {
-	case cmdHold, cmdHoldCancel, cmdRetest, cmdApprove, cmdApproveCancel, cmdHelp, cmdLGTM, cmdLGTMCancel:
+	case CmdHold, CmdHoldCancel, CmdRetest, CmdApprove, CmdApproveCancel, CmdHelp, CmdLGTM, CmdLGTMCancel:
 		return c
 	}
 	return ""
@@ -80,20 +80,20 @@ func normalCommand(s string) string {
 
 // Who may use each command, in the words the replies, the help, the check runs' footer and the README use.
 const (
-	ruleApprove = "the owners of the packages the pull request touches — their owners in the base branch's policy and the reviewers of their ci.yaml — and the maintainers; the author's own approval never counts"
-	ruleHold    = "the author, the owners of the packages the pull request touches and the maintainers"
-	ruleRetest  = "anyone with read access to the repository (on a public repository: anyone), at most %d times per pull request and hour"
+	RuleApprove = "the owners of the packages the pull request touches — their owners in the base branch's policy and the reviewers of their ci.yaml — and the maintainers; the author's own approval never counts"
+	RuleHold    = "the author, the owners of the packages the pull request touches and the maintainers"
+	RuleRetest  = "anyone with read access to the repository (on a public repository: anyone), at most %d times per pull request and hour"
 )
 
-// commandsHelp is the list of commands in markdown, for /help and the check runs' footer.
-func commandsHelp(retestLimit int) string {
+// CommandsHelp is the list of commands in markdown, for /help and the check runs' footer.
+func CommandsHelp(retestLimit int) string {
 	var b strings.Builder
 	b.WriteString("| Command | What it does | Who may use it |\n|---|---|---|\n")
-	b.WriteString("| `/approve` | approves the pull request's head commit at the time of the comment, as an approving review does; a later push needs a new approval | " + ruleApprove + " |\n")
+	b.WriteString("| `/approve` | approves the pull request's head commit at the time of the comment, as an approving review does; a later push needs a new approval | " + RuleApprove + " |\n")
 	b.WriteString("| `/approve cancel` | withdraws your approval (given by `/approve` or by a review) | the same |\n")
-	b.WriteString("| `/hold` | puts the hold label on: catalogbot does not merge | " + ruleHold + " |\n")
+	b.WriteString("| `/hold` | puts the hold label on: catalogbot does not merge | " + RuleHold + " |\n")
 	b.WriteString("| `/hold cancel` | takes that label off (other hold labels stay) | the same |\n")
-	b.WriteString("| `/retest` | runs catalogbot's checks again on the current head (as the Re-run button) | " + fmt.Sprintf(ruleRetest, retestLimit) + " |\n")
+	b.WriteString("| `/retest` | runs catalogbot's checks again on the current head (as the Re-run button) | " + fmt.Sprintf(RuleRetest, retestLimit) + " |\n")
 	b.WriteString("| `/help` | shows this list | anyone |\n")
 	b.WriteString("| `/lgtm` | nothing: catalogbot replies that `/approve` is what approves | anyone |\n")
 	b.WriteString("\nEach command is a line of its own in a new comment. Edited and deleted comments change nothing; an accepted command gets a 👍 reaction, a refused one a reply.\n")

@@ -1,0 +1,81 @@
+package jobs
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RerunActionID is the identifier of the "Re-run" button; GitHub sends it
+// back in check_run.requested_action.
+const RerunActionID = "rerun"
+
+// CheckRunExternalID is the external_id of our check runs,
+// "pr:<number>/job:<job>". The pull request is there because check events of
+// fork PRs carry no pull_requests; the job (CheckJobKey) because a job that
+// is retried after a crash must find the runs it created before, whether
+// still in progress or already completed, and only those: a later job on the
+// same head (a re-run) creates new ones.
+func CheckRunExternalID(pr int, job string) string {
+	return "pr:" + strconv.Itoa(pr) + "/job:" + job
+}
+
+// CheckJobKey names one check job across its attempts: River's job id and
+// the job's creation time (SQLite may hand out the id of a deleted job
+// again).
+func CheckJobKey(id int64, created time.Time) string {
+	return strconv.FormatInt(id, 10) + "." + strconv.FormatInt(created.UnixMicro(), 10)
+}
+
+// ParseCheckRunExternalID returns the pull request number in an external_id
+// written by CheckRunExternalID (or by earlier versions, "pr:<number>").
+func ParseCheckRunExternalID(s string) (int, bool) {
+	rest, ok := strings.CutPrefix(s, "pr:")
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		if !strings.HasPrefix(rest[i+1:], "job:") {
+			return 0, false
+		}
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// CheckRunName maps a check to the check run that shows it. Immutability's
+// findings (released bundles modified, released channel entries removed)
+// go into catalogbot/validate: they are rules about what a valid change to
+// the catalog is, and keeping few runs keeps branch protection's list of
+// required checks short and stable. "" means the check is not reported.
+func CheckRunName(check string) string {
+	switch check {
+	case "ownership":
+		return "catalogbot/ownership"
+	case "validation", "immutability":
+		return "catalogbot/validate"
+	case "crd-safety":
+		return "catalogbot/crd-safety"
+	case "images":
+		return "catalogbot/images"
+	case "templates":
+		return "catalogbot/templates"
+	}
+	return ""
+}
+
+// RebuildCheckRunName is the check run that reports the catalog image build
+// of a default branch commit.
+const RebuildCheckRunName = "catalogbot/catalog-image"
+
+// RebuildExternalID marks our image check runs. It names no pull request, so
+// a "Re-run" request on one asks for no pull request check.
+const RebuildExternalID = "rebuild"
+
+// BundleImageCheckRunName reports the bundle images built from the bundle directories a default branch
+// commit adds or changes.
+const BundleImageCheckRunName = "catalogbot/bundle-image"
