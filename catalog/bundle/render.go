@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/jsonout"
 )
 
 // Property is one property of a rendered bundle: its type and its value as JSON.
@@ -407,4 +408,84 @@ func reencode(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	return json.Marshal(numbersAsKubernetes(x))
+}
+
+// AppendJSON appends r as encoding/json's Encoder writes it with SetIndent("", indent) and SetEscapeHTML(false),
+// byte for byte, newline included; each property's value must be JSON (encoding/json refuses it too). It
+// copies the values' strings, where encoding/json steps through every byte of them twice (FuzzRenderedJSON).
+func (r *Rendered) AppendJSON(dst []byte, indent string) ([]byte, error) {
+	orig := len(dst)
+	nl := func(depth int) {
+		dst = append(dst, '\n')
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	field := func(depth int, name, value string) {
+		nl(depth)
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, `": `...)
+		dst = jsonout.AppendString(dst, value)
+	}
+	dst = append(dst, '{')
+	field(1, "schema", r.Schema)
+	dst = append(dst, ',')
+	field(1, "name", r.Name)
+	dst = append(dst, ',')
+	field(1, "package", r.Package)
+	dst = append(dst, ',')
+	field(1, "image", r.Image)
+	dst = append(dst, ',')
+	nl(1)
+	dst = append(dst, `"properties": `...)
+	switch {
+	case r.Properties == nil:
+		dst = append(dst, "null"...)
+	case len(r.Properties) == 0:
+		dst = append(dst, "[]"...)
+	default:
+		dst = append(dst, '[')
+		for i, p := range r.Properties {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			nl(2)
+			dst = append(dst, '{')
+			field(3, "type", p.Type)
+			dst = append(dst, ',')
+			nl(3)
+			dst = append(dst, `"value": `...)
+			var err error
+			if dst, err = jsonout.AppendNested(dst, p.Value, indent, 3); err != nil {
+				return dst[:orig], fmt.Errorf("property %d (%s): %w", i, p.Type, err)
+			}
+			nl(2)
+			dst = append(dst, '}')
+		}
+		nl(1)
+		dst = append(dst, ']')
+	}
+	if len(r.RelatedImages) > 0 {
+		dst = append(dst, ',')
+		nl(1)
+		dst = append(dst, `"relatedImages": [`...)
+		for i, ri := range r.RelatedImages {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			nl(2)
+			dst = append(dst, '{')
+			field(3, "name", ri.Name)
+			dst = append(dst, ',')
+			field(3, "image", ri.Image)
+			nl(2)
+			dst = append(dst, '}')
+		}
+		nl(1)
+		dst = append(dst, ']')
+	}
+	nl(0)
+	dst = append(dst, "}\n"...)
+	return dst, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/jsonout"
 )
 
 // Resolved is the olm.bundle blob of one bundle image, at the migrate level the resolver was made for.
@@ -130,14 +131,15 @@ type Output struct {
 
 // WriteJSON writes the catalog as `opm alpha render-template -o json` prints it.
 func (o *Output) WriteJSON(w io.Writer) error {
-	var buf bytes.Buffer
+	var buf []byte
 	for _, b := range o.Blobs {
-		buf.Reset()
-		if err := json.Indent(&buf, b.JSON, "", "    "); err != nil {
+		var err error
+		// json.Indent's output, byte for byte, without stepping its scanner through every byte.
+		if buf, err = jsonout.Indent(buf[:0], b.JSON, "    "); err != nil {
 			return err
 		}
-		buf.WriteByte('\n')
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		buf = append(buf, '\n')
+		if _, err := w.Write(buf); err != nil {
 			return err
 		}
 	}

@@ -346,10 +346,12 @@ func runBundleRender(ctx context.Context, arg, image, migrateLevel, output strin
 		}
 		return exitPass
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "    ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	// As encoding/json's indenting encoder writes it (without HTML escapes), byte for byte.
+	blob, err := r.AppendJSON(nil, "    ")
+	if err == nil {
+		_, err = stdout.Write(blob)
+	}
+	if err != nil {
 		return fail(exitCannotRun, "%v", err)
 	}
 	return exitPass
