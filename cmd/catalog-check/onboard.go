@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -110,16 +111,23 @@ func isCatalogFileName(name string) bool {
 	return false
 }
 
-var templateMarker = regexp.MustCompile(`(?m)(^schema:\s*["']?(olm\.template\.basic|olm\.semver)["']?\s*$|"schema"\s*:\s*"(olm\.template\.basic|olm\.semver)")`)
-var packageMarker = regexp.MustCompile(`(?m)(^schema:\s*["']?olm\.package["']?\s*$|"schema"\s*:\s*"olm\.package")`)
+// The markers are compiled on first use, not at every start of the program (issue 33.1).
+var (
+	templateMarker = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)(^schema:\s*["']?(olm\.template\.basic|olm\.semver)["']?\s*$|"schema"\s*:\s*"(olm\.template\.basic|olm\.semver)")`)
+	})
+	packageMarker = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)(^schema:\s*["']?olm\.package["']?\s*$|"schema"\s*:\s*"olm\.package")`)
+	})
+)
 
 // fileKind says whether the head of a file is a catalog template, a catalog file declaring a package, or
 // neither.
 func fileKind(head []byte) string {
 	switch {
-	case templateMarker.Match(head):
+	case templateMarker().Match(head):
 		return "template"
-	case packageMarker.Match(head):
+	case packageMarker().Match(head):
 		return "catalog"
 	}
 	return ""
