@@ -11,6 +11,9 @@
 #   catalogbot: `catalog-check bundle validate` over all directories (one process), then
 #               `catalog-check bundle render` of each (one process per bundle, as a user runs it); and the same
 #               work in process (BenchmarkLoadAndRenderRealBundles of catalog/bundle).
+#   per item:   (issue 33.3) `catalog-check bundle validate DIR` and `catalog-check bundle render DIR` one process
+#               per directory, each against `opm render` of each image, and `catalog-check version` as many
+#               times: the start-up every process pays, the floor of the per-item figures.
 #
 # It prints wall time and peak RSS of each (the fastest of ROUNDS rounds), the ratios, whether both validators give the same verdict on every
 # directory, and the load average before and after.
@@ -113,6 +116,9 @@ for r in "${refs[@]}"; do printf 'HOME=%q %q render --use-http %q -o json\n' "$W
 	printf ' %q' "${dirs[@]}"
 	echo
 } >"$WORK/api.sh"
+for d in "${dirs[@]}"; do printf '%q bundle validate %q\n' "$WORK/bin/catalog-check" "$d"; done >"$WORK/validate-each.sh"
+for d in "${dirs[@]}"; do printf '%q bundle render %q --image x.example.com/b:v1\n' "$WORK/bin/catalog-check" "$d"; done >"$WORK/render-each.sh"
+for d in "${dirs[@]}"; do printf '%q version\n' "$WORK/bin/catalog-check"; done >"$WORK/version-each.sh"
 printf 'cd %q && CATALOGBOT_BUNDLES=%q %q -test.run %q -test.bench %q -test.benchtime %s\n' \
 	"$repo/catalog/bundle" "$root" "$WORK/bin/bundle.test" '^$' '^BenchmarkLoadAndRenderRealBundles$' "$BENCHTIME" >"$WORK/inproc.sh"
 
@@ -122,10 +128,14 @@ best() { # "t r" lines → the line of the least t
 	sort -g | head -n 1
 }
 : >"$WORK/rounds.opm"; : >"$WORK/rounds.api"; : >"$WORK/rounds.ours"; : >"$WORK/rounds.inproc"
+: >"$WORK/rounds.validate-each"; : >"$WORK/rounds.render-each"; : >"$WORK/rounds.version-each"
 for round in $(seq "$ROUNDS"); do
 	measure "$WORK/opm.sh" >>"$WORK/rounds.opm"
 	measure "$WORK/api.sh" >>"$WORK/rounds.api"
 	measure "$WORK/ours.sh" >>"$WORK/rounds.ours"
+	measure "$WORK/validate-each.sh" >>"$WORK/rounds.validate-each"
+	measure "$WORK/render-each.sh" >>"$WORK/rounds.render-each"
+	measure "$WORK/version-each.sh" >>"$WORK/rounds.version-each"
 	read -r _ ir < <(measure "$WORK/inproc.sh")
 	ims=$(grep -o '[0-9.]* ms/bundle' "$WORK/out.inproc" | cut -d' ' -f1)
 	awk -v m="$ims" -v n="${#dirs[@]}" -v r="$ir" 'BEGIN { printf "%.3f %s\n", m * n / 1000, r }' >>"$WORK/rounds.inproc"
@@ -135,6 +145,9 @@ read -r ot or < <(best <"$WORK/rounds.opm")
 read -r at ar < <(best <"$WORK/rounds.api")
 read -r ct cr < <(best <"$WORK/rounds.ours")
 read -r it ir < <(best <"$WORK/rounds.inproc")
+read -r vt vr < <(best <"$WORK/rounds.validate-each")
+read -r rdt rdr < <(best <"$WORK/rounds.render-each")
+read -r st sr < <(best <"$WORK/rounds.version-each")
 ims=$(awk -v t="$it" -v n="${#dirs[@]}" 'BEGIN { printf "%.3f", t * 1000 / n }')
 
 # Verdicts: catalog-check's "valid" against apivalidate's, directory by directory.
@@ -154,5 +167,12 @@ echo "verdicts: ${same} of ${#dirs[@]} directories the same (${invalid} invalid 
 awk -v r="$rt" -v o="$ot" -v c="$ct" -v i="$it" -v rr="$rr" -v cr="$cr" 'BEGIN {
 	if (c > 0) printf "reference / catalog-check CLI: %.1f× the time, %.1f× the peak RSS\n", r / c, rr / cr
 	if (i > 0) printf "reference / in process:        %.1f× the time (opm alone: %.1f×)\n", r / i, o / i
+}'
+n=${#dirs[@]}
+awk -v o="$ot" -v v="$vt" -v r="$rdt" -v s="$st" -v n="$n" -v vr="$vr" -v rr="$rdr" -v sr="$sr" 'BEGIN {
+	printf "per item, one process each (%d): opm render %.1f ms an item\n", n, o * 1000 / n
+	printf "  catalog-check bundle validate DIR: %.1f ms an item, %s MiB peak: opm / ours %.1f×\n", v * 1000 / n, vr, (v > 0 ? o / v : 0)
+	printf "  catalog-check bundle render DIR:   %.1f ms an item, %s MiB peak: opm / ours %.1f×\n", r * 1000 / n, rr, (r > 0 ? o / r : 0)
+	printf "  catalog-check version (start-up):  %.1f ms a process, %s MiB peak: opm render / start-up %.1f× (the ceiling of both ratios)\n", s * 1000 / n, sr, (s > 0 ? o / s : 0)
 }'
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
