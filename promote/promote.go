@@ -105,9 +105,12 @@ type Package struct {
 type Plan struct {
 	From, To               string
 	SourceRoot, TargetRoot string
-	// TargetDeclared: the policy's catalogs name TargetRoot (by path or pattern), so the new catalog is
-	// checked and its image built like the others.
+	// TargetDeclared: TargetRoot is one of the policy's catalogs on this revision — listed by its path, or
+	// matched by a pattern and present — so a pull request adding the new catalog is checked as catalog
+	// content (owned by its package's owners, validated) and its image built like the others. TargetNote
+	// says what to do when it is not.
 	TargetDeclared bool
+	TargetNote     string
 	Packages       []Package
 }
 
@@ -144,7 +147,7 @@ func Compute(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt Options) (
 	if info, err := fs.Stat(fsys, plan.SourceRoot); err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory of this revision: nothing to promote from", plan.SourceRoot)
 	}
-	plan.TargetDeclared = declares(pol, plan.TargetRoot)
+	plan.TargetDeclared, plan.TargetNote = targetState(fsys, pol, plan.TargetRoot)
 	roots := bundleRoots(pol)
 	names, err := packageNames(ctx, fsys, plan.SourceRoot, roots, opt.Packages)
 	if err != nil {
@@ -158,6 +161,22 @@ func Compute(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt Options) (
 		plan.Packages = append(plan.Packages, p.promote(ctx, name))
 	}
 	return plan, nil
+}
+
+// targetState says whether the policy makes root a catalog on this revision, and if not what to do.
+func targetState(fsys fs.FS, pol *policy.Policy, root string) (bool, string) {
+	for _, c := range pol.Catalogs {
+		if c.Path == root && !policy.IsPattern(c.Path) {
+			return true, ""
+		}
+	}
+	if !declares(pol, root) {
+		return false, fmt.Sprintf("the policy's catalogs do not include %s: a maintainer adds it to .catalogbot.yaml (catalogs: - path: %s) on the default branch, so that pull requests adding the new catalogs are checked as catalog content and its image is built", root, root)
+	}
+	if info, err := fs.Stat(fsys, root); err == nil && info.IsDir() {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s matches a catalog pattern of the policy, which makes it a catalog only once the directory exists on the default branch (a pattern is resolved on the base of each pull request): until then pull requests adding the new catalogs change files outside the catalogs, which only maintainers may do, and are not validated. A maintainer first commits %s/.indexignore on the default branch", root, root)
 }
 
 // declares reports whether the policy's catalogs include root, by path or by a pattern matching it.

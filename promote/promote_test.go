@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -39,6 +41,37 @@ func TestComputeRealTemplates(t *testing.T) {
 			if !bytes.Equal(old, f.Data) && len(pk.Notes) == 0 {
 				t.Errorf("%s: the v4.23 catalog differs from v4.22's and no note says so", pk.Name)
 			}
+		}
+	}
+}
+
+// TestTargetState: the new root is a catalog when the policy lists it, or when a pattern matches it and the
+// directory exists; otherwise the plan says what a maintainer does first.
+func TestTargetState(t *testing.T) {
+	withDir := fstest.MapFS{"catalogs/v4.23/.indexignore": {Data: []byte("#\n")}}
+	without := fstest.MapFS{"catalogs/v4.22/a/catalog.yaml": {Data: []byte("{}")}}
+	pol := func(paths ...string) *policy.Policy {
+		p := policy.Default()
+		for _, c := range paths {
+			p.Catalogs = append(p.Catalogs, policy.Catalog{Path: c})
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name     string
+		fsys     fstest.MapFS
+		pol      *policy.Policy
+		declared bool
+		note     string
+	}{
+		{"listed, absent", without, pol("catalogs/v4.22", "catalogs/v4.23"), true, ""},
+		{"pattern, present", withDir, pol("catalogs/v4.*"), true, ""},
+		{"pattern, absent", without, pol("catalogs/v4.*"), false, "commits catalogs/v4.23/.indexignore"},
+		{"not declared", without, pol("catalogs/v4.22"), false, "adds it to .catalogbot.yaml"},
+	} {
+		declared, note := targetState(c.fsys, c.pol, "catalogs/v4.23")
+		if declared != c.declared || !strings.Contains(note, c.note) {
+			t.Errorf("%s: %v %q", c.name, declared, note)
 		}
 	}
 }

@@ -197,8 +197,8 @@ func writePlanText(w io.Writer, plan *promote.Plan, dryRun bool, written int) {
 		verb = "would promote"
 	}
 	fmt.Fprintf(w, "promotion %s → %s (%s → %s)\n", plan.From, plan.To, plan.SourceRoot, plan.TargetRoot)
-	if !plan.TargetDeclared {
-		fmt.Fprintf(w, "note: the policy's catalogs do not include %s: add it to .catalogbot.yaml (or a pattern such as %s/v4.*) so the new catalog is checked and its image built\n", plan.TargetRoot, promote.CatalogsDir)
+	if plan.TargetNote != "" {
+		fmt.Fprintf(w, "note: %s\n", plan.TargetNote)
 	}
 	width := 0
 	for _, pk := range plan.Packages {
@@ -248,9 +248,10 @@ func writePlanJSON(w io.Writer, plan *promote.Plan, dryRun bool) error {
 		To             string    `json:"to"`
 		TargetRoot     string    `json:"targetRoot"`
 		TargetDeclared bool      `json:"targetDeclared"`
+		TargetNote     string    `json:"targetNote,omitempty"`
 		DryRun         bool      `json:"dryRun"`
 		Packages       []pkgJSON `json:"packages"`
-	}{From: plan.From, To: plan.To, TargetRoot: plan.TargetRoot, TargetDeclared: plan.TargetDeclared, DryRun: dryRun, Packages: []pkgJSON{}}
+	}{From: plan.From, To: plan.To, TargetRoot: plan.TargetRoot, TargetDeclared: plan.TargetDeclared, TargetNote: plan.TargetNote, DryRun: dryRun, Packages: []pkgJSON{}}
 	for _, pk := range plan.Packages {
 		j := pkgJSON{Name: pk.Name, Strategy: string(pk.Strategy), StrategyFrom: pk.StrategyFrom, Outcome: string(pk.Outcome), Method: string(pk.Method), Reason: pk.Reason, Notes: pk.Notes}
 		if pk.Err != nil {
