@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -229,29 +230,44 @@ func run(t *testing.T, home string, bin string, args ...string) (string, bool) {
 	return out.String(), err == nil
 }
 
-// policyHome writes, under a new HOME, a containers policy that accepts images of the registry host only
-// when signed by the public key (sigstoreSigned, the default identity rule matchRepoDigestOrExact), and a
-// registries.d entry that looks for cosign's attachments.
+// policyHome writes, under a new HOME, the containers policy and registries.d file docs/signing.md tells a
+// node to use, with the test's registry in place of quay.io/acme (the whole registry, so that the other
+// repositories of the test are covered too) and the test's public key: images of the registry are accepted
+// only when signed by the key (sigstoreSigned, matchRepoDigestOrExact), and signatures are looked for
+// where cosign stores them (use-sigstore-attachments).
 func policyHome(t *testing.T, host, pubPEM string) string {
 	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "signing.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(lang, after string) string {
+		text := string(doc)
+		i := strings.Index(text, after)
+		if i < 0 {
+			t.Fatalf("docs/signing.md no longer says %q", after)
+		}
+		m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindStringSubmatch(text[i:])
+		if m == nil {
+			t.Fatalf("docs/signing.md has no %s block after %q", lang, after)
+		}
+		out := strings.ReplaceAll(m[1], "quay.io/acme", host)
+		return strings.ReplaceAll(out, "/etc/containers/catalogbot-sign.pub", pubPEM)
+	}
+	policy := block("json", "/etc/containers/policy.json")
+	var parsed map[string]any
+	if err := json.Unmarshal([]byte(policy), &parsed); err != nil {
+		t.Fatalf("the policy.json of docs/signing.md is not JSON: %v", err)
+	}
+	regd := block("yaml", "registries.d/catalogbot.yaml")
 	home := t.TempDir()
 	dir := filepath.Join(home, ".config", "containers")
 	if err := os.MkdirAll(filepath.Join(dir, "registries.d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	policy := map[string]any{
-		"default": []any{map[string]any{"type": "reject"}},
-		"transports": map[string]any{
-			"docker": map[string]any{
-				host: []any{map[string]any{"type": "sigstoreSigned", "keyPath": pubPEM, "signedIdentity": map[string]any{"type": "matchRepoDigestOrExact"}}},
-			},
-		},
-	}
-	b, _ := json.MarshalIndent(policy, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "policy.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "policy.json"), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	regd := fmt.Sprintf("docker:\n  %s:\n    use-sigstore-attachments: true\n", host)
 	if err := os.WriteFile(filepath.Join(dir, "registries.d", "catalogbot.yaml"), []byte(regd), 0o644); err != nil {
 		t.Fatal(err)
 	}
