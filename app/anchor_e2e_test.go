@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -90,7 +91,7 @@ func hunkLines(diff string) map[string]map[int]bool {
 // carol's released bundle; the ownership and immutability annotations are on that line (not on the blob's
 // first line), as GitHub's diff hunks of the pull request say.
 func TestAnnotationsLandOnChangedLines(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": anchorPolicy, "catalogs/v4.16/catalog.yaml": anchorBase}, "base")
 		w.push("HEAD", "refs/heads/main")
 		runGit(t, w.dir, "checkout", "-q", "-b", "pr")

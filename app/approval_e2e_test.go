@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -131,7 +132,7 @@ func TestOwnerApprovalMergesNonOwnersPullRequest(t *testing.T) {
 // An approval of an older commit never counts: after a push, the new head needs its own approval; and a
 // dismissed approval is withdrawn.
 func TestApprovalIsBoundToTheHead(t *testing.T) {
-	e := startApprovalE2E(t, BackendSQLite)
+	e := startApprovalE2E(t, store.BackendSQLite)
 	// Hold the merge so the first approval does not merge before the push.
 	if err := e.fake.AddLabel("acme", "catalog", 1, "do-not-merge/hold"); err != nil {
 		t.Fatal(err)

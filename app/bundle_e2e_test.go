@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -46,7 +47,7 @@ func TestBundlePullRequestThroughTheApp(t *testing.T) {
 		{"strict", strings.Replace(bundlePolicy, "    ownersFromCIYaml: true\n", "    ownersFromCIYaml: true\n    strict: true\n", 1), "failure", "failure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+			e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 				files := map[string]string{".catalogbot.yaml": tc.policy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase, "operators/etcd/ci.yaml": "reviewers: [bob]\n"}
 				for k, v := range e2eBundle("1.0.0", "registry+v1") {
 					files[k] = v

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -73,7 +74,7 @@ func (b *rebuild) catalogUpdate(ctx context.Context, repo *gitfs.Repo, commit gi
 // settled and was built on an older commit: a pull request built on an older commit shows, compared with
 // the default branch, the reverse of what the branch did since.
 func (b *rebuild) refreshUpdates(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy) ([]updateResult, error) {
-	pending, err := b.r.updates.pendingUpdates(ctx, b.a.Owner, b.a.Repo)
+	pending, err := b.r.updates.PendingUpdates(ctx, b.a.Owner, b.a.Repo)
 	if err != nil {
 		return nil, fmt.Errorf("reading the open catalog updates: %w", err)
 	}
@@ -103,13 +104,13 @@ func (b *rebuild) refreshUpdates(ctx context.Context, repo *gitfs.Repo, commit g
 // as the App's build recorded it and the default branch holds it.
 func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, open bool) ([]template.Addition, error) {
 	a := b.a
-	last, ok, err := b.r.updates.latestUpdateCommit(ctx, a.Owner, a.Repo, pkg)
+	last, ok, err := b.r.updates.LatestUpdateCommit(ctx, a.Owner, a.Repo, pkg)
 	if err != nil || !ok || last.Settled || (!open && last.Pull != 0) {
 		return nil, err
 	}
 	var out []template.Addition
 	for _, img := range last.Bundles {
-		rec, ok, err := b.r.updates.bundleBuild(ctx, a.Owner, a.Repo, img)
+		rec, ok, err := b.r.updates.BundleBuild(ctx, a.Owner, a.Repo, img)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +220,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	if len(files) == 0 {
 		// Everything is on the default branch already (merged), or was taken out: the update is settled, and
 		// a pull request still open from the branch has nothing left to bring.
-		if err := b.r.updates.settleUpdate(ctx, a.Owner, a.Repo, pkg); err != nil {
+		if err := b.r.updates.SettleUpdate(ctx, a.Owner, a.Repo, pkg); err != nil {
 			return res, err
 		}
 		res.Action = "nothing to add"
@@ -278,7 +279,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		return res, fmt.Errorf("creating the commit: %w", err)
 	}
 	// Recorded before the branch moves: the check of the pull request the move updates finds it.
-	if err := b.r.updates.recordUpdateCommit(ctx, a.Owner, a.Repo, updateCommit{SHA: c.GetSHA(), Package: pkg, Base: commit.String(),
+	if err := b.r.updates.RecordUpdateCommit(ctx, a.Owner, a.Repo, store.UpdateCommit{SHA: c.GetSHA(), Package: pkg, Base: commit.String(),
 		Bundles: images, Created: b.r.now()}); err != nil {
 		return res, fmt.Errorf("recording the commit: %w", err)
 	}
@@ -299,7 +300,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 // sameUpdate says whether the branch's head is the App's own commit of tree on commit.
 func (b *rebuild) sameUpdate(ctx context.Context, head, branch string, commit gitfs.Hash, tree string) bool {
 	a := b.a
-	rec, ok, err := b.r.updates.updateCommit(ctx, a.Owner, a.Repo, head)
+	rec, ok, err := b.r.updates.UpdateCommit(ctx, a.Owner, a.Repo, head)
 	if err != nil || !ok || !strings.EqualFold(rec.Base, commit.String()) {
 		return false
 	}
@@ -320,7 +321,7 @@ func (b *rebuild) sameUpdate(ctx context.Context, head, branch string, commit gi
 // built it took it out ("" when none did, or when the App did not build it: this push's own bundles are
 // recorded before the update is made).
 func (b *rebuild) takenOut(ctx context.Context, repo *gitfs.Repo, head gitfs.Hash, template, image string) string {
-	rec, ok, err := b.r.updates.bundleBuild(ctx, b.a.Owner, b.a.Repo, image)
+	rec, ok, err := b.r.updates.BundleBuild(ctx, b.a.Owner, b.a.Repo, image)
 	if err != nil {
 		return err.Error()
 	}
@@ -387,7 +388,7 @@ func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, open [
 			return res, fmt.Errorf("updating #%d: %w", open[0].GetNumber(), err)
 		}
 		res.Number, res.Action = pr.GetNumber(), "updated"
-		return res, b.r.updates.setUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
+		return res, b.r.updates.SetUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
 	}
 	pr, _, err := b.gh.PullRequests.Create(ctx, a.Owner, a.Repo, &github.NewPullRequest{Title: github.String(title), Head: github.String(branch),
 		Base: github.String(b.branch), Body: github.String(body)})
@@ -395,7 +396,7 @@ func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, open [
 		return res, fmt.Errorf("opening the pull request: %w", err)
 	}
 	res.Number, res.Action = pr.GetNumber(), "opened"
-	return res, b.r.updates.setUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
+	return res, b.r.updates.SetUpdatePull(ctx, a.Owner, a.Repo, head, res.Number)
 }
 
 func dedupeStrings(s []string) []string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -78,7 +79,7 @@ func TestCheckRunReporterCheckedByAnother(t *testing.T) {
 // second finds the first's verdicts and drops. A reopened pull request is
 // checked afresh.
 func TestCheckPRSameHeadAgainReportsOnce(t *testing.T) {
-	e := startE2E(t, BackendSQLite)
+	e := startE2E(t, store.BackendSQLite)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitIdle(t)
 	runs := e.fake.CheckRuns("acme", "catalog", e.headSHA)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -290,7 +291,7 @@ func TestCheckRunReporterRetryKeepsCompletedRuns(t *testing.T) {
 // again, and the next attempt completes those same runs: one run per name.
 func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
 	var head string
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		var base string
 		base, head = commitEtcdPR(t, w, e2ePolicy)
 		return base, head // refs/pull/1/head is pushed below, after the first attempt failed
@@ -336,7 +337,7 @@ func TestCheckPRRetryReportsOnTheSameRuns(t *testing.T) {
 // spinning on the old head.
 func TestCheckPRRetryClosesRunsOfASupersededHead(t *testing.T) {
 	var head string
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		var base string
 		base, head = commitEtcdPR(t, w, e2ePolicy)
 		return base, head // refs/pull/1/head is never pushed: every attempt on head fails

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -169,7 +170,7 @@ func TestCommentApproveMerges(t *testing.T) {
 // An /approve counts for the head of its time only: after a push the new head needs a new approval; a
 // comment written before a push but handled after it is refused; /approve cancel withdraws an approval.
 func TestCommentApproveIsBoundToTheHead(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	if err := e.fake.AddLabel("acme", "catalog", 1, "do-not-merge/hold"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestCommentApproveIsBoundToTheHead(t *testing.T) {
 // /hold is for the author, owners and maintainers: it puts the policy's hold label on and nothing merges
 // until /hold cancel takes it off; anyone else is refused.
 func TestCommentHold(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 
@@ -264,7 +265,7 @@ func TestCommentHoldRacesMerge(t *testing.T) {
 	for _, c := range []struct {
 		backend string
 		delays  []time.Duration
-	}{{BackendSQLite, ms(0, 100, 150, 200, 250, 300, 900)}, {BackendPostgres, ms(150, 250)}} {
+	}{{store.BackendSQLite, ms(0, 100, 150, 200, 250, 300, 900)}, {store.BackendPostgres, ms(150, 250)}} {
 		for _, delay := range c.delays {
 			t.Run(fmt.Sprintf("%s/%v", c.backend, delay), func(t *testing.T) { holdRace(t, c.backend, delay) })
 		}
@@ -308,14 +309,14 @@ func holdRace(t *testing.T, backend string, delay time.Duration) {
 
 // A /hold that arrives while a merge holds its claim waits for the merge to end before it answers.
 func TestCommentHoldWaitsForMergeInFlight(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	ctx := context.Background()
 	cs := e.srv.commands.store
-	gen, err := cs.holdGen(ctx, "acme", "catalog", 1)
+	gen, err := cs.HoldGen(ctx, "acme", "catalog", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := cs.claimMerge(ctx, "acme", "catalog", 1, gen, time.Now()); !ok || err != nil {
+	if ok, err := cs.ClaimMerge(ctx, "acme", "catalog", 1, gen, time.Now()); !ok || err != nil {
 		t.Fatalf("claim = %v, %v", ok, err)
 	}
 	id := e.comment(t, "bob", "/hold")
@@ -324,11 +325,11 @@ func TestCommentHoldWaitsForMergeInFlight(t *testing.T) {
 		t.Fatalf("the hold was acknowledged while a merge was in flight: %v", r)
 	}
 	// The merge ends without merging: the hold is acknowledged, and a claim with the old generation fails.
-	if err := cs.releaseMerge(ctx, "acme", "catalog", 1); err != nil {
+	if err := cs.ReleaseMerge(ctx, "acme", "catalog", 1); err != nil {
 		t.Fatal(err)
 	}
 	e.waitReaction(t, id)
-	if ok, _ := cs.claimMerge(ctx, "acme", "catalog", 1, gen, time.Now()); ok {
+	if ok, _ := cs.ClaimMerge(ctx, "acme", "catalog", 1, gen, time.Now()); ok {
 		t.Error("a merge evaluation that read the labels before the hold claimed the pull request")
 	}
 }
@@ -336,7 +337,7 @@ func TestCommentHoldWaitsForMergeInFlight(t *testing.T) {
 // /retest runs the checks again on the head for anyone with read access, at most retestLimit times an
 // hour; on a private repository a stranger is refused.
 func TestCommentRetest(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	e.srv.commands.retestLimit.Store(1)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
@@ -373,7 +374,7 @@ func TestCommentRetest(t *testing.T) {
 // /help answers with the commands and who may use them; unknown commands, edits, deletions and the App's own
 // comments change nothing.
 func TestCommentHelpAndIgnored(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 
@@ -430,7 +431,7 @@ func TestCommentHelpAndIgnored(t *testing.T) {
 // A comment delivery sent twice (a redelivery) is handled once; one with a bad signature is refused and
 // changes nothing; a comment whose delivery was lost is found by the resync, once.
 func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 
@@ -507,7 +508,7 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 		t.Errorf("approvals = %+v, want carol's recovered one only", log)
 	}
 	var n int64
-	if n, err = e.srv.Queue().b.count(context.Background(), "catalogbot_delivery"); err != nil || n < 3 {
+	if n, err = e.srv.Queue().Count(context.Background(), "catalogbot_delivery"); err != nil || n < 3 {
 		t.Errorf("deliveries stored = %d, %v", n, err)
 	}
 }
@@ -517,7 +518,7 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 // and merges nothing; /approve then /approve cancel in one comment leaves no approval; a plain /approve
 // then merges.
 func TestCommentHiddenApproveDoesNotMerge(t *testing.T) {
-	e := commandEnv(t, BackendSQLite)
+	e := commandEnv(t, store.BackendSQLite)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 	var hidden []int64

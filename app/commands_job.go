@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -56,9 +57,9 @@ const (
 type Commands struct {
 	gh     installationClients
 	teams  func(*github.Client) policy.TeamResolver
-	q      *Queue
-	merges mergeStore
-	store  commandStore
+	q      *store.Queue
+	merges store.MergeStore
+	store  store.CommandStore
 	log    *slog.Logger
 	now    func() time.Time
 	// skew is the clock margin of /approve in nanoseconds (atomic: tests shorten it while workers run).
@@ -74,16 +75,8 @@ func newCommands(gh installationClients, teams func(*github.Client) policy.TeamR
 	return c
 }
 
-func (c *Commands) setQueue(ctx context.Context, q *Queue) error {
-	ms, err := q.mergeStore(ctx)
-	if err != nil {
-		return err
-	}
-	cs, err := q.commandStore(ctx)
-	if err != nil {
-		return err
-	}
-	c.q, c.merges, c.store = q, ms, cs
+func (c *Commands) setQueue(ctx context.Context, q *store.Queue) error {
+	c.q, c.merges, c.store = q, q.Merges(), q.Commands()
 	return nil
 }
 
@@ -95,7 +88,7 @@ type commandContext struct {
 	head   string
 	author string
 	// checked is the last check of the pull request (ok false: none yet), pol its base policy.
-	checked CheckedPR
+	checked store.CheckedPR
 	ok      bool
 	pol     *policy.Policy
 	teams   policy.TeamResolver
@@ -112,7 +105,7 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 		if jobs.NormalCommand(cmd) != cmd {
 			continue // not a command (a job written by hand)
 		}
-		done, err := c.store.commandHandled(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd)
+		done, err := c.store.CommandHandled(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd)
 		if err != nil {
 			return err
 		}
@@ -144,13 +137,13 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 			if err := c.reply(ctx, cc, cmd, fmt.Sprintf("@%s, `/%s` came too late: this pull request is %s.", a.Commenter, cmd, why)); err != nil {
 				return err
 			}
-			if err := c.store.markCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcomeClosed, c.now()); err != nil {
+			if err := c.store.MarkCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcomeClosed, c.now()); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	cc.checked, cc.ok, err = c.merges.loadChecked(ctx, a.Owner, a.Repo, a.Number)
+	cc.checked, cc.ok, err = c.merges.LoadChecked(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return fmt.Errorf("reading the last check of %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
 	}
@@ -174,13 +167,13 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 			continue
 		}
 		log.Info("command handled", "command", cmd, "outcome", outcome, "head", short(cc.head))
-		if err := c.store.markCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcome, c.now()); err != nil {
+		if err := c.store.MarkCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcome, c.now()); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	// The head was the pull request's when it was read (recorded after the commands were judged, which look
 	// at what was seen up to the comment).
-	if err := c.store.sawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, readAt); err != nil {
+	if err := c.store.SawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: cc.head}, readAt); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -301,7 +294,7 @@ func (c *Commands) approve(ctx context.Context, cc *commandContext, cancel bool)
 		return fmt.Sprintf("@%s, `/approve` was not applied: %s. An approval counts for the commit it was given on only: look at %s and comment `/approve` again.",
 			a.Commenter, why, short(cc.head)), nil
 	}
-	if err := c.store.addCommandApproval(ctx, CommandApproval{Repo: a.Owner + "/" + a.Repo, Number: a.Number, CommentID: a.CommentID,
+	if err := c.store.AddCommandApproval(ctx, store.CommandApproval{Repo: a.Owner + "/" + a.Repo, Number: a.Number, CommentID: a.CommentID,
 		Login: a.Commenter, HeadSHA: cc.head, Action: action, At: a.CommentedAt, Recorded: c.now()}); err != nil {
 		return "", fmt.Errorf("recording the approval: %w", err)
 	}
@@ -315,7 +308,7 @@ func (c *Commands) approve(ctx context.Context, cc *commandContext, cancel bool)
 // headAtComment tells whether the pull request's head now was already its head when the comment was
 // written (see boundHead), from the head log.
 func (c *Commands) headAtComment(ctx context.Context, cc *commandContext) (bool, string, error) {
-	log, err := c.store.headLog(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number)
+	log, err := c.store.HeadLog(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number)
 	if err != nil {
 		return false, "", err
 	}
@@ -325,7 +318,7 @@ func (c *Commands) headAtComment(ctx context.Context, cc *commandContext) (bool,
 
 // boundHead: head was the pull request's head at time at when the newest head seen up to at is head and
 // no other head was seen since; why says otherwise which commit moved in.
-func boundHead(log []headAt, head string, at time.Time) (ok bool, why string) {
+func boundHead(log []store.HeadAt, head string, at time.Time) (ok bool, why string) {
 	var before string
 	for _, h := range log {
 		if !h.At.After(at) {
@@ -403,7 +396,7 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 			return "", "", fmt.Errorf("adding label %q: %w", labels[0], err)
 		}
 	}
-	since, err := c.store.bumpHold(ctx, a.Owner, a.Repo, a.Number)
+	since, err := c.store.BumpHold(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return "", "", fmt.Errorf("fencing the merge: %w", err)
 	}
@@ -416,7 +409,7 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 			return "", "", ctx.Err()
 		case <-t.C:
 		}
-		if since, err = c.store.mergingSince(ctx, a.Owner, a.Repo, a.Number); err != nil {
+		if since, err = c.store.MergingSince(ctx, a.Owner, a.Repo, a.Number); err != nil {
 			return "", "", err
 		}
 	}
@@ -444,7 +437,7 @@ func (c *Commands) retest(ctx context.Context, cc *commandContext) (string, erro
 	if level == "" || level == "none" {
 		return fmt.Sprintf("@%s, `/retest` was not applied: only people with read access to the repository may use it.", a.Commenter), nil
 	}
-	n, err := c.store.commandsSince(ctx, a.Owner, a.Repo, a.Number, jobs.CmdRetest, outcomeAccepted, c.now().Add(-time.Hour))
+	n, err := c.store.CommandsSince(ctx, a.Owner, a.Repo, a.Number, jobs.CmdRetest, outcomeAccepted, c.now().Add(-time.Hour))
 	if err != nil {
 		return "", err
 	}

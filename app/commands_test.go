@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 func TestBoundHead(t *testing.T) {
@@ -18,19 +19,19 @@ func TestBoundHead(t *testing.T) {
 	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
 	for _, c := range []struct {
 		name string
-		log  []headAt
+		log  []store.HeadAt
 		head string
 		when time.Time
 		ok   bool
 	}{
-		{"seen before", []headAt{{a, at(0)}}, a, at(5), true},
-		{"seen again later", []headAt{{a, at(0)}, {a, at(9)}}, a, at(5), true},
+		{"seen before", []store.HeadAt{{SHA: a, At: at(0)}}, a, at(5), true},
+		{"seen again later", []store.HeadAt{{SHA: a, At: at(0)}, {SHA: a, At: at(9)}}, a, at(5), true},
 		{"never seen", nil, a, at(5), false},
-		{"seen only after", []headAt{{a, at(6)}}, a, at(5), false},
-		{"pushed after", []headAt{{a, at(0)}, {b, at(6)}}, b, at(5), false},
-		{"pushed after, then back", []headAt{{a, at(0)}, {b, at(6)}, {a, at(7)}}, a, at(5), false},
-		{"older head then", []headAt{{b, at(0)}, {a, at(3)}}, b, at(5), false},
-		{"new head before", []headAt{{b, at(0)}, {a, at(3)}}, a, at(5), true},
+		{"seen only after", []store.HeadAt{{SHA: a, At: at(6)}}, a, at(5), false},
+		{"pushed after", []store.HeadAt{{SHA: a, At: at(0)}, {SHA: b, At: at(6)}}, b, at(5), false},
+		{"pushed after, then back", []store.HeadAt{{SHA: a, At: at(0)}, {SHA: b, At: at(6)}, {SHA: a, At: at(7)}}, a, at(5), false},
+		{"older head then", []store.HeadAt{{SHA: b, At: at(0)}, {SHA: a, At: at(3)}}, b, at(5), false},
+		{"new head before", []store.HeadAt{{SHA: b, At: at(0)}, {SHA: a, At: at(3)}}, a, at(5), true},
 	} {
 		if ok, why := boundHead(c.log, c.head, c.when); ok != c.ok {
 			t.Errorf("%s: boundHead = %v (%s), want %v", c.name, ok, why, c.ok)
@@ -46,7 +47,7 @@ func TestWithCommandApprovals(t *testing.T) {
 		{ID: 1, User: "carol", State: "APPROVED", CommitID: "h", At: t0},
 		{ID: 2, User: "maria", State: "DISMISSED", CommitID: "h", At: t0},
 	}
-	cmds := []CommandApproval{
+	cmds := []store.CommandApproval{
 		{CommentID: 10, Login: "Carol", HeadSHA: "h", Action: approvalCancel, At: t0.Add(time.Minute)},
 		{CommentID: 11, Login: "maria", HeadSHA: "h", Action: approvalApprove, At: t0.Add(time.Minute)},
 		{CommentID: 12, Login: "dave", HeadSHA: "old", Action: approvalApprove, At: t0.Add(time.Minute)},
@@ -71,21 +72,18 @@ func TestCommandStore(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
-			s, err := q.commandStore(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := q.Commands()
 			t0 := time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
 			a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
 			for i, h := range []struct {
 				sha string
 				s   int
 			}{{a, 0}, {a, 1}, {b, 2}, {b, 3}, {a, 4}, {a, 5}} {
-				if err := s.sawHead(ctx, jobs.HeadSeen{Owner: "Acme", Repo: "Catalog", Number: 1, HeadSHA: h.sha}, t0.Add(time.Duration(h.s)*time.Second)); err != nil {
+				if err := s.SawHead(ctx, jobs.HeadSeen{Owner: "Acme", Repo: "Catalog", Number: 1, HeadSHA: h.sha}, t0.Add(time.Duration(h.s)*time.Second)); err != nil {
 					t.Fatalf("row %d: %v", i, err)
 				}
 			}
-			log, err := s.headLog(ctx, "acme", "catalog", 1)
+			log, err := s.HeadLog(ctx, "acme", "catalog", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,27 +95,27 @@ func TestCommandStore(t *testing.T) {
 				t.Errorf("head log = %v %+v, want a, b, a", shas, log)
 			}
 
-			gen, err := s.holdGen(ctx, "acme", "catalog", 1)
+			gen, err := s.HoldGen(ctx, "acme", "catalog", 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if since, err := s.bumpHold(ctx, "acme", "catalog", 1); err != nil || !since.IsZero() {
+			if since, err := s.BumpHold(ctx, "acme", "catalog", 1); err != nil || !since.IsZero() {
 				t.Fatalf("bumpHold = %v, %v", since, err)
 			}
-			if ok, err := s.claimMerge(ctx, "acme", "catalog", 1, gen, t0); ok || err != nil {
+			if ok, err := s.ClaimMerge(ctx, "acme", "catalog", 1, gen, t0); ok || err != nil {
 				t.Fatalf("a claim with the generation before the hold = %v, %v", ok, err)
 			}
-			gen, _ = s.holdGen(ctx, "acme", "catalog", 1)
-			if ok, err := s.claimMerge(ctx, "acme", "catalog", 1, gen, t0); !ok || err != nil {
+			gen, _ = s.HoldGen(ctx, "acme", "catalog", 1)
+			if ok, err := s.ClaimMerge(ctx, "acme", "catalog", 1, gen, t0); !ok || err != nil {
 				t.Fatalf("claim = %v, %v", ok, err)
 			}
-			if since, err := s.bumpHold(ctx, "acme", "catalog", 1); err != nil || !since.Equal(t0) {
+			if since, err := s.BumpHold(ctx, "acme", "catalog", 1); err != nil || !since.Equal(t0) {
 				t.Fatalf("bumpHold during a merge = %v, %v; want the claim's time", since, err)
 			}
-			if err := s.releaseMerge(ctx, "acme", "catalog", 1); err != nil {
+			if err := s.ReleaseMerge(ctx, "acme", "catalog", 1); err != nil {
 				t.Fatal(err)
 			}
-			if since, _ := s.mergingSince(ctx, "acme", "catalog", 1); !since.IsZero() {
+			if since, _ := s.MergingSince(ctx, "acme", "catalog", 1); !since.IsZero() {
 				t.Errorf("mergingSince after release = %v", since)
 			}
 		})

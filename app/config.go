@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/yaml"
 )
@@ -229,7 +230,7 @@ func loadConfig(path string, getenv func(string) string, server bool) (*Config, 
 	}
 	c.fillDefaults()
 	if !server {
-		if c.DatabaseSchema != "" && !validIdentifier(c.DatabaseSchema) {
+		if c.DatabaseSchema != "" && !store.ValidSchemaName(c.DatabaseSchema) {
 			return nil, fmt.Errorf("database_schema %q: use letters, digits and _ only", c.DatabaseSchema)
 		}
 		return c, nil
@@ -359,7 +360,7 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("%s is negative (%s)", d.name, d.v))
 		}
 	}
-	if c.DatabaseSchema != "" && !validIdentifier(c.DatabaseSchema) {
+	if c.DatabaseSchema != "" && !store.ValidSchemaName(c.DatabaseSchema) {
 		errs = append(errs, fmt.Errorf("database_schema %q: use letters, digits and _ only", c.DatabaseSchema))
 	}
 	if c.RebuildBaseImage != "" {
@@ -423,19 +424,4 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-func validIdentifier(s string) bool {
-	if s == "" || len(s) > 63 {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

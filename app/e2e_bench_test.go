@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // BenchmarkDeliveryToChecks measures the time from a pull_request delivery
@@ -24,7 +26,7 @@ func BenchmarkDeliveryToChecks(b *testing.B) {
 	}
 	const pkgFile = "catalogs/v4.16/kube-green/catalog.yaml"
 	var original []byte
-	e := startE2EWith(b, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(b, store.BackendSQLite, func(w *workRepo) (string, string) {
 		dst := filepath.Join(w.dir, "catalogs", "v4.16")
 		os.MkdirAll(filepath.Dir(dst), 0o755)
 		if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {

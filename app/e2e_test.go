@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -157,7 +158,7 @@ func startE2EServer(t testing.TB, backend string, seed func(w *workRepo) (base, 
 	cfg.WebhookSecrets = []Secret{NewSecret([]byte(e2eSecret))}
 	cfg.GitHubAPIURL = githubfake.APIURL(api.URL)
 	cfg.ShutdownTimeout = 10 * time.Second
-	if backend == BackendPostgres {
+	if backend == store.BackendPostgres {
 		u := postgresURL(t)
 		cfg.DatabaseURL = NewSecret([]byte(u))
 		cfg.DatabaseSchema = freshSchema(t, u)
@@ -417,13 +418,12 @@ func githubfakeDelivery(event, action string, payload []byte, status int) github
 }
 
 // dumpJobs lists the jobs of a SQLite queue, for failure messages.
-func dumpJobs(q *Queue) string {
-	b, ok := q.b.(*riverBackend[*sql.Tx])
-	if !ok {
+func dumpJobs(q *store.Queue) string {
+	if q.Backend() != store.BackendSQLite {
 		return ""
 	}
 	var sb strings.Builder
-	b.db.query(context.Background(), `SELECT id, kind, state, attempt, CAST(errors AS TEXT), CAST(args AS TEXT) FROM river_job`, nil, func(scan func(...any) error) error {
+	q.Query(context.Background(), `SELECT id, kind, state, attempt, CAST(errors AS TEXT), CAST(args AS TEXT) FROM river_job`, nil, func(scan func(...any) error) error {
 		var id, attempt int64
 		var kind, state string
 		var errs, args sql.NullString

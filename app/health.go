@@ -30,7 +30,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	// that does not answer (a partition: pgx then also tries to send a
 	// cancel request); the answer does not wait for it.
 	errc := make(chan error, 1)
-	go func() { errc <- s.queue.Ready(ctx) }()
+	go func() { errc <- s.dbReady(ctx) }()
 	var err error
 	select {
 	case err = <-errc:

@@ -10,24 +10,16 @@ import (
 	"time"
 )
 
-// hangingBackend is a database whose ping does not return until released,
-// whatever its context says (a partition, as a driver may see it).
-type hangingBackend struct {
-	queueBackend
-	release chan struct{}
-}
-
-func (h hangingBackend) ping(ctx context.Context) error {
-	<-h.release
-	return ctx.Err()
-}
-
 func TestReadyzAnswersWhenTheDatabaseHangs(t *testing.T) {
-	hb := hangingBackend{release: make(chan struct{})}
-	defer close(hb.release)
-	q := &Queue{backend: "postgres", b: hb, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	q.started.Store(true)
-	s := &Server{queue: q, log: q.log}
+	// A database whose ping does not return until released, whatever its context says (a partition, as a
+	// driver may see it).
+	release := make(chan struct{})
+	defer close(release)
+	hanging := func(ctx context.Context) error {
+		<-release
+		return ctx.Err()
+	}
+	s := &Server{dbReady: hanging, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	s.ready.Store(true)
 	done := make(chan int, 1)
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 )
@@ -39,14 +40,14 @@ type recoveryGitHub struct {
 // webhook delays a check instead of losing it (River runs the periodic jobs
 // on the elected leader only, so replicas do not repeat them).
 type Recovery struct {
-	q      *Queue
+	q      *store.Queue
 	gh     recoveryGitHub
 	names  func() []string
 	window time.Duration
 	log    *slog.Logger
 	now    func() time.Time
 	// cmds, when set, is where the resync records the heads it sees and finds the commands handled.
-	cmds commandStore
+	cmds store.CommandStore
 }
 
 // Resync enqueues a check for every open PR head (drafts too) of every known
@@ -118,7 +119,7 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 	open := map[int]bool{}
 	for _, pr := range prs {
 		open[pr.Number] = true
-		if err := r.cmds.sawHead(ctx, jobs.HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
+		if err := r.cmds.SawHead(ctx, jobs.HeadSeen{Owner: repo.Owner, Repo: repo.Name, Number: pr.Number, HeadSHA: pr.HeadSHA}, r.now()); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +144,7 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 		}
 		pending := false
 		for _, cmd := range a.Commands {
-			done, err := r.cmds.commandHandled(ctx, repo.Owner, repo.Name, number, c.GetID(), cmd)
+			done, err := r.cmds.CommandHandled(ctx, repo.Owner, repo.Name, number, c.GetID(), cmd)
 			if err != nil {
 				return batch, err
 			}

@@ -2,18 +2,18 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // TestRecoveryResync: a PR whose webhook never arrived is found by the
 // resync and checked once; a second pass finds nothing to do.
 func TestRecoveryResync(t *testing.T) {
-	e := startE2E(t, BackendSQLite)
+	e := startE2E(t, store.BackendSQLite)
 	// An event we do not act on still records the repository and its clone URL.
 	e.deliver(t, "pull_request", e.prEvent("assigned", e.headSHA))
 	ctx := context.Background()
@@ -33,7 +33,7 @@ func TestRecoveryResync(t *testing.T) {
 // TestRecoveryRedeliver: a delivery GitHub could not hand over (we were
 // down) is redelivered on request and then checked.
 func TestRecoveryRedeliver(t *testing.T) {
-	e := startE2E(t, BackendSQLite)
+	e := startE2E(t, store.BackendSQLite)
 	payload, _ := json.Marshal(e.prEvent("opened", e.headSHA))
 	failed := e.fake.AddDelivery(githubfakeDelivery("pull_request", "opened", payload, http.StatusServiceUnavailable))
 	if err := e.srv.recovery.Redeliver(context.Background()); err != nil {
@@ -53,11 +53,10 @@ func TestRecoveryRedeliver(t *testing.T) {
 }
 
 // countJobs counts the jobs of one kind in a SQLite queue.
-func countJobs(t *testing.T, q *Queue, kind string) int64 {
+func countJobs(t *testing.T, q *store.Queue, kind string) int64 {
 	t.Helper()
-	b := q.b.(*riverBackend[*sql.Tx])
 	var n int64
-	if err := b.db.query(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1`, []any{kind},
+	if err := q.Query(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1`, []any{kind},
 		func(scan func(...any) error) error { return scan(&n) }); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // prEventNow is the fake's pull_request event for pull request 1 as it is now, with the local clone URL.
@@ -30,7 +32,7 @@ func (e *e2eEnv) statusComment() string {
 // A draft is checked as it is opened (its author sees every verdict) and never merged, even approved by an
 // owner; marked ready for review it is evaluated again and merges without a new check.
 func TestDraftCheckedNeverMergedThenReady(t *testing.T) {
-	e := startApprovalE2E(t, BackendSQLite)
+	e := startApprovalE2E(t, store.BackendSQLite)
 	if err := e.fake.SetDraft("acme", "catalog", 1, true); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -20,7 +21,7 @@ const maxListPages = 20
 type gatheredFacts struct {
 	MergeFacts
 	PR         *github.PullRequest
-	Checked    CheckedPR
+	Checked    store.CheckedPR
 	HasChecked bool
 	// baseHead is the base branch's head as the facts were read.
 	baseHead string
@@ -58,7 +59,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.Merg
 		return g, nil
 	}
 
-	c, ok, err := m.store.loadChecked(ctx, a.Owner, a.Repo, a.Number)
+	c, ok, err := m.store.LoadChecked(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return nil, fmt.Errorf("reading the last check of %s/%s#%d: %w", a.Owner, a.Repo, a.Number, err)
 	}
@@ -295,7 +296,7 @@ func latestReviews(ctx context.Context, gh *github.Client, owner, repo string, n
 // whichever of their latest review and their latest command came last holds. An /approve counts as an
 // approving review of the head it was bound to; /approve cancel withdraws the person's approval however it
 // was given (GitHub keeps a dismissed review's time, so a later /approve still counts).
-func withCommandApprovals(reviews []Review, cmds []CommandApproval) []Review {
+func withCommandApprovals(reviews []Review, cmds []store.CommandApproval) []Review {
 	if len(cmds) == 0 {
 		return reviews
 	}

@@ -44,7 +44,7 @@ func onMergeGroup(ec eventContext, body []byte) (jobs.Plan, error) {
 		return jobs.Plan{}, fmt.Errorf("merge_group event: %w", err)
 	}
 	g := ev.MergeGroup
-	if ec.InstallationID == 0 || ec.Owner == "" || !isSHA(g.HeadSHA) || !isSHA(g.BaseSHA) ||
+	if ec.InstallationID == 0 || ec.Owner == "" || !jobs.IsSHA(g.HeadSHA) || !jobs.IsSHA(g.BaseSHA) ||
 		!strings.HasPrefix(g.HeadRef, "refs/heads/") || !strings.HasPrefix(g.BaseRef, "refs/heads/") || !validRef(g.HeadRef) || !validRef(g.BaseRef) {
 		return jobs.Plan{}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -31,7 +32,7 @@ func (e *e2eEnv) waitGroupRuns(t *testing.T, sha string, want int) map[string]gi
 // on the group's head as on a pull request. A group of one valid pull request passes; a group of two that
 // each pass alone but add the same bundle in different files fails catalogbot/validate on the group head.
 func TestMergeGroupChecks(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": strings.Replace(resultPolicy, "enabled: true", "enabled: false", 1),
 			"catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
 		w.push("HEAD", "refs/heads/main")

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"math/big"
-	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -16,14 +15,6 @@ import (
 // head it judges the merge on, and gives it back after the merge; a replica killed while holding it loses it
 // when it ends. While another job holds it, a merge job waits a little and then comes back later.
 
-// mergeLeaseSchema is the lease table, created with the merge tables.
-const mergeLeaseSchema = `CREATE TABLE IF NOT EXISTS catalogbot_merge_lease (
-		owner TEXT NOT NULL,
-		name TEXT NOT NULL,
-		holder TEXT NOT NULL,
-		until_at TEXT NOT NULL,
-		PRIMARY KEY (owner, name))`
-
 // Lease timing: repoLeaseTTL outlasts a merge job's judgement and merge call (bounded by mergeLease/2);
 // leaseWait is how long a job waits for a busy lease before it is snoozed (short: a waiting job holds a
 // worker that checks could use).
@@ -31,35 +22,6 @@ const (
 	repoLeaseTTL = 2 * time.Minute
 	leaseWait    = 2 * time.Second
 )
-
-// mergeLeaseStore is the database side of the lease (every queue backend).
-type mergeLeaseStore interface {
-	// takeLease takes the repository's lease for holder until until, when it is free, ended at now, or
-	// already holder's.
-	takeLease(ctx context.Context, owner, repo, holder string, now, until time.Time) (bool, error)
-	dropLease(ctx context.Context, owner, repo, holder string) error
-}
-
-func (b *riverBackend[TTx]) takeLease(ctx context.Context, owner, repo, holder string, now, until time.Time) (bool, error) {
-	taken := false
-	err := b.inTx(ctx, func(tx TTx) error {
-		n, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_merge_lease (owner, name, holder, until_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (owner, name) DO UPDATE SET holder = excluded.holder, until_at = excluded.until_at
-			WHERE catalogbot_merge_lease.until_at < $5 OR catalogbot_merge_lease.holder = excluded.holder`,
-			strings.ToLower(owner), strings.ToLower(repo), holder, dbTime(until), dbTime(now))
-		taken = n == 1
-		return err
-	})
-	return taken, err
-}
-
-func (b *riverBackend[TTx]) dropLease(ctx context.Context, owner, repo, holder string) error {
-	return b.inTx(ctx, func(tx TTx) error {
-		_, err := b.db.exec(ctx, tx, `DELETE FROM catalogbot_merge_lease WHERE owner = $1 AND name = $2 AND holder = $3`,
-			strings.ToLower(owner), strings.ToLower(repo), holder)
-		return err
-	})
-}
 
 // mergeLeaseHolder names one merge job's hold on a lease.
 func mergeLeaseHolder() string {
@@ -75,7 +37,7 @@ func (m *Merger) acquireLease(ctx context.Context, owner, repo string) (release 
 	deadline := m.now().Add(leaseWait)
 	for {
 		now := m.now()
-		ok, err := m.lease.takeLease(ctx, owner, repo, holder, now, now.Add(repoLeaseTTL))
+		ok, err := m.lease.TakeLease(ctx, owner, repo, holder, now, now.Add(repoLeaseTTL))
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +45,7 @@ func (m *Merger) acquireLease(ctx context.Context, owner, repo string) (release 
 			return func() {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				defer cancel()
-				if err := m.lease.dropLease(rctx, owner, repo, holder); err != nil {
+				if err := m.lease.DropLease(rctx, owner, repo, holder); err != nil {
 					m.log.Warn("giving the merge lease back (it ends by itself)", "repo", owner+"/"+repo, "err", err)
 				}
 			}, nil

@@ -14,14 +14,11 @@ func TestMergeLeaseStore(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
-			if _, err := q.mergeStore(ctx); err != nil { // creates the tables
-				t.Fatal(err)
-			}
-			s := q.b.(mergeLeaseStore)
+			s := q.Leases()
 			t0 := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 			take := func(repo, holder string, now time.Time) bool {
 				t.Helper()
-				ok, err := s.takeLease(ctx, "Acme", repo, holder, now, now.Add(repoLeaseTTL))
+				ok, err := s.TakeLease(ctx, "Acme", repo, holder, now, now.Add(repoLeaseTTL))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -42,13 +39,13 @@ func TestMergeLeaseStore(t *testing.T) {
 			if !take("catalog", "b", t0.Add(2*time.Second+repoLeaseTTL+time.Millisecond)) {
 				t.Error("b could not take a lease that ended (its holder died)")
 			}
-			if err := s.dropLease(ctx, "acme", "catalog", "a"); err != nil { // a late give-back of a lost lease
+			if err := s.DropLease(ctx, "acme", "catalog", "a"); err != nil { // a late give-back of a lost lease
 				t.Fatal(err)
 			}
 			if take("catalog", "c", t0.Add(3*time.Second+repoLeaseTTL)) {
 				t.Error("a's late give-back freed b's lease")
 			}
-			if err := s.dropLease(ctx, "acme", "catalog", "b"); err != nil {
+			if err := s.DropLease(ctx, "acme", "catalog", "b"); err != nil {
 				t.Fatal(err)
 			}
 			if !take("catalog", "c", t0.Add(3*time.Second+repoLeaseTTL)) {

@@ -291,7 +291,7 @@ func (m *Merger) mergedInto(ctx context.Context, owner, name string, repo *gitfs
 	pkg := path.Base(dir)
 	var names []string
 	if m.store != nil && owner != "" {
-		rows, err := m.store.listAudit(ctx, owner+"/"+name, maxAuditScanned)
+		rows, err := m.store.ListAudit(ctx, owner+"/"+name, maxAuditScanned)
 		if err == nil {
 			for _, e := range rows {
 				mc := plumbing.NewHash(e.MergeCommit)
@@ -304,7 +304,7 @@ func (m *Merger) mergedInto(ctx context.Context, owner, name string, repo *gitfs
 				if a, err := repo.MergeBase(ctx, mc, mb); err == nil && a == mc {
 					continue // before the branch point
 				}
-				if c, ok, err := m.store.loadChecked(ctx, owner, name, e.Number); err == nil && ok && !slices.Contains(c.Touched, pkg) {
+				if c, ok, err := m.store.LoadChecked(ctx, owner, name, e.Number); err == nil && ok && !slices.Contains(c.Touched, pkg) {
 					continue
 				}
 				names = append(names, fmt.Sprintf("#%d (%s)", e.Number, short(e.MergeCommit)))

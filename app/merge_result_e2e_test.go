@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -120,7 +121,7 @@ func (e *e2eEnv) validateMain(t *testing.T) []catalog.Finding {
 // first, never a merge; main stays valid. A third, touching another package and checked before the base
 // moved, merges on the moved base without a new check run set.
 func TestSemanticConflictNamesTheFirstAndIrrelevantMoveMerges(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": resultPolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
 		w.push("HEAD", "refs/heads/main")
 		runGit(t, w.dir, "checkout", "-q", "-b", "pr")

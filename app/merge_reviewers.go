@@ -106,7 +106,7 @@ func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs
 	if len(want) == 0 {
 		return nil
 	}
-	asked, err := m.cmds.reviewsRequested(ctx, a.Owner, a.Repo, a.Number)
+	asked, err := m.cmds.ReviewsRequested(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs
 				} else {
 					log.Info("review requested (ci.yaml addReviewers)", "reviewer", r)
 				}
-				if err := m.cmds.markReviewRequested(ctx, a.Owner, a.Repo, a.Number, r, m.now()); err != nil {
+				if err := m.cmds.MarkReviewRequested(ctx, a.Owner, a.Repo, a.Number, r, m.now()); err != nil {
 					return err
 				}
 			}
@@ -151,7 +151,7 @@ func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs
 			return fmt.Errorf("requesting reviews: %w", err)
 		}
 		for _, r := range batch {
-			if err := m.cmds.markReviewRequested(ctx, a.Owner, a.Repo, a.Number, r, m.now()); err != nil {
+			if err := m.cmds.MarkReviewRequested(ctx, a.Owner, a.Repo, a.Number, r, m.now()); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -22,7 +23,7 @@ const reviewersPolicy = approvalPolicy + `bundles:
 // a review, once, as GitHub allows (a non-collaborator is refused by GitHub and not asked again); the
 // work-in-progress label holds the merge by default until it is taken off.
 func TestAddReviewersAndWorkInProgress(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": reviewersPolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase,
 			"operators/etcd/ci.yaml": "addReviewers: true\nreviewers:\n  - carol\n  - dave\n  - mallory\n"}, "base")
 		w.push("HEAD", "refs/heads/main")

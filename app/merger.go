@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -31,9 +32,9 @@ type Merger struct {
 	gh    installationClients
 	teams func(*github.Client) policy.TeamResolver
 	names func() []string
-	q     *Queue
-	store mergeStore
-	cmds  commandStore
+	q     *store.Queue
+	store store.MergeStore
+	cmds  store.CommandStore
 	log   *slog.Logger
 	now   func() time.Time
 	// ownAppID, when set, counts only this App's check runs as ours.
@@ -44,7 +45,7 @@ type Merger struct {
 	retryDelay   time.Duration
 	// lease serialises the merges of a repository; pipe gives the git cache and parse limits the merge
 	// result is judged with (nil: no judgement, the base must not have moved).
-	lease mergeLeaseStore
+	lease store.LeaseStore
 	pipe  *Pipeline
 	stats mergeStats
 }
@@ -60,20 +61,8 @@ func newMerger(gh installationClients, teams func(*github.Client) policy.TeamRes
 }
 
 // setQueue gives the merger its database once the queue is open.
-func (m *Merger) setQueue(ctx context.Context, q *Queue) error {
-	s, err := q.mergeStore(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := q.commandStore(ctx)
-	if err != nil {
-		return err
-	}
-	l, ok := q.b.(mergeLeaseStore)
-	if !ok {
-		return fmt.Errorf("the %s queue backend has no merge lease", q.backend)
-	}
-	m.q, m.store, m.cmds, m.lease = q, s, c, l
+func (m *Merger) setQueue(ctx context.Context, q *store.Queue) error {
+	m.q, m.store, m.cmds, m.lease = q, q.Merges(), q.Commands(), q.Leases()
 	return nil
 }
 
@@ -84,7 +73,7 @@ func (m *Merger) approvals(ctx context.Context, gh *github.Client, owner, repo s
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := m.cmds.commandApprovals(ctx, owner, repo, number)
+	cmds, err := m.cmds.CommandApprovals(ctx, owner, repo, number)
 	if err != nil {
 		return nil, fmt.Errorf("reading the /approve comments of #%d: %w", number, err)
 	}
@@ -142,10 +131,10 @@ func (m *Merger) recordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef 
 		return err
 	}
 	// The check job verified this head was the pull request's as it started.
-	if err := m.cmds.sawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
+	if err := m.cmds.SawHead(ctx, jobs.HeadSeen{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA}, m.now()); err != nil {
 		return fmt.Errorf("recording the head: %w", err)
 	}
-	return m.store.saveChecked(ctx, CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
+	return m.store.SaveChecked(ctx, store.CheckedPR{Owner: a.Owner, Repo: a.Repo, Number: a.Number, HeadSHA: a.HeadSHA,
 		BaseRef: baseRef, BaseSHA: base.String(), Touched: touched, ExtraOwners: extra, Derived: derived, AddReviewers: add, Removals: removals, Policy: raw, CheckedAt: m.now()})
 }
 
@@ -194,7 +183,7 @@ func (m *Merger) Evaluate(ctx context.Context, a jobs.MergeArgs) error {
 	for attempt := 0; ; attempt++ {
 		// The hold generation is read before the labels: a /hold whose label the facts miss has moved it
 		// on by the time the merge would start, and the claim below fails.
-		gen, err := m.cmds.holdGen(ctx, a.Owner, a.Repo, a.Number)
+		gen, err := m.cmds.HoldGen(ctx, a.Owner, a.Repo, a.Number)
 		if err != nil {
 			return fmt.Errorf("reading the hold fence: %w", err)
 		}
@@ -302,7 +291,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 	for _, n := range g.Notes {
 		log.Warn("merging without an optional read", "note", n, "sha", g.CheckedSHA)
 	}
-	claimed, err := m.cmds.claimMerge(ctx, a.Owner, a.Repo, a.Number, gen, m.now())
+	claimed, err := m.cmds.ClaimMerge(ctx, a.Owner, a.Repo, a.Number, gen, m.now())
 	if err != nil {
 		return mergeDone, fmt.Errorf("claiming the merge: %w", err)
 	}
@@ -315,7 +304,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 	case err == nil && res2.GetMerged():
 		m.stats.merges.Add(1)
 		log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res2.GetSHA(), "base", short(g.baseHead), "authorized_by", d.AuthorizedBy)
-		if err := m.store.addAudit(ctx, AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
+		if err := m.store.AddAudit(ctx, store.AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
 			MergeCommit: res2.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
 			PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
 			// The merge happened: a retry would find the PR merged and
@@ -390,7 +379,7 @@ func (m *Merger) mergeClaimed(ctx context.Context, gh *github.Client, a jobs.Mer
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := m.cmds.releaseMerge(rctx, a.Owner, a.Repo, a.Number); err != nil {
+		if err := m.cmds.ReleaseMerge(rctx, a.Owner, a.Repo, a.Number); err != nil {
 			m.log.Warn("releasing the merge claim (a /hold waits for its lease to end)", "repo", a.Owner+"/"+a.Repo, "pr", a.Number, "err", err)
 		}
 	}()
@@ -490,7 +479,7 @@ const maxPullsScanned = 1000
 
 // evaluateHead evaluates every open pull request whose head is a.HeadSHA.
 func (m *Merger) evaluateHead(ctx context.Context, a jobs.MergeArgs) error {
-	if !isSHA(a.HeadSHA) {
+	if !jobs.IsSHA(a.HeadSHA) {
 		return nil
 	}
 	gh, err := m.gh.Installation(ctx, a.InstallationID)

@@ -23,11 +23,8 @@ func TestMergeEvaluationAfterChecks(t *testing.T) {
 			e.waitRuns(t, e.headSHA, 4)
 			e.waitIdle(t)
 
-			st, err := e.srv.Queue().mergeStore(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, ok, err := st.loadChecked(context.Background(), "acme", "catalog", 1)
+			st := e.srv.Queue().Merges()
+			c, ok, err := st.LoadChecked(context.Background(), "acme", "catalog", 1)
 			if err != nil || !ok {
 				t.Fatalf("no record of the check: %v", err)
 			}

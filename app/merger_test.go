@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -35,7 +36,7 @@ var ourRunNames = []string{"catalogbot/ownership", "catalogbot/validate", "catal
 type mergeEnv struct {
 	fake    *githubfake.Fake
 	m       *Merger
-	q       *Queue
+	q       *store.Queue
 	head    string
 	base    string
 	beforeM func() // runs just before the merge request reaches the fake
@@ -106,7 +107,7 @@ func newMergeEnv(t *testing.T, author string) *mergeEnv {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := OpenQueue(ctx, QueueOptions{SQLitePath: cfg.SQLitePath(), River: rc, Log: testLogger(t)})
+	q, err := store.OpenQueue(ctx, store.QueueOptions{SQLitePath: cfg.SQLitePath(), River: rc, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func newMergeEnv(t *testing.T, author string) *mergeEnv {
 	if err := m.setQueue(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.store.saveChecked(ctx, CheckedPR{Owner: testOwner, Repo: testRepo, Number: 1, HeadSHA: env.head,
+	if err := m.store.SaveChecked(ctx, store.CheckedPR{Owner: testOwner, Repo: testRepo, Number: 1, HeadSHA: env.head,
 		BaseRef: "main", BaseSHA: base, Touched: []string{"etcd"}, Policy: mergeTestPolicy, CheckedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
@@ -127,13 +128,13 @@ func (m *Metrics) ObserveCheck(check, conclusion string, d time.Duration) {
 
 // queueCollector reads the backlog from the database at each scrape.
 type queueCollector struct {
-	q     *Queue
+	q     *store.Queue
 	log   *slog.Logger
 	depth *prometheus.Desc
 	age   *prometheus.Desc
 }
 
-func (m *Metrics) registerQueue(q *Queue, log *slog.Logger) {
+func (m *Metrics) registerQueue(q *store.Queue, log *slog.Logger) {
 	m.reg.MustRegister(&queueCollector{q: q, log: log,
 		depth: prometheus.NewDesc("catalogbot_queue_depth", "Jobs not finished yet (waiting, scheduled, retrying or running).", nil, nil),
 		age:   prometheus.NewDesc("catalogbot_queue_oldest_available_seconds", "How long the oldest job ready to run has waited.", nil, nil),

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // offlinePR seeds a pull request by bob (a maintainer) that touches each kind of content a check may want a
@@ -85,7 +87,7 @@ func TestOfflineAppMakesNoRegistryRequest(t *testing.T) {
 	t.Cleanup(reg.Close)
 	host := strings.TrimPrefix(reg.URL, "http://")
 	start := func(offline bool) *e2eEnv {
-		return startE2EServer(t, BackendSQLite, offlinePR(host), func(c *Config) {
+		return startE2EServer(t, store.BackendSQLite, offlinePR(host), func(c *Config) {
 			c.RegistryInternalHosts, c.RegistryInsecureHosts = []string{host}, []string{host}
 			c.RegistryOffline = offline
 		})
@@ -153,7 +155,7 @@ func TestOfflineAppEnforcesImageRules(t *testing.T) {
 		return s
 	}
 	good := blob("1.0.0", host+"/acme/etcd-bundle"+digest, "")
-	e := startE2EServer(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EServer(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": policy, "catalogs/v4.16/etcd/catalog.yaml": etcd(good)}, "base")
 		w.push("HEAD", "refs/heads/main")
 		runGit(w.t, w.dir, "checkout", "-q", "-b", "pr")
@@ -202,7 +204,7 @@ func TestAppTemplatesUnreachableRegistryIsNeutral(t *testing.T) {
 	}))
 	t.Cleanup(reg.Close)
 	host := strings.TrimPrefix(reg.URL, "http://")
-	e := startE2EServer(t, BackendSQLite, offlinePR(host), func(c *Config) {
+	e := startE2EServer(t, store.BackendSQLite, offlinePR(host), func(c *Config) {
 		c.RegistryInternalHosts, c.RegistryInsecureHosts = []string{host}, []string{host}
 	})
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -29,7 +30,7 @@ automerge:
 
 func startOwnerE2E(t *testing.T) *e2eEnv {
 	t.Helper()
-	return startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	return startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": ownerPolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
 		w.push("HEAD", "refs/heads/main")
 		runGit(t, w.dir, "checkout", "-q", "-b", "pr")
@@ -72,7 +73,7 @@ func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	}
 	e.waitIdle(t)
 	requests = append(requests, e.fake.Requests()...)
-	a := startApprovalE2E(t, BackendSQLite)
+	a := startApprovalE2E(t, store.BackendSQLite)
 	a.deliver(t, "pull_request", a.prEvent("opened", a.headSHA))
 	a.waitOwnership(t, a.headSHA, "action_required")
 	a.review(t, "carol", "APPROVED")
@@ -82,7 +83,7 @@ func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	a.waitIdle(t)
 	requests = append(requests, a.fake.Requests()...)
 	// The comment commands: a refusal's reply, a reaction, labels, a commenter's permission.
-	c := commandEnv(t, BackendSQLite)
+	c := commandEnv(t, store.BackendSQLite)
 	c.deliver(t, "pull_request", c.prEvent("opened", c.headSHA))
 	c.waitOwnership(t, c.headSHA, "action_required")
 	c.waitReply(t, c.comment(t, "dave", "/approve"), jobs.CmdApprove)

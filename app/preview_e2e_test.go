@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -86,7 +87,7 @@ spec:
 // compares with the bundle the rendered channel upgrades from and fails on the CRD's file; validate says the
 // rendered catalog is valid and draws the channel after the catalog update.
 func TestBundlePullRequestPreviewThroughTheApp(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		files := map[string]string{".catalogbot.yaml": previewPolicy, "catalogs/v4.16/etcd/catalog.yaml": previewCatalog,
 			"operators/etcd/ci.yaml": "reviewers: [bob]\n", "operators/etcd/catalog-templates/semver.yaml": previewTemplate}
 		for k, v := range previewBundle("1.0.0", "size", "version") {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
@@ -53,7 +54,7 @@ type Pipeline struct {
 	checked checkRecorder
 	// updates and bot are the App's own records and login, from which a catalog update is known to be the
 	// App's (checks.Provenance); without them no pull request is derived.
-	updates updateStore
+	updates store.UpdateStore
 	bot     *botIdentity
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -11,7 +12,7 @@ import (
 // nothing can be checked. Every run says so (neutral, never a pass) and the
 // job is not retried.
 func TestPipelineInvalidPolicy(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base, head := commitEtcdPR(t, w, "version: 1\nowners: {\n")
 		w.push("HEAD", "refs/pull/1/head")
 		return base, head

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/gitfs"
 )
 
@@ -67,10 +68,10 @@ func (b *botIdentity) Login(ctx context.Context) (string, error) {
 
 // updateProvenance answers checks.Provenance for one pull request from what the App did itself: its bot
 // login, the commits it created on its catalog update branches and the bundle images its post-merge build
-// pushed (updateStore). What the pull request says of itself (branch name aside, which GitHub sets) counts
+// pushed (store.UpdateStore). What the pull request says of itself (branch name aside, which GitHub sets) counts
 // for nothing.
 type updateProvenance struct {
-	store       updateStore
+	store       store.UpdateStore
 	bot         *botIdentity
 	repo        *gitfs.Repo
 	owner, name string
@@ -114,7 +115,7 @@ func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 		if len(seen) > maxUpdateCommits {
 			return false, fmt.Sprintf("it has more than %d commits", maxUpdateCommits)
 		}
-		c, ok, err := p.store.updateCommit(ctx, p.owner, p.name, h.String())
+		c, ok, err := p.store.UpdateCommit(ctx, p.owner, p.name, h.String())
 		if err != nil {
 			return false, "reading the App's commits: " + err.Error()
 		}
@@ -131,7 +132,7 @@ func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 }
 
 func (p *updateProvenance) BundleRecorded(ctx context.Context, pkg, template, image, dir string) (bool, string) {
-	b, ok, err := p.store.bundleBuild(ctx, p.owner, p.name, image)
+	b, ok, err := p.store.BundleBuild(ctx, p.owner, p.name, image)
 	if err != nil {
 		return false, "reading the App's bundle builds: " + err.Error()
 	}

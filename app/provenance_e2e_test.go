@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 )
@@ -26,7 +27,7 @@ const updateTemplateBase = "# etcd's catalog template\nschema: olm.template.basi
 // the App with the ownership and templates checks.
 func newUpdateEnv(t *testing.T) (*rebuildEnv, *Server) {
 	t.Helper()
-	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+	e := newRebuildEnv(t, store.BackendSQLite, func(host, baseRef string) string {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\nautomerge: {enabled: true, method: squash}\n"
 	})
 	e.checks = []checks.Check{checks.Ownership{}, checks.Templates{}}

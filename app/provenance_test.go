@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/gitfs"
 )
 
@@ -18,10 +19,7 @@ func TestUpdateProvenance(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
-			st, err := q.updateStore(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := q.Updates()
 			gs := newGitServer(t)
 			w := gs.newRepo(t, "acme", "catalog")
 			const tmpl = "templates/etcd.yaml"
@@ -50,14 +48,14 @@ func TestUpdateProvenance(t *testing.T) {
 				}
 				return v
 			}
-			if err := st.recordBundleBuild(ctx, "acme", "catalog", bundleBuild{Image: img, Package: "etcd", Dir: "operators/etcd/1.1.0", Commit: built}, time.Now()); err != nil {
+			if err := st.RecordBundleBuild(ctx, "acme", "catalog", store.BundleBuild{Image: img, Package: "etcd", Dir: "operators/etcd/1.1.0", Commit: built}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			sideImg := strings.Replace(img, "1111", "2222", 1)
-			if err := st.recordBundleBuild(ctx, "acme", "catalog", bundleBuild{Image: sideImg, Package: "etcd", Dir: "operators/etcd/1.2.0", Commit: side}, time.Now()); err != nil {
+			if err := st.RecordBundleBuild(ctx, "acme", "catalog", store.BundleBuild{Image: sideImg, Package: "etcd", Dir: "operators/etcd/1.2.0", Commit: side}, time.Now()); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.recordUpdateCommit(ctx, "acme", "catalog", updateCommit{SHA: appCommit, Package: "etcd", Base: m2, Bundles: []string{img}, Created: time.Now()}); err != nil {
+			if err := st.RecordUpdateCommit(ctx, "acme", "catalog", store.UpdateCommit{SHA: appCommit, Package: "etcd", Base: m2, Bundles: []string{img}, Created: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			bot := &botIdentity{login: "catalogbot[bot]"}
@@ -134,48 +132,45 @@ func TestUpdateStore(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
-			st, err := q.updateStore(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := q.Updates()
 			now := time.Now()
-			for i, c := range []updateCommit{
+			for i, c := range []store.UpdateCommit{
 				{SHA: strings.Repeat("a", 40), Package: "etcd", Base: strings.Repeat("1", 40), Bundles: []string{"x@sha256:1"}},
 				{SHA: strings.Repeat("b", 40), Package: "etcd", Base: strings.Repeat("2", 40), Bundles: []string{"x@sha256:1", "x@sha256:2"}},
 				{SHA: strings.Repeat("c", 40), Package: "redis", Base: strings.Repeat("2", 40), Bundles: []string{"r@sha256:1"}},
 			} {
 				c.Created = now.Add(time.Duration(i) * time.Millisecond)
-				if err := st.recordUpdateCommit(ctx, "Acme", "Catalog", c); err != nil {
+				if err := st.RecordUpdateCommit(ctx, "Acme", "Catalog", c); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := st.setUpdatePull(ctx, "acme", "catalog", strings.Repeat("B", 40), 7); err != nil {
+			if err := st.SetUpdatePull(ctx, "acme", "catalog", strings.Repeat("B", 40), 7); err != nil {
 				t.Fatal(err)
 			}
-			last, ok, err := st.latestUpdateCommit(ctx, "acme", "catalog", "etcd")
+			last, ok, err := st.LatestUpdateCommit(ctx, "acme", "catalog", "etcd")
 			if err != nil || !ok || last.SHA != strings.Repeat("b", 40) || last.Pull != 7 || len(last.Bundles) != 2 || last.Settled {
 				t.Fatalf("latest etcd commit: %+v %v %v", last, ok, err)
 			}
-			pending, err := st.pendingUpdates(ctx, "acme", "catalog")
+			pending, err := st.PendingUpdates(ctx, "acme", "catalog")
 			if err != nil || len(pending) != 2 || pending[0].SHA != strings.Repeat("b", 40) || pending[1].Package != "redis" {
 				t.Fatalf("pending: %+v %v", pending, err)
 			}
-			if err := st.settleUpdate(ctx, "acme", "catalog", "etcd"); err != nil {
+			if err := st.SettleUpdate(ctx, "acme", "catalog", "etcd"); err != nil {
 				t.Fatal(err)
 			}
-			if pending, err := st.pendingUpdates(ctx, "acme", "catalog"); err != nil || len(pending) != 1 || pending[0].Package != "redis" {
+			if pending, err := st.PendingUpdates(ctx, "acme", "catalog"); err != nil || len(pending) != 1 || pending[0].Package != "redis" {
 				t.Fatalf("pending after settling etcd: %+v %v", pending, err)
 			}
-			if c, ok, err := st.updateCommit(ctx, "acme", "catalog", strings.Repeat("a", 40)); err != nil || !ok || !c.Settled {
+			if c, ok, err := st.UpdateCommit(ctx, "acme", "catalog", strings.Repeat("a", 40)); err != nil || !ok || !c.Settled {
 				t.Errorf("an older etcd commit after settling: %+v %v %v", c, ok, err)
 			}
 			// A bundle build is kept with the first commit that built it.
 			for _, commit := range []string{strings.Repeat("1", 40), strings.Repeat("2", 40)} {
-				if err := st.recordBundleBuild(ctx, "acme", "catalog", bundleBuild{Image: "x@sha256:1", Package: "etcd", Dir: "operators/etcd/1.1.0", Commit: commit}, now); err != nil {
+				if err := st.RecordBundleBuild(ctx, "acme", "catalog", store.BundleBuild{Image: "x@sha256:1", Package: "etcd", Dir: "operators/etcd/1.1.0", Commit: commit}, now); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if b, ok, err := st.bundleBuild(ctx, "ACME", "catalog", "x@sha256:1"); err != nil || !ok || b.Commit != strings.Repeat("1", 40) {
+			if b, ok, err := st.BundleBuild(ctx, "ACME", "catalog", "x@sha256:1"); err != nil || !ok || b.Commit != strings.Repeat("1", 40) {
 				t.Errorf("bundle build: %+v %v %v", b, ok, err)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -25,7 +26,7 @@ properties:
 // reviewers are etcd's ci.yaml reviewers.
 func startPruningE2E(t *testing.T, reviewers string) *e2eEnv {
 	nightly := strings.Replace(etcdWithNightly, "  - name: etcd.v1.0.0\n", "  - name: etcd.v1.0.0\n  - name: etcd.v1.1.0-nightly.1\n    replaces: etcd.v1.0.0\n", 1)
-	return startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	return startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		files := map[string]string{
 			".catalogbot.yaml":                 bundlePolicy + "automerge: {enabled: true}\nremovals:\n  - versions: [prerelease]\n",
 			"catalogs/v4.16/etcd/catalog.yaml": nightly, "operators/etcd/ci.yaml": "reviewers: [" + reviewers + "]\n"}

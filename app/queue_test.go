@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
@@ -47,34 +48,34 @@ func testConfig(t testing.TB) *Config {
 
 // backends lists the queue backends a test runs on: SQLite always,
 // PostgreSQL when reachable.
-var backendNames = []string{BackendSQLite, BackendPostgres}
+var backendNames = []string{store.BackendSQLite, store.BackendPostgres}
 
 // openTestQueue opens a queue on backend with the given job handlers
 // (zero handlers: jobs are registered but the queue is not meant to run).
-func openTestQueue(t testing.TB, backend string, cfg *Config, h jobHandlers) *Queue {
+func openTestQueue(t testing.TB, backend string, cfg *Config, h jobHandlers) *store.Queue {
 	t.Helper()
 	rc, err := newRiverConfig(cfg, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := QueueOptions{SQLitePath: filepath.Join(cfg.DataDir, "q.db"), River: rc, Log: testLogger(t)}
-	if backend == BackendPostgres {
+	opt := store.QueueOptions{SQLitePath: filepath.Join(cfg.DataDir, "q.db"), River: rc, Log: testLogger(t)}
+	if backend == store.BackendPostgres {
 		opt.DatabaseURL = postgresURL(t)
 		opt.Schema = freshSchema(t, opt.DatabaseURL)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := OpenQueue(ctx, opt)
+	q, err := store.OpenQueue(ctx, opt)
 	if err != nil {
-		t.Fatalf("OpenQueue(%s): %v", backend, err)
+		t.Fatalf("store.OpenQueue(%s): %v", backend, err)
 	}
 	t.Cleanup(q.Close)
 	return q
 }
 
-func countRows(t testing.TB, q *Queue, table string) int64 {
+func countRows(t testing.TB, q *store.Queue, table string) int64 {
 	t.Helper()
-	n, err := q.b.count(context.Background(), table)
+	n, err := q.Count(context.Background(), table)
 	if err != nil {
 		t.Fatalf("count %s: %v", table, err)
 	}
@@ -140,7 +141,7 @@ func TestQueueRecordAtomic(t *testing.T) {
 			p := jobs.Plan{Jobs: []river.InsertManyParams{checkJob("1111111111111111111111111111111111111111")},
 				UpsertRepos: []jobs.InstalledRepo{{InstallationID: 1, Owner: "o", Name: "r"}}}
 			boom := errors.New("crash between enqueue and commit")
-			q.b.setBeforeCommit(func() error { return boom })
+			q.SetBeforeCommit(func() error { return boom })
 			if _, err := q.Record(ctx, d, p); !errors.Is(err, boom) {
 				t.Fatalf("Record = %v, want %v", err, boom)
 			}
@@ -149,7 +150,7 @@ func TestQueueRecordAtomic(t *testing.T) {
 					t.Errorf("%s rows after a failed Record = %d, want 0", table, got)
 				}
 			}
-			q.b.setBeforeCommit(nil)
+			q.SetBeforeCommit(nil)
 			if dup, err := q.Record(ctx, d, p); err != nil || dup {
 				t.Fatalf("Record after the failure = %v, %v; want false, nil", dup, err)
 			}
@@ -169,7 +170,7 @@ func TestQueueMigrateTwice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := OpenQueue(context.Background(), QueueOptions{SQLitePath: filepath.Join(cfg.DataDir, "q.db"), River: rc, Log: testLogger(t)})
+		q, err := store.OpenQueue(context.Background(), store.QueueOptions{SQLitePath: filepath.Join(cfg.DataDir, "q.db"), River: rc, Log: testLogger(t)})
 		if err != nil {
 			t.Fatalf("open %d: %v", i+1, err)
 		}
@@ -187,13 +188,13 @@ func TestQueueConcurrentMigrations(t *testing.T) {
 	const replicas, rounds = 3, 4
 	for round := range rounds {
 		schema := freshSchema(t, dbURL)
-		opts := make([]QueueOptions, replicas)
+		opts := make([]store.QueueOptions, replicas)
 		for i := range opts {
 			rc, err := newRiverConfig(cfg, jobHandlers{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts[i] = QueueOptions{DatabaseURL: dbURL, Schema: schema, River: rc, Log: testLogger(t)}
+			opts[i] = store.QueueOptions{DatabaseURL: dbURL, Schema: schema, River: rc, Log: testLogger(t)}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		errs := make([]error, replicas)
@@ -202,16 +203,12 @@ func TestQueueConcurrentMigrations(t *testing.T) {
 		for i := range opts {
 			wg.Go(func() {
 				<-start
-				q, err := OpenQueue(ctx, opts[i])
+				q, err := store.OpenQueue(ctx, opts[i])
 				if err != nil {
 					errs[i] = err
 					return
 				}
-				defer q.Close()
-				// As the server does next: the merge and rebuild tables on first use.
-				if _, errs[i] = q.mergeStore(ctx); errs[i] == nil {
-					_, errs[i] = q.rebuildStore(ctx)
-				}
+				q.Close() // store.OpenQueue made every table of ours, under the migration lock
 			})
 		}
 		close(start)

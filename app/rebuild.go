@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
@@ -78,9 +79,9 @@ type Rebuilder struct {
 	// Supplied by the server (attach).
 	gh        installationClients
 	cache     *GitCache
-	q         *Queue
-	store     rebuildStore
-	updates   updateStore
+	q         *store.Queue
+	store     store.RebuildStore
+	updates   store.UpdateStore
 	limits    catalog.Limits
 	imgLimits image.Limits
 	metrics   *Metrics
@@ -155,16 +156,8 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 }
 
 // attach gives the rebuild what the server owns, once its queue is open.
-func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *GitCache, q *Queue, limits catalog.Limits, m *Metrics) error {
-	s, err := q.rebuildStore(ctx)
-	if err != nil {
-		return err
-	}
-	u, err := q.updateStore(ctx)
-	if err != nil {
-		return err
-	}
-	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, s, u, limits, m
+func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *GitCache, q *store.Queue, limits catalog.Limits, m *Metrics) error {
+	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, q.Rebuilds(), q.Updates(), limits, m
 	return nil
 }
 
@@ -185,7 +178,7 @@ func (r *Rebuilder) handle(ctx context.Context, a jobs.RebuildArgs, key string) 
 	}
 	log := r.log.With("repo", a.Owner+"/"+a.Repo, "ref", a.Ref, "sha", a.SHA, "delivery", a.DeliveryID)
 	branch, ok := strings.CutPrefix(a.Ref, "refs/heads/")
-	if !ok || branch == "" || !isSHA(a.SHA) {
+	if !ok || branch == "" || !jobs.IsSHA(a.SHA) {
 		log.Warn("rebuild job ignored: not a commit of a branch")
 		return "ignored", nil
 	}
@@ -200,7 +193,7 @@ func (r *Rebuilder) handle(ctx context.Context, a jobs.RebuildArgs, key string) 
 		}
 	}
 	now := r.now()
-	got, err := r.store.acquireRebuild(ctx, a.Owner, a.Repo, holder, now, now.Add(r.lease))
+	got, err := r.store.AcquireRebuild(ctx, a.Owner, a.Repo, holder, now, now.Add(r.lease))
 	if err != nil {
 		return "error", fmt.Errorf("taking the build lease of %s/%s: %w", a.Owner, a.Repo, err)
 	}
@@ -214,7 +207,7 @@ func (r *Rebuilder) handle(ctx context.Context, a jobs.RebuildArgs, key string) 
 		// longer than leaseReleaseTimeout: the lease expires by itself.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 		defer cancel()
-		if err := r.store.releaseRebuild(rctx, a.Owner, a.Repo, holder); err != nil {
+		if err := r.store.ReleaseRebuild(rctx, a.Owner, a.Repo, holder); err != nil {
 			log.Warn("releasing the build lease (it expires by itself)", "err", err)
 		}
 	}()
@@ -288,7 +281,7 @@ func (k *leaseKeeper) renew(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(ctx, every)
 	defer cancel()
 	now := k.r.now()
-	ok, err := k.r.store.acquireRebuild(rctx, k.owner, k.name, k.holder, now, now.Add(k.r.lease))
+	ok, err := k.r.store.AcquireRebuild(rctx, k.owner, k.name, k.holder, now, now.Add(k.r.lease))
 	if err == nil && ok {
 		k.mu.Lock()
 		k.until = now.Add(k.r.lease)
@@ -384,13 +377,13 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		if err := b.report(ctx, policyFailure(err)); err != nil {
 			return "error", err
 		}
-		return "failed", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+		return "failed", b.r.store.FinishRebuild(ctx, a.Owner, a.Repo, a.SHA)
 	}
 	targets := imageTargets(pol)
 	roots := bundleImageRoots(pol)
 	if len(targets) == 0 && len(roots) == 0 {
 		b.log.Info("no image configured: no catalog or bundle root of " + policy.FileName + " names an image; nothing to build")
-		return "no-image", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+		return "no-image", b.r.store.FinishRebuild(ctx, a.Owner, a.Repo, a.SHA)
 	}
 	if len(roots) > 0 {
 		// Bundle images first: a catalog that names a bundle by digest is only useful once the bundle is there.
@@ -410,7 +403,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		}
 	}
 	if len(targets) == 0 {
-		return "bundles", b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA)
+		return "bundles", b.r.store.FinishRebuild(ctx, a.Owner, a.Repo, a.SHA)
 	}
 	runID, err := b.startRun(ctx)
 	if err != nil {
@@ -423,7 +416,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 			// takes the run that is still in progress over.
 			return "error", tryErr
 		}
-		n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, a.SHA)
+		n, err := b.r.store.FailRebuild(ctx, a.Owner, a.Repo, a.SHA)
 		if err != nil {
 			return "error", errors.Join(tryErr, err)
 		}
@@ -443,7 +436,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		return "error", err
 	}
 	b.log.Info("catalog images built", "conclusion", string(res.Conclusion), "title", res.Title)
-	if err := b.r.store.finishRebuild(ctx, a.Owner, a.Repo, a.SHA); err != nil {
+	if err := b.r.store.FinishRebuild(ctx, a.Owner, a.Repo, a.SHA); err != nil {
 		return "error", err
 	}
 	if res.Conclusion == checks.Success {
@@ -477,7 +470,7 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 				// branch lags the push (or the branch went back). Ask again a few
 				// times before taking GitHub's word for it; these waits are
 				// counted apart from the build's failures.
-				n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, "behind:"+a.SHA)
+				n, err := b.r.store.FailRebuild(ctx, a.Owner, a.Repo, "behind:"+a.SHA)
 				if err != nil {
 					return "error", err
 				}
@@ -489,7 +482,7 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 		}
 	}
 	b.log.Info("superseded: the branch has moved on", "head", head)
-	st, err := b.r.store.loadRebuild(ctx, a.Owner, a.Repo)
+	st, err := b.r.store.LoadRebuild(ctx, a.Owner, a.Repo)
 	if err != nil {
 		return "error", err
 	}

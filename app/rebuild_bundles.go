@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -126,14 +127,14 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	// The bundles of this commit: those its push added (every push's job handles its own, superseded or not),
 	// else those since the last commit built, else those of the commit itself.
 	var since gitfs.Hash
-	if isSHA(a.Before) {
+	if jobs.IsSHA(a.Before) {
 		if h, err := repo.Resolve(a.Before); err == nil {
 			if mb, err := repo.MergeBase(ctx, h, commit); err == nil && mb == h {
 				since = h
 			}
 		}
 	}
-	if st, err := b.r.store.loadRebuild(ctx, a.Owner, a.Repo); since.IsZero() && err == nil && isSHA(st.DoneSHA) && !strings.EqualFold(st.DoneSHA, a.SHA) {
+	if st, err := b.r.store.LoadRebuild(ctx, a.Owner, a.Repo); since.IsZero() && err == nil && jobs.IsSHA(st.DoneSHA) && !strings.EqualFold(st.DoneSHA, a.SHA) {
 		if h, err := repo.Resolve(st.DoneSHA); err == nil {
 			if mb, err := repo.MergeBase(ctx, h, commit); err == nil && mb == h {
 				since = h
@@ -177,7 +178,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 		if r.Problem != "" || r.add == nil {
 			continue
 		}
-		if err := b.r.updates.recordBundleBuild(ctx, a.Owner, a.Repo, bundleBuild{Image: r.add.Image, Package: r.add.Package, Dir: r.Dir, Commit: commit.String()}, b.r.now()); err != nil {
+		if err := b.r.updates.RecordBundleBuild(ctx, a.Owner, a.Repo, store.BundleBuild{Image: r.add.Image, Package: r.add.Package, Dir: r.Dir, Commit: commit.String()}, b.r.now()); err != nil {
 			tryErr = errors.Join(tryErr, fmt.Errorf("recording the bundle build of %s: %w", r.Dir, err))
 		}
 	}
@@ -199,7 +200,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 		if ctx.Err() != nil {
 			return false, "error", tryErr
 		}
-		n, err := b.r.store.failRebuild(ctx, a.Owner, a.Repo, "bundles:"+a.SHA)
+		n, err := b.r.store.FailRebuild(ctx, a.Owner, a.Repo, "bundles:"+a.SHA)
 		if err != nil {
 			return false, "error", errors.Join(tryErr, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
@@ -123,7 +124,7 @@ func TestMergedBundleBecomesItsImage(t *testing.T) {
 // Registry down: the bundle-image run stays in progress with a note while the push is tried again, and
 // succeeds once the registry is back.
 func TestBundleImageRetriesRegistryFailures(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, bundleImagePolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, bundleImagePolicy)
 	e.tune = func(rb *Rebuilder) { rb.retryWait = 500 * time.Millisecond }
 	e.reg.down.Store(true)
 	e.start()
@@ -156,7 +157,7 @@ func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 // catalog is rendered, and the pull request is opened from catalogbot/catalog-update/etcd. The App then
 // checks that pull request like any: the templates check finds the catalog equal to the template's render.
 func TestMergedBundleOpensACatalogUpdate(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+	e := newRebuildEnv(t, store.BackendSQLite, func(host, baseRef string) string {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\nautomerge: {enabled: true}\n"
 	})
 	e.checks = []checks.Check{checks.Ownership{}, checks.Templates{}}
@@ -358,7 +359,7 @@ func (e *rebuildEnv) pullRequests() []githubfake.PR {
 // Bundles merged while their package's catalog update is open collect in that one pull request, updated in
 // place: a second merge adds its bundle on top of the branch, never a second pull request.
 func TestCatalogUpdatesCoalesce(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+	e := newRebuildEnv(t, store.BackendSQLite, func(host, baseRef string) string {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
 	})
 	srv, _, _ := e.start()
@@ -458,7 +459,7 @@ func TestCatalogUpdatesCoalesce(t *testing.T) {
 // A template that no longer renders (it names an image nobody can resolve) gets no catalog update: the
 // bundle image is pushed all the same, and catalogbot/bundle-image fails saying why, on the template's line.
 func TestCatalogUpdateOfATemplateThatDoesNotRender(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, func(host, baseRef string) string {
+	e := newRebuildEnv(t, store.BackendSQLite, func(host, baseRef string) string {
 		return bundleImagePolicy(host, baseRef) + "templates:\n  - path: templates/etcd.yaml\n    catalogs: [catalogs/v4.16/etcd/catalog.yaml]\n"
 	})
 	e.start()

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -188,7 +188,7 @@ func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string)
 	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.RegistryInternalHosts = []string{reg.host}
 	cfg.RegistryInsecureHosts = []string{reg.host}
-	if backend == BackendPostgres {
+	if backend == store.BackendPostgres {
 		u := postgresURL(t)
 		cfg.DatabaseURL = NewSecret([]byte(u))
 		cfg.DatabaseSchema = freshSchema(t, u)
@@ -319,7 +319,7 @@ func (e *rebuildEnv) waitImageRun(sha string) githubfake.CheckRun {
 	}
 }
 
-func waitQueueIdle(t *testing.T, q *Queue) {
+func waitQueueIdle(t *testing.T, q *store.Queue) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -484,7 +484,7 @@ func TestRebuildRefusesInvalidCatalog(t *testing.T) {
 }
 
 func TestRebuildWithoutImageDoesNothing(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, func(string, string) string { return e2ePolicy })
+	e := newRebuildEnv(t, store.BackendSQLite, func(string, string) string { return e2ePolicy })
 	srv, _, _ := e.start()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "etcd\n"}, "merge")
 	e.deliverPush(before, sha)
@@ -495,11 +495,8 @@ func TestRebuildWithoutImageDoesNothing(t *testing.T) {
 	if uploads, _, tags := e.reg.counts(); uploads != 0 || len(tags) != 0 {
 		t.Errorf("pushed without an image configured: %d blobs, %v", uploads, tags)
 	}
-	st, err := srv.Queue().rebuildStore(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s, err := st.loadRebuild(context.Background(), "acme", "catalog"); err != nil || s.DoneSHA != sha {
+	st := srv.Queue().Rebuilds()
+	if s, err := st.LoadRebuild(context.Background(), "acme", "catalog"); err != nil || s.DoneSHA != sha {
 		t.Errorf("rebuild state %+v, %v; want done %s", s, err, sha)
 	}
 }
@@ -519,7 +516,7 @@ func TestRebuildCoalesces(t *testing.T) {
 			var urls []string
 			var servers []*Server
 			replicas := 1
-			if backend == BackendPostgres {
+			if backend == store.BackendPostgres {
 				replicas = 2
 			}
 			for i := 0; i < replicas; i++ {
@@ -590,7 +587,7 @@ func TestRebuildAfterRestart(t *testing.T) {
 // TestRebuildStoppedMidPush: the server is stopped while it pushes; the job
 // is released, and the next server finishes the build on the same check run.
 func TestRebuildStoppedMidPush(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	e.cfg.ShutdownTimeout = time.Second
 	hold := make(chan struct{})
 	e.reg.setHold(hold)
@@ -624,14 +621,11 @@ func TestRebuildLease(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 			ctx := context.Background()
-			s, err := q.rebuildStore(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := q.Rebuilds()
 			now := time.Unix(1000, 0)
 			take := func(holder string, at time.Time) bool {
 				t.Helper()
-				ok, err := s.acquireRebuild(ctx, "Acme", "Catalog", holder, at, at.Add(time.Minute))
+				ok, err := s.AcquireRebuild(ctx, "Acme", "Catalog", holder, at, at.Add(time.Minute))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -649,34 +643,34 @@ func TestRebuildLease(t *testing.T) {
 			if !take("b", now.Add(2*time.Minute)) {
 				t.Error("an expired lease was not given")
 			}
-			if err := s.releaseRebuild(ctx, "acme", "catalog", "a"); err != nil {
+			if err := s.ReleaseRebuild(ctx, "acme", "catalog", "a"); err != nil {
 				t.Fatal(err)
 			}
 			if take("c", now.Add(2*time.Minute)) {
 				t.Error("a release by a former holder freed the lease")
 			}
-			if err := s.releaseRebuild(ctx, "acme", "catalog", "b"); err != nil {
+			if err := s.ReleaseRebuild(ctx, "acme", "catalog", "b"); err != nil {
 				t.Fatal(err)
 			}
 			if !take("c", now.Add(2*time.Minute)) {
 				t.Error("a released lease was not given")
 			}
-			if ok, _ := s.acquireRebuild(ctx, "acme", "other", "d", now, now.Add(time.Minute)); !ok {
+			if ok, _ := s.AcquireRebuild(ctx, "acme", "other", "d", now, now.Add(time.Minute)); !ok {
 				t.Error("the lease of another repository was refused")
 			}
 
 			for i, want := range []int{1, 2} {
-				if n, err := s.failRebuild(ctx, "acme", "catalog", "s1"); err != nil || n != want {
+				if n, err := s.FailRebuild(ctx, "acme", "catalog", "s1"); err != nil || n != want {
 					t.Errorf("failure %d of s1 counted %d, %v", i+1, n, err)
 				}
 			}
-			if n, _ := s.failRebuild(ctx, "acme", "catalog", "s2"); n != 1 {
+			if n, _ := s.FailRebuild(ctx, "acme", "catalog", "s2"); n != 1 {
 				t.Errorf("first failure of s2 counted %d", n)
 			}
-			if err := s.finishRebuild(ctx, "acme", "catalog", "s2"); err != nil {
+			if err := s.FinishRebuild(ctx, "acme", "catalog", "s2"); err != nil {
 				t.Fatal(err)
 			}
-			st, err := s.loadRebuild(ctx, "ACME", "catalog")
+			st, err := s.LoadRebuild(ctx, "ACME", "catalog")
 			if err != nil || st.DoneSHA != "s2" || st.Failures != 0 || st.Holder != "c" {
 				t.Errorf("state %+v, %v", st, err)
 			}
@@ -713,7 +707,7 @@ func (e *rebuildEnv) branchReads() int {
 // event. The job asks again instead of calling its commit superseded by an
 // older one, and builds once GitHub shows it.
 func TestRebuildWaitsForGitHub(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	e.tune = func(rb *Rebuilder) { rb.maxTries = 1000 }
 	e.start()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #3")
@@ -742,7 +736,7 @@ func TestRebuildWaitsForGitHub(t *testing.T) {
 // branch was reset), the pushed commit ends superseded by it after a bounded
 // number of tries, and the older commit, now the head, is built.
 func TestRebuildBranchWentBack(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	e.start()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #4")
 	e.fake.SetBranch("acme", "catalog", "main", before)
@@ -768,7 +762,7 @@ func TestRebuildBranchWentBack(t *testing.T) {
 // run once it answers; one that keeps failing fails the run after the
 // bounded tries.
 func TestRebuildRetriesRegistryFailures(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	e.tune = func(rb *Rebuilder) { rb.retryWait = 500 * time.Millisecond } // 0.5 s, then 1 s: time to see the note
 	e.reg.down.Store(true)
 	e.start()
@@ -809,7 +803,7 @@ func TestRebuildRetriesRegistryFailures(t *testing.T) {
 // not parse, is too large or is a directory gets a failed run saying so
 // (problems annotated on their lines), once, and nothing is pushed.
 func TestRebuildPolicyUnusable(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	srv, _, _ := e.start()
 	bad := strings.Replace(rebuildPolicy(e.reg.host, e.baseRef), "maintainers: [maria]", "maintainers: maria", 1)
 	for _, tc := range []struct {
@@ -851,15 +845,15 @@ func TestRebuildPolicyUnusable(t *testing.T) {
 // releaseStore takes every lease and records whether the release of one was
 // bounded in time.
 type releaseStore struct {
-	rebuildStore
+	store.RebuildStore
 	released chan bool // whether the release's context had a deadline
 }
 
-func (s releaseStore) acquireRebuild(context.Context, string, string, string, time.Time, time.Time) (bool, error) {
+func (s releaseStore) AcquireRebuild(context.Context, string, string, string, time.Time, time.Time) (bool, error) {
 	return true, nil
 }
 
-func (s releaseStore) releaseRebuild(ctx context.Context, _, _, _ string) error {
+func (s releaseStore) ReleaseRebuild(ctx context.Context, _, _, _ string) error {
 	_, ok := ctx.Deadline()
 	s.released <- ok
 	return nil
@@ -901,7 +895,7 @@ func TestRebuildReleaseBounded(t *testing.T) {
 // and its job waits its turn instead of failing. The lease clock is the
 // Rebuilder's own, moved by the test.
 func TestRebuildKeepsItsLease(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	var skew atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	logs := &logRecorder{}
@@ -915,10 +909,7 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 	e.reg.setHold(hold)
 	srv, _, _ := e.start()
 	t.Cleanup(unhold) // runs before the server's stop
-	st, err := srv.Queue().rebuildStore(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := srv.Queue().Rebuilds()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #9")
 	e.deliverPush(before, sha)
 	select {
@@ -931,7 +922,7 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 	skew.Store(int64(10 * time.Minute))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		s, err := st.loadRebuild(context.Background(), "acme", "catalog")
+		s, err := st.LoadRebuild(context.Background(), "acme", "catalog")
 		if err == nil && s.LeaseUntil.After(clock()) {
 			break
 		}
@@ -940,13 +931,13 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if ok, err := st.acquireRebuild(context.Background(), "acme", "catalog", "other", clock(), clock().Add(time.Minute)); err != nil || ok {
+	if ok, err := st.AcquireRebuild(context.Background(), "acme", "catalog", "other", clock(), clock().Add(time.Minute)); err != nil || ok {
 		t.Fatalf("another build took the lease of a running build: %v, %v", ok, err)
 	}
 
 	// Taken anyway: the build must stop, not push.
 	later := clock().Add(time.Hour)
-	if ok, err := st.acquireRebuild(context.Background(), "acme", "catalog", "thief", later, later.Add(time.Hour)); err != nil || !ok {
+	if ok, err := st.AcquireRebuild(context.Background(), "acme", "catalog", "thief", later, later.Add(time.Hour)); err != nil || !ok {
 		t.Fatalf("taking the expired lease: %v, %v", ok, err)
 	}
 	// Its upload is still held, so only a build that gave the push up says
@@ -966,7 +957,7 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 		t.Errorf("runs %+v, want the one in progress, for the next try", runs)
 	}
 	// The other holder is done: the job takes the lease and builds.
-	if err := st.releaseRebuild(context.Background(), "acme", "catalog", "thief"); err != nil {
+	if err := st.ReleaseRebuild(context.Background(), "acme", "catalog", "thief"); err != nil {
 		t.Fatal(err)
 	}
 	if run := e.waitImageRun(sha); run.Conclusion != "success" {
@@ -975,14 +966,13 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 }
 
 // rebuildJobStates are the states of the rebuild jobs (SQLite queues).
-func rebuildJobStates(t *testing.T, q *Queue) []string {
+func rebuildJobStates(t *testing.T, q *store.Queue) []string {
 	t.Helper()
-	b, ok := q.b.(*riverBackend[*sql.Tx])
-	if !ok {
-		t.Fatalf("queue backend %T, want SQLite's", q.b)
+	if q.Backend() != store.BackendSQLite {
+		t.Fatalf("queue backend %s, want SQLite's", q.Backend())
 	}
 	var out []string
-	err := b.db.query(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id`, []any{jobs.KindRebuild},
+	err := q.Query(context.Background(), `SELECT state FROM river_job WHERE kind = $1 ORDER BY id`, []any{jobs.KindRebuild},
 		func(scan func(...any) error) error {
 			var s string
 			if err := scan(&s); err != nil {
@@ -1040,21 +1030,18 @@ func (l *logRecorder) waitFor(t *testing.T, msg string, n int) {
 // repository's lease leaves it unexpired; the retry of that job (same key)
 // takes it over at once, where any other job waits for it to expire.
 func TestRebuildRetryTakesOverItsLease(t *testing.T) {
-	q := openTestQueue(t, BackendSQLite, testConfig(t), jobHandlers{})
+	q := openTestQueue(t, store.BackendSQLite, testConfig(t), jobHandlers{})
 	ctx := context.Background()
-	s, err := q.rebuildStore(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := q.Rebuilds()
 	now := time.Now()
-	if ok, err := s.acquireRebuild(ctx, "acme", "catalog", "job:42.1700000000000000", now, now.Add(time.Hour)); err != nil || !ok {
+	if ok, err := s.AcquireRebuild(ctx, "acme", "catalog", "job:42.1700000000000000", now, now.Add(time.Hour)); err != nil || !ok {
 		t.Fatalf("the killed attempt's lease: %v %v", ok, err)
 	}
 	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
 	a := jobs.RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}
 
 	// Another job finds the lease taken and snoozes.
-	_, err = rb.handle(ctx, a, "43.1700000000000000")
+	_, err := rb.handle(ctx, a, "43.1700000000000000")
 	var snooze *river.JobSnoozeError
 	if !errors.As(err, &snooze) {
 		t.Errorf("another job with the lease held: %v, want a snooze", err)
@@ -1070,7 +1057,7 @@ func TestRebuildRetryTakesOverItsLease(t *testing.T) {
 // hides passes validation, so the rebuild pushes (it failed with "symbolic
 // links are not copied", and so did every rebuild after), leaving it out.
 func TestRebuildLeavesOutWhatIndexignoreHides(t *testing.T) {
-	e := newRebuildEnv(t, BackendSQLite, rebuildPolicy)
+	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
 	e.start()
 	notes := filepath.Join(e.work.dir, "catalogs", "v4.16", "notes")
 	if err := os.MkdirAll(notes, 0o755); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
@@ -38,7 +39,8 @@ type Server struct {
 	cfg      *Config
 	log      *slog.Logger
 	metrics  *Metrics
-	queue    *Queue
+	queue    *store.Queue
+	dbReady  func(context.Context) error // the queue's Ready; /readyz asks it
 	pipeline *Pipeline
 	recovery *Recovery
 	commands *Commands
@@ -172,7 +174,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if err := river.AddWorkerSafely(rc.Workers, &commandWorker{c: s.commands}); err != nil {
 		return nil, err
 	}
-	q, err := OpenQueue(ctx, QueueOptions{
+	q, err := store.OpenQueue(ctx, store.QueueOptions{
 		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema,
 		SQLitePath: cfg.SQLitePath(), River: rc, Log: log,
 	})
@@ -189,17 +191,14 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	recovery.cmds = s.commands.store
-	if s.pipeline.updates, err = q.updateStore(ctx); err != nil {
-		q.Close()
-		return nil, err
-	}
+	s.pipeline.updates = q.Updates()
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
 			q.Close()
 			return nil, err
 		}
 	}
-	s.queue = q
+	s.queue, s.dbReady = q, q.Ready
 	s.metrics.registerQueue(q, log)
 	var layers *image.LayerCache
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
@@ -264,7 +263,7 @@ func newRegistryClient(cfg *Config, log *slog.Logger, authFiles ...string) (*reg
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Queue is the server's queue.
-func (s *Server) Queue() *Queue { return s.queue }
+func (s *Server) Queue() *store.Queue { return s.queue }
 
 // Run starts the workers and serves HTTP on ln until ctx is done, then shuts
 // down gracefully: it stops accepting requests, lets in-flight requests and

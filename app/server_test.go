@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // blockingReview holds a job until its context ends, like a job caught by a shutdown.
@@ -97,13 +98,13 @@ func TestServerShutdownReleasesJobs(t *testing.T) {
 }
 
 // openTestQueueAt opens the SQLite queue of an existing configuration.
-func openTestQueueAt(t *testing.T, cfg *Config) *Queue {
+func openTestQueueAt(t *testing.T, cfg *Config) *store.Queue {
 	t.Helper()
 	rc, err := newRiverConfig(cfg, jobHandlers{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := OpenQueue(context.Background(), QueueOptions{SQLitePath: cfg.SQLitePath(), River: rc, Log: testLogger(t)})
+	q, err := store.OpenQueue(context.Background(), store.QueueOptions{SQLitePath: cfg.SQLitePath(), River: rc, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
 
@@ -77,7 +78,7 @@ schema: olm.bundle
 // touching the template. catalogbot/templates fails with the difference annotated on the changed line, naming
 // the command that writes what should be committed; the other runs are unaffected.
 func TestTemplateDriftThroughTheApp(t *testing.T) {
-	e := startE2EWith(t, BackendSQLite, func(w *workRepo) (string, string) {
+	e := startE2EWith(t, store.BackendSQLite, func(w *workRepo) (string, string) {
 		base := w.commit(map[string]string{".catalogbot.yaml": templatePolicy, "templates/etcd.yaml": etcdTemplate,
 			"catalogs/v4.16/etcd/catalog.yaml": etcdRendered}, "base")
 		w.push("HEAD", "refs/heads/main")

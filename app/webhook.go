@@ -25,7 +25,7 @@ import (
 // larger is not from GitHub.
 const MaxWebhookBody = 25 << 20
 
-// deliveryStore records a delivery and its jobs atomically (*Queue).
+// deliveryStore records a delivery and its jobs atomically (*store.Queue).
 type deliveryStore interface {
 	Record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error)
 }

@@ -85,7 +85,7 @@ func onCheckRun(ec eventContext, body []byte) (jobs.Plan, error) {
 // whether that commit is still the default branch's head; an older one is
 // reported superseded, never pushed over a newer image.
 func rebuildRerun(ec eventContext, sha string) jobs.Plan {
-	if ec.DefaultBranch == "" || !isSHA(sha) {
+	if ec.DefaultBranch == "" || !jobs.IsSHA(sha) {
 		return jobs.Plan{}
 	}
 	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.RebuildArgs{
@@ -104,7 +104,7 @@ func enqueueCheck(r jobs.InstalledRepo, number int, sha, reason string) []river.
 // the next resync. Same-repository pull requests are named by the event; for the rest (forks) the job looks
 // up the open pull requests whose head is sha.
 func externalCheckPlan(ec eventContext, sha string, prs []*github.PullRequest, reason string) jobs.Plan {
-	if !isSHA(sha) {
+	if !jobs.IsSHA(sha) {
 		return jobs.Plan{}
 	}
 	var p jobs.Plan

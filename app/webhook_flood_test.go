@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 // slowDelivery sends headers claiming a 25 MiB signed-looking body and then nothing, as a flood of strangers
@@ -38,7 +40,7 @@ func slowDelivery(t *testing.T, url string, stop <-chan struct{}) (int, error) {
 // bodies read, while a genuine delivery still gets through; a body over 25 MiB is refused from its headers.
 // Before, every request was read whole (up to 25 MiB each) before its signature was looked at.
 func TestWebhookFloodIsBounded(t *testing.T) {
-	wh, q, _ := newTestWebhook(t, BackendSQLite, "s3cret")
+	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s3cret")
 	wh.SetAdmission(8, 2*MaxWebhookBody+(1<<20)) // two large bodies at most
 	wh.readTimeout = 2 * time.Second
 	srv := httptest.NewServer(wh)

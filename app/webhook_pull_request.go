@@ -24,7 +24,7 @@ func onPullRequest(ec eventContext, body []byte) (jobs.Plan, error) {
 	}
 	pr := ev.GetPullRequest()
 	var heads []jobs.HeadSeen
-	if pr.GetState() == "open" && ec.Owner != "" && isSHA(pr.GetHead().GetSHA()) {
+	if pr.GetState() == "open" && ec.Owner != "" && jobs.IsSHA(pr.GetHead().GetSHA()) {
 		// What the pull request's head is as this delivery arrives: /approve binds to it.
 		heads = []jobs.HeadSeen{{Owner: ec.Owner, Repo: ec.Name, Number: pr.GetNumber(), HeadSHA: pr.GetHead().GetSHA()}}
 	}
@@ -48,7 +48,7 @@ func onPullRequest(ec eventContext, body []byte) (jobs.Plan, error) {
 // "Re-run") is unique by its delivery, so that it runs even while a check of
 // the same head is still finishing.
 func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) jobs.Plan {
-	if number <= 0 || !isSHA(sha) {
+	if number <= 0 || !jobs.IsSHA(sha) {
 		return jobs.Plan{}
 	}
 	a := jobs.CheckPRArgs{
@@ -59,17 +59,4 @@ func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) jobs
 		a.Rerun = ec.DeliveryID
 	}
 	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: a}}}
-}
-
-func isSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

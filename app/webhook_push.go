@@ -18,7 +18,7 @@ func onPush(ec eventContext, body []byte) (jobs.Plan, error) {
 		return jobs.Plan{}, fmt.Errorf("push event: %w", err)
 	}
 	if ec.DefaultBranch == "" || ev.GetRef() != "refs/heads/"+ec.DefaultBranch || ev.GetDeleted() ||
-		!isSHA(ev.GetAfter()) || ec.InstallationID == 0 || ec.Owner == "" {
+		!jobs.IsSHA(ev.GetAfter()) || ec.InstallationID == 0 || ec.Owner == "" {
 		return jobs.Plan{}, nil
 	}
 	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.RebuildArgs{
@@ -29,7 +29,7 @@ func onPush(ec eventContext, body []byte) (jobs.Plan, error) {
 
 // beforeOf is the push's previous head, "" when the branch was created (GitHub sends zeros).
 func beforeOf(sha string) string {
-	if !isSHA(sha) || strings.Trim(sha, "0") == "" {
+	if !jobs.IsSHA(sha) || strings.Trim(sha, "0") == "" {
 		return ""
 	}
 	return sha

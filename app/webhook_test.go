@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/store"
 )
 
 const (
@@ -51,7 +52,7 @@ func postWebhook(t testing.TB, h http.Handler, secret, event, id string, body []
 	return rec
 }
 
-func newTestWebhook(t testing.TB, backend string, secrets ...string) (*Webhook, *Queue, *Metrics) {
+func newTestWebhook(t testing.TB, backend string, secrets ...string) (*Webhook, *store.Queue, *Metrics) {
 	t.Helper()
 	q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 	var ss []Secret
@@ -87,7 +88,7 @@ func TestWebhookSignatures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wh, q, _ := newTestWebhook(t, BackendSQLite, tt.secrets...)
+			wh, q, _ := newTestWebhook(t, store.BackendSQLite, tt.secrets...)
 			req := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
 			if tt.signWith != "" {
 				req.Header.Set("X-Hub-Signature-256", Sign([]byte(tt.signWith), body))
@@ -122,7 +123,7 @@ func TestNewWebhookRefusesEmptySecret(t *testing.T) {
 }
 
 func TestWebhookBodyLimit(t *testing.T) {
-	wh, q, _ := newTestWebhook(t, BackendSQLite, "s")
+	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s")
 	body := make([]byte, MaxWebhookBody+1)
 	rec := postWebhook(t, wh, "s", "pull_request", "big", body)
 	if rec.Code != http.StatusRequestEntityTooLarge {
@@ -160,7 +161,7 @@ func TestWebhookDuplicateAndUnknown(t *testing.T) {
 }
 
 func TestWebhookBadRequests(t *testing.T) {
-	wh, q, _ := newTestWebhook(t, BackendSQLite, "s")
+	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s")
 	tests := []struct {
 		name, event, id string
 		body            []byte
@@ -196,8 +197,8 @@ func (failingStore) Record(context.Context, jobs.Delivery, jobs.Plan) (bool, err
 
 func TestWebhookStoreFailure(t *testing.T) {
 	// Through the real queue: the transaction fails after the job insert.
-	wh, q, _ := newTestWebhook(t, BackendSQLite, "s")
-	q.b.setBeforeCommit(func() error { return errors.New("crash before commit") })
+	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s")
+	q.SetBeforeCommit(func() error { return errors.New("crash before commit") })
 	body := prPayload("opened", 3, testSHA, nil)
 	if rec := postWebhook(t, wh, "s", "pull_request", "d1", body); rec.Code != http.StatusServiceUnavailable {
 		t.Errorf("status = %d, want 503", rec.Code)
@@ -208,7 +209,7 @@ func TestWebhookStoreFailure(t *testing.T) {
 		}
 	}
 	// GitHub's redelivery then succeeds.
-	q.b.setBeforeCommit(nil)
+	q.SetBeforeCommit(nil)
 	if rec := postWebhook(t, wh, "s", "pull_request", "d1", body); rec.Code != http.StatusAccepted {
 		t.Errorf("redelivery: status = %d, want 202", rec.Code)
 	}
@@ -350,7 +351,7 @@ func TestRouteInstallationEvents(t *testing.T) {
 	}
 
 	// Through the queue: install, then remove one repository.
-	wh, q, _ := newTestWebhook(t, BackendSQLite, "s")
+	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s")
 	postWebhook(t, wh, "s", "installation", "i1", body(map[string]any{"action": "created", "repositories": repos}))
 	postWebhook(t, wh, "s", "installation_repositories", "i2", body(map[string]any{"action": "removed", "repositories_removed": repos[:1]}))
 	got, err := q.InstalledRepos(context.Background())

@@ -79,3 +79,17 @@ const RebuildExternalID = "rebuild"
 // BundleImageCheckRunName reports the bundle images built from the bundle directories a default branch
 // commit adds or changes.
 const BundleImageCheckRunName = "catalogbot/bundle-image"
+
+// IsSHA tells whether s is a full commit id (SHA-1 or SHA-256) in lower case.
+func IsSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

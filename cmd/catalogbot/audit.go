@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/internal/cli"
 )
 
@@ -86,7 +87,7 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	q, err := app.OpenQueue(ctx, app.QueueOptions{
+	q, err := store.OpenQueue(ctx, store.QueueOptions{
 		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema, SQLitePath: cfg.SQLitePath(),
 		// No queues and no workers: this client only reads.
 		River: &river.Config{}, Log: slog.New(slog.DiscardHandler),
@@ -101,7 +102,7 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 			return fail("reading the approvals: %v", err)
 		}
 		if rows == nil {
-			rows = []app.CommandApproval{}
+			rows = []store.CommandApproval{}
 		}
 		if o.output == "json" {
 			writeJSON(stdout, rows)
@@ -115,7 +116,7 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 		return fail("reading the audit log: %v", err)
 	}
 	if entries == nil {
-		entries = []app.AuditEntry{}
+		entries = []store.AuditEntry{}
 	}
 	if o.output == "json" {
 		writeJSON(stdout, entries)
@@ -125,7 +126,7 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 	return exitOK
 }
 
-func writeAuditText(w io.Writer, entries []app.AuditEntry) {
+func writeAuditText(w io.Writer, entries []store.AuditEntry) {
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "no merges recorded")
 		return
@@ -157,7 +158,7 @@ func writeAuditText(w io.Writer, entries []app.AuditEntry) {
 	tw.Flush()
 }
 
-func writeApprovalsText(w io.Writer, rows []app.CommandApproval) {
+func writeApprovalsText(w io.Writer, rows []store.CommandApproval) {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no approvals by comment recorded")
 		return

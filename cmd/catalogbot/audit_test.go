@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app"
+	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/internal/testpg"
 )
 
@@ -34,10 +35,10 @@ const insertAudit = `INSERT INTO catalogbot_merge_audit (owner, name, number, me
 
 // createAuditTables opens the database as the server does, which creates
 // the merge tables.
-func createAuditTables(t *testing.T, opt app.QueueOptions) {
+func createAuditTables(t *testing.T, opt store.QueueOptions) {
 	t.Helper()
 	opt.River, opt.Log = &river.Config{}, slog.New(slog.DiscardHandler)
-	q, err := app.OpenQueue(context.Background(), opt)
+	q, err := store.OpenQueue(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +49,13 @@ func createAuditTables(t *testing.T, opt app.QueueOptions) {
 }
 
 func TestAuditCommand(t *testing.T) {
-	for _, backend := range []string{app.BackendSQLite, app.BackendPostgres} {
+	for _, backend := range []string{store.BackendSQLite, store.BackendPostgres} {
 		t.Run(backend, func(t *testing.T) {
 			dir := t.TempDir()
 			vars := map[string]string{app.EnvDataDir: dir}
-			if backend == app.BackendSQLite {
+			if backend == store.BackendSQLite {
 				path := filepath.Join(dir, "catalogbot.db")
-				createAuditTables(t, app.QueueOptions{SQLitePath: path})
+				createAuditTables(t, store.QueueOptions{SQLitePath: path})
 				db, err := sql.Open("sqlite", path)
 				if err != nil {
 					t.Fatal(err)
@@ -68,7 +69,7 @@ func TestAuditCommand(t *testing.T) {
 			} else {
 				u := testpg.URL(t)
 				schema := testpg.FreshSchema(t, u, "cbaudit_")
-				createAuditTables(t, app.QueueOptions{DatabaseURL: u, Schema: schema})
+				createAuditTables(t, store.QueueOptions{DatabaseURL: u, Schema: schema})
 				conn, err := pgx.Connect(context.Background(), u)
 				if err != nil {
 					t.Fatal(err)
@@ -109,7 +110,7 @@ func TestAuditCommand(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("audit --output json exit %d: %s", code, stderr)
 			}
-			var entries []app.AuditEntry
+			var entries []store.AuditEntry
 			if err := json.Unmarshal([]byte(out), &entries); err != nil {
 				t.Fatalf("not JSON: %v\n%s", err, out)
 			}
@@ -150,7 +151,7 @@ func TestAuditCommandErrors(t *testing.T) {
 func TestAuditCommandApprovals(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "catalogbot.db")
-	createAuditTables(t, app.QueueOptions{SQLitePath: path})
+	createAuditTables(t, store.QueueOptions{SQLitePath: path})
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestAuditCommandApprovals(t *testing.T) {
 	if code := runEnv(context.Background(), []string{"audit", "--approvals", "--output", "json", "--repo", "acme/catalog"}, &out, &errb, env{getenv: getenv}); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	var rows []app.CommandApproval
+	var rows []store.CommandApproval
 	if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 2 || rows[1].CommentID != 501 || rows[1].Action != "approve" {
 		t.Errorf("json = %+v, %v\n%s", rows, err, out.String())
 	}

@@ -1,9 +1,8 @@
-package app
+package store
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -41,13 +40,13 @@ var updateSchema = []string{
 		PRIMARY KEY (owner, name, sha))`,
 }
 
-// bundleBuild is one bundle image the App's build pushed.
-type bundleBuild struct {
+// BundleBuild is one bundle image the App's build pushed.
+type BundleBuild struct {
 	Image, Package, Dir, Commit string
 }
 
-// updateCommit is one commit the App made on a catalog update branch.
-type updateCommit struct {
+// UpdateCommit is one commit the App made on a catalog update branch.
+type UpdateCommit struct {
 	SHA, Package, Base string
 	// Bundles are the images the commit adds to the templates over its base.
 	Bundles []string
@@ -57,40 +56,26 @@ type updateCommit struct {
 	Pull int
 }
 
-// updateStore keeps the rows above; implemented by every queue backend.
-type updateStore interface {
-	migrateUpdates(ctx context.Context) error
-	recordBundleBuild(ctx context.Context, owner, name string, b bundleBuild, at time.Time) error
-	bundleBuild(ctx context.Context, owner, name, image string) (bundleBuild, bool, error)
-	recordUpdateCommit(ctx context.Context, owner, name string, c updateCommit) error
-	updateCommit(ctx context.Context, owner, name, sha string) (updateCommit, bool, error)
+// UpdateStore keeps the rows above; implemented by every queue backend.
+type UpdateStore interface {
+	RecordBundleBuild(ctx context.Context, owner, name string, b BundleBuild, at time.Time) error
+	BundleBuild(ctx context.Context, owner, name, image string) (BundleBuild, bool, error)
+	RecordUpdateCommit(ctx context.Context, owner, name string, c UpdateCommit) error
+	UpdateCommit(ctx context.Context, owner, name, sha string) (UpdateCommit, bool, error)
 	// latestUpdateCommit is the newest commit the App made for pkg.
-	latestUpdateCommit(ctx context.Context, owner, name, pkg string) (updateCommit, bool, error)
+	LatestUpdateCommit(ctx context.Context, owner, name, pkg string) (UpdateCommit, bool, error)
 	// pendingUpdates are the newest commits of the packages whose update is not settled.
-	pendingUpdates(ctx context.Context, owner, name string) ([]updateCommit, error)
+	PendingUpdates(ctx context.Context, owner, name string) ([]UpdateCommit, error)
 	// settleUpdate marks pkg's update settled: its bundles are no longer carried over.
-	settleUpdate(ctx context.Context, owner, name, pkg string) error
+	SettleUpdate(ctx context.Context, owner, name, pkg string) error
 	// setUpdatePull records the pull request that shows the commit sha.
-	setUpdatePull(ctx context.Context, owner, name, sha string, number int) error
+	SetUpdatePull(ctx context.Context, owner, name, sha string, number int) error
 }
 
-// updateStore returns the queue's database as an updateStore, its tables created.
-func (q *Queue) updateStore(ctx context.Context) (updateStore, error) {
-	s, ok := q.b.(updateStore)
-	if !ok {
-		return nil, fmt.Errorf("the %s queue backend has no catalog update tables", q.backend)
-	}
-	if err := s.migrateUpdates(ctx); err != nil {
-		return nil, fmt.Errorf("creating the catalog update tables: %w", err)
-	}
-	return s, nil
-}
+// Updates is the record of bundle builds and catalog update commits.
+func (q *Queue) Updates() UpdateStore { return q.b }
 
-func (b *riverBackend[TTx]) migrateUpdates(ctx context.Context) error {
-	return b.execAll(ctx, updateSchema)
-}
-
-func (b *riverBackend[TTx]) recordBundleBuild(ctx context.Context, owner, name string, bb bundleBuild, at time.Time) error {
+func (b *riverBackend[TTx]) RecordBundleBuild(ctx context.Context, owner, name string, bb BundleBuild, at time.Time) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_bundle_build (owner, name, image, package, dir, commit_sha, built_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (owner, name, image) DO NOTHING`,
@@ -99,8 +84,8 @@ func (b *riverBackend[TTx]) recordBundleBuild(ctx context.Context, owner, name s
 	})
 }
 
-func (b *riverBackend[TTx]) bundleBuild(ctx context.Context, owner, name, image string) (bundleBuild, bool, error) {
-	var out bundleBuild
+func (b *riverBackend[TTx]) BundleBuild(ctx context.Context, owner, name, image string) (BundleBuild, bool, error) {
+	var out BundleBuild
 	found := false
 	err := b.db.query(ctx, `SELECT image, package, dir, commit_sha FROM catalogbot_bundle_build
 		WHERE owner = $1 AND name = $2 AND image = $3`, []any{strings.ToLower(owner), strings.ToLower(name), image},
@@ -111,7 +96,7 @@ func (b *riverBackend[TTx]) bundleBuild(ctx context.Context, owner, name, image 
 	return out, found, err
 }
 
-func (b *riverBackend[TTx]) recordUpdateCommit(ctx context.Context, owner, name string, c updateCommit) error {
+func (b *riverBackend[TTx]) RecordUpdateCommit(ctx context.Context, owner, name string, c UpdateCommit) error {
 	bundles, err := json.Marshal(c.Bundles)
 	if err != nil {
 		return err
@@ -124,24 +109,24 @@ func (b *riverBackend[TTx]) recordUpdateCommit(ctx context.Context, owner, name 
 	})
 }
 
-func (b *riverBackend[TTx]) updateCommit(ctx context.Context, owner, name, sha string) (updateCommit, bool, error) {
+func (b *riverBackend[TTx]) UpdateCommit(ctx context.Context, owner, name, sha string) (UpdateCommit, bool, error) {
 	return b.oneUpdateCommit(ctx, `SELECT sha, package, base_sha, bundles, created_at, settled, pull FROM catalogbot_update_commit
 		WHERE owner = $1 AND name = $2 AND sha = $3`, strings.ToLower(owner), strings.ToLower(name), strings.ToLower(sha))
 }
 
-func (b *riverBackend[TTx]) latestUpdateCommit(ctx context.Context, owner, name, pkg string) (updateCommit, bool, error) {
+func (b *riverBackend[TTx]) LatestUpdateCommit(ctx context.Context, owner, name, pkg string) (UpdateCommit, bool, error) {
 	return b.oneUpdateCommit(ctx, `SELECT sha, package, base_sha, bundles, created_at, settled, pull FROM catalogbot_update_commit
 		WHERE owner = $1 AND name = $2 AND package = $3 ORDER BY created_at DESC, sha LIMIT 1`, strings.ToLower(owner), strings.ToLower(name), pkg)
 }
 
-func (b *riverBackend[TTx]) pendingUpdates(ctx context.Context, owner, name string) ([]updateCommit, error) {
+func (b *riverBackend[TTx]) PendingUpdates(ctx context.Context, owner, name string) ([]UpdateCommit, error) {
 	return b.updateCommits(ctx, `SELECT c.sha, c.package, c.base_sha, c.bundles, c.created_at, c.settled, c.pull FROM catalogbot_update_commit c
 		WHERE c.owner = $1 AND c.name = $2 AND c.settled = 0 AND c.created_at = (SELECT max(l.created_at) FROM catalogbot_update_commit l
 			WHERE l.owner = c.owner AND l.name = c.name AND l.package = c.package)
 		ORDER BY c.package`, strings.ToLower(owner), strings.ToLower(name))
 }
 
-func (b *riverBackend[TTx]) settleUpdate(ctx context.Context, owner, name, pkg string) error {
+func (b *riverBackend[TTx]) SettleUpdate(ctx context.Context, owner, name, pkg string) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_update_commit SET settled = 1 WHERE owner = $1 AND name = $2 AND package = $3`,
 			strings.ToLower(owner), strings.ToLower(name), pkg)
@@ -149,7 +134,7 @@ func (b *riverBackend[TTx]) settleUpdate(ctx context.Context, owner, name, pkg s
 	})
 }
 
-func (b *riverBackend[TTx]) setUpdatePull(ctx context.Context, owner, name, sha string, number int) error {
+func (b *riverBackend[TTx]) SetUpdatePull(ctx context.Context, owner, name, sha string, number int) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_update_commit SET pull = $4 WHERE owner = $1 AND name = $2 AND sha = $3`,
 			strings.ToLower(owner), strings.ToLower(name), strings.ToLower(sha), number)
@@ -157,18 +142,18 @@ func (b *riverBackend[TTx]) setUpdatePull(ctx context.Context, owner, name, sha 
 	})
 }
 
-func (b *riverBackend[TTx]) oneUpdateCommit(ctx context.Context, q string, args ...any) (updateCommit, bool, error) {
+func (b *riverBackend[TTx]) oneUpdateCommit(ctx context.Context, q string, args ...any) (UpdateCommit, bool, error) {
 	cs, err := b.updateCommits(ctx, q, args...)
 	if err != nil || len(cs) == 0 {
-		return updateCommit{}, false, err
+		return UpdateCommit{}, false, err
 	}
 	return cs[0], true, nil
 }
 
-func (b *riverBackend[TTx]) updateCommits(ctx context.Context, q string, args ...any) ([]updateCommit, error) {
-	var out []updateCommit
+func (b *riverBackend[TTx]) updateCommits(ctx context.Context, q string, args ...any) ([]UpdateCommit, error) {
+	var out []UpdateCommit
 	err := b.db.query(ctx, q, args, func(scan func(...any) error) error {
-		var c updateCommit
+		var c UpdateCommit
 		var bundles string
 		var created, settled, pull int64
 		if err := scan(&c.SHA, &c.Package, &c.Base, &bundles, &created, &settled, &pull); err != nil {

@@ -1,4 +1,4 @@
-package app
+package store
 
 import (
 	"context"
@@ -80,67 +80,50 @@ type CommandApproval struct {
 	Recorded  time.Time `json:"recorded_at"`
 }
 
-// commandStore is the database side of the comment commands (every queue backend).
-type commandStore interface {
-	migrateCommands(ctx context.Context) error
-	sawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error
-	headLog(ctx context.Context, owner, repo string, number int) ([]headAt, error)
-	addCommandApproval(ctx context.Context, a CommandApproval) error
-	commandApprovals(ctx context.Context, owner, repo string, number int) ([]CommandApproval, error)
-	listCommandApprovals(ctx context.Context, repo string, limit int) ([]CommandApproval, error)
-	commandHandled(ctx context.Context, owner, repo string, number int, commentID int64, command string) (bool, error)
-	markCommand(ctx context.Context, owner, repo string, number int, commentID int64, command, outcome string, at time.Time) error
-	commandsSince(ctx context.Context, owner, repo string, number int, command, outcome string, since time.Time) (int, error)
-	holdGen(ctx context.Context, owner, repo string, number int) (int64, error)
-	bumpHold(ctx context.Context, owner, repo string, number int) (mergingSince time.Time, err error)
-	claimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error)
-	releaseMerge(ctx context.Context, owner, repo string, number int) error
-	mergingSince(ctx context.Context, owner, repo string, number int) (time.Time, error)
-	reviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error)
-	markReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error
+// CommandStore is the database side of the comment commands (every queue backend).
+type CommandStore interface {
+	SawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error
+	HeadLog(ctx context.Context, owner, repo string, number int) ([]HeadAt, error)
+	AddCommandApproval(ctx context.Context, a CommandApproval) error
+	CommandApprovals(ctx context.Context, owner, repo string, number int) ([]CommandApproval, error)
+	ListCommandApprovals(ctx context.Context, repo string, limit int) ([]CommandApproval, error)
+	CommandHandled(ctx context.Context, owner, repo string, number int, commentID int64, command string) (bool, error)
+	MarkCommand(ctx context.Context, owner, repo string, number int, commentID int64, command, outcome string, at time.Time) error
+	CommandsSince(ctx context.Context, owner, repo string, number int, command, outcome string, since time.Time) (int, error)
+	HoldGen(ctx context.Context, owner, repo string, number int) (int64, error)
+	BumpHold(ctx context.Context, owner, repo string, number int) (mergingSince time.Time, err error)
+	ClaimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error)
+	ReleaseMerge(ctx context.Context, owner, repo string, number int) error
+	MergingSince(ctx context.Context, owner, repo string, number int) (time.Time, error)
+	ReviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error)
+	MarkReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error
 }
 
-// headAt is one row of the head log.
-type headAt struct {
+// HeadAt is one row of the head log.
+type HeadAt struct {
 	SHA string
 	At  time.Time
 }
 
-// commandStore returns the queue's database as a commandStore, its tables created.
-func (q *Queue) commandStore(ctx context.Context) (commandStore, error) {
-	s, ok := q.b.(commandStore)
-	if !ok {
-		return nil, fmt.Errorf("the %s queue backend has no command tables", q.backend)
-	}
-	if err := s.migrateCommands(ctx); err != nil {
-		return nil, fmt.Errorf("creating the command tables: %w", err)
-	}
-	return s, nil
-}
+// Commands is the record of comment commands: the head log, approvals, holds and merge claims.
+func (q *Queue) Commands() CommandStore { return q.b }
 
 // ApprovalLog lists the approvals given and withdrawn by comment command, newest first; repo ("owner/name")
 // filters them when not empty; limit bounds the rows (0: 1000).
 func (q *Queue) ApprovalLog(ctx context.Context, repo string, limit int) ([]CommandApproval, error) {
-	s, err := q.commandStore(ctx)
-	if err != nil {
-		return nil, err
-	}
+	s := q.Commands()
 	if limit <= 0 || limit > 100000 {
 		limit = 1000
 	}
-	return s.listCommandApprovals(ctx, repo, limit)
+	return s.ListCommandApprovals(ctx, repo, limit)
 }
 
 // dbTime writes times of fixed width (UTC, nanoseconds), so that the database orders them as strings.
 func dbTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z07:00") }
 
-func (b *riverBackend[TTx]) migrateCommands(ctx context.Context) error {
-	return b.execAll(ctx, commandSchema)
-}
-
 // sawHead appends to the head log unless the newest row of the pull request already says the same.
-func (b *riverBackend[TTx]) sawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error {
-	if !isSHA(strings.ToLower(h.HeadSHA)) || h.Number <= 0 {
+func (b *riverBackend[TTx]) SawHead(ctx context.Context, h jobs.HeadSeen, at time.Time) error {
+	if !jobs.IsSHA(strings.ToLower(h.HeadSHA)) || h.Number <= 0 {
 		return nil
 	}
 	return b.inTx(ctx, func(tx TTx) error { return b.sawHeadTx(ctx, tx, h, at) })
@@ -165,13 +148,13 @@ func (b *riverBackend[TTx]) sawHeadTx(ctx context.Context, tx TTx, h jobs.HeadSe
 // maxHeadLog bounds the rows of one pull request's head log read back.
 const maxHeadLog = 10000
 
-func (b *riverBackend[TTx]) headLog(ctx context.Context, owner, repo string, number int) ([]headAt, error) {
-	var out []headAt
+func (b *riverBackend[TTx]) HeadLog(ctx context.Context, owner, repo string, number int) ([]HeadAt, error) {
+	var out []HeadAt
 	err := b.db.query(ctx, fmt.Sprintf(`SELECT head_sha, seen_at FROM catalogbot_pr_head
 		WHERE owner = $1 AND name = $2 AND number = $3 ORDER BY seen_at LIMIT %d`, maxHeadLog),
 		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
 		func(scan func(...any) error) error {
-			var h headAt
+			var h HeadAt
 			var at string
 			if err := scan(&h.SHA, &at); err != nil {
 				return err
@@ -187,7 +170,7 @@ func (b *riverBackend[TTx]) headLog(ctx context.Context, owner, repo string, num
 	return out, err
 }
 
-func (b *riverBackend[TTx]) addCommandApproval(ctx context.Context, a CommandApproval) error {
+func (b *riverBackend[TTx]) AddCommandApproval(ctx context.Context, a CommandApproval) error {
 	owner, name, ok := strings.Cut(a.Repo, "/")
 	if !ok {
 		return fmt.Errorf("approval: repository %q is not owner/name", a.Repo)
@@ -226,14 +209,14 @@ func (b *riverBackend[TTx]) scanApprovals(ctx context.Context, q string, args []
 
 const approvalColumns = `owner, name, number, comment_id, login, head_sha, action, commented_at, recorded_at`
 
-func (b *riverBackend[TTx]) commandApprovals(ctx context.Context, owner, repo string, number int) ([]CommandApproval, error) {
+func (b *riverBackend[TTx]) CommandApprovals(ctx context.Context, owner, repo string, number int) ([]CommandApproval, error) {
 	out, err := b.scanApprovals(ctx, `SELECT `+approvalColumns+` FROM catalogbot_command_approval
 		WHERE owner = $1 AND name = $2 AND number = $3 ORDER BY comment_id LIMIT 10000`,
 		[]any{strings.ToLower(owner), strings.ToLower(repo), number})
 	return out, err
 }
 
-func (b *riverBackend[TTx]) listCommandApprovals(ctx context.Context, repo string, limit int) ([]CommandApproval, error) {
+func (b *riverBackend[TTx]) ListCommandApprovals(ctx context.Context, repo string, limit int) ([]CommandApproval, error) {
 	q := `SELECT ` + approvalColumns + ` FROM catalogbot_command_approval`
 	var args []any
 	if repo != "" {
@@ -249,7 +232,7 @@ func (b *riverBackend[TTx]) listCommandApprovals(ctx context.Context, repo strin
 	return b.scanApprovals(ctx, q, args)
 }
 
-func (b *riverBackend[TTx]) commandHandled(ctx context.Context, owner, repo string, number int, commentID int64, command string) (bool, error) {
+func (b *riverBackend[TTx]) CommandHandled(ctx context.Context, owner, repo string, number int, commentID int64, command string) (bool, error) {
 	found := false
 	err := b.db.query(ctx, `SELECT 1 FROM catalogbot_comment_command
 		WHERE owner = $1 AND name = $2 AND number = $3 AND comment_id = $4 AND command = $5`,
@@ -262,7 +245,7 @@ func (b *riverBackend[TTx]) commandHandled(ctx context.Context, owner, repo stri
 	return found, err
 }
 
-func (b *riverBackend[TTx]) markCommand(ctx context.Context, owner, repo string, number int, commentID int64, command, outcome string, at time.Time) error {
+func (b *riverBackend[TTx]) MarkCommand(ctx context.Context, owner, repo string, number int, commentID int64, command, outcome string, at time.Time) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_comment_command
 			(owner, name, number, comment_id, command, outcome, handled_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -273,7 +256,7 @@ func (b *riverBackend[TTx]) markCommand(ctx context.Context, owner, repo string,
 }
 
 // commandsSince counts the commands of a pull request with that outcome handled since since.
-func (b *riverBackend[TTx]) commandsSince(ctx context.Context, owner, repo string, number int, command, outcome string, since time.Time) (int, error) {
+func (b *riverBackend[TTx]) CommandsSince(ctx context.Context, owner, repo string, number int, command, outcome string, since time.Time) (int, error) {
 	n := 0
 	err := b.db.query(ctx, `SELECT handled_at FROM catalogbot_comment_command
 		WHERE owner = $1 AND name = $2 AND number = $3 AND command = $4 AND outcome = $5 ORDER BY comment_id DESC LIMIT 1000`,
@@ -291,7 +274,7 @@ func (b *riverBackend[TTx]) commandsSince(ctx context.Context, owner, repo strin
 	return n, err
 }
 
-func (b *riverBackend[TTx]) holdGen(ctx context.Context, owner, repo string, number int) (int64, error) {
+func (b *riverBackend[TTx]) HoldGen(ctx context.Context, owner, repo string, number int) (int64, error) {
 	var gen int64
 	err := b.db.query(ctx, `SELECT hold_gen FROM catalogbot_pr_fence WHERE owner = $1 AND name = $2 AND number = $3`,
 		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
@@ -307,7 +290,7 @@ func (b *riverBackend[TTx]) ensureFence(ctx context.Context, tx TTx, owner, repo
 
 // bumpHold moves the hold generation on and returns when a merge in flight claimed the pull request (zero:
 // none). The update takes the row's lock, so it orders itself with claimMerge.
-func (b *riverBackend[TTx]) bumpHold(ctx context.Context, owner, repo string, number int) (time.Time, error) {
+func (b *riverBackend[TTx]) BumpHold(ctx context.Context, owner, repo string, number int) (time.Time, error) {
 	var since time.Time
 	err := b.inTx(ctx, func(tx TTx) error {
 		if err := b.ensureFence(ctx, tx, owner, repo, number); err != nil {
@@ -323,12 +306,12 @@ func (b *riverBackend[TTx]) bumpHold(ctx context.Context, owner, repo string, nu
 		return time.Time{}, err
 	}
 	// Read after the commit: a claim that committed before the bump is visible now; one after it failed.
-	since, err = b.mergingSince(ctx, owner, repo, number)
+	since, err = b.MergingSince(ctx, owner, repo, number)
 	return since, err
 }
 
 // claimMerge marks a merge in flight, only if no hold came since gen was read.
-func (b *riverBackend[TTx]) claimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error) {
+func (b *riverBackend[TTx]) ClaimMerge(ctx context.Context, owner, repo string, number int, gen int64, at time.Time) (bool, error) {
 	claimed := false
 	err := b.inTx(ctx, func(tx TTx) error {
 		if err := b.ensureFence(ctx, tx, owner, repo, number); err != nil {
@@ -343,7 +326,7 @@ func (b *riverBackend[TTx]) claimMerge(ctx context.Context, owner, repo string, 
 	return claimed, err
 }
 
-func (b *riverBackend[TTx]) releaseMerge(ctx context.Context, owner, repo string, number int) error {
+func (b *riverBackend[TTx]) ReleaseMerge(ctx context.Context, owner, repo string, number int) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_pr_fence SET merging_since = ''
 			WHERE owner = $1 AND name = $2 AND number = $3`, strings.ToLower(owner), strings.ToLower(repo), number)
@@ -351,7 +334,7 @@ func (b *riverBackend[TTx]) releaseMerge(ctx context.Context, owner, repo string
 	})
 }
 
-func (b *riverBackend[TTx]) mergingSince(ctx context.Context, owner, repo string, number int) (time.Time, error) {
+func (b *riverBackend[TTx]) MergingSince(ctx context.Context, owner, repo string, number int) (time.Time, error) {
 	var at string
 	err := b.db.query(ctx, `SELECT merging_since FROM catalogbot_pr_fence WHERE owner = $1 AND name = $2 AND number = $3`,
 		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
@@ -363,7 +346,7 @@ func (b *riverBackend[TTx]) mergingSince(ctx context.Context, owner, repo string
 	return t, nil
 }
 
-func (b *riverBackend[TTx]) reviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error) {
+func (b *riverBackend[TTx]) ReviewsRequested(ctx context.Context, owner, repo string, number int) ([]string, error) {
 	var out []string
 	err := b.db.query(ctx, `SELECT login FROM catalogbot_review_request WHERE owner = $1 AND name = $2 AND number = $3 LIMIT 1000`,
 		[]any{strings.ToLower(owner), strings.ToLower(repo), number},
@@ -378,7 +361,7 @@ func (b *riverBackend[TTx]) reviewsRequested(ctx context.Context, owner, repo st
 	return out, err
 }
 
-func (b *riverBackend[TTx]) markReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error {
+func (b *riverBackend[TTx]) MarkReviewRequested(ctx context.Context, owner, repo string, number int, login string, at time.Time) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `INSERT INTO catalogbot_review_request (owner, name, number, login, requested_at)
 			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,

@@ -1,8 +1,7 @@
-package app
+package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 )
@@ -32,8 +31,8 @@ var rebuildSchema = []string{
 		PRIMARY KEY (owner, name))`,
 }
 
-// rebuildState is a repository's row.
-type rebuildState struct {
+// RebuildState is a repository's row.
+type RebuildState struct {
 	Holder     string
 	LeaseUntil time.Time
 	DoneSHA    string
@@ -41,38 +40,24 @@ type rebuildState struct {
 	Failures   int
 }
 
-// rebuildStore is the database side of the rebuild, implemented by every
+// RebuildStore is the database side of the rebuild, implemented by every
 // queue backend (riverBackend over SQLite or PostgreSQL).
-type rebuildStore interface {
-	migrateRebuild(ctx context.Context) error
+type RebuildStore interface {
 	// acquireRebuild takes the repository's lease for holder until until,
 	// when it is free, expired at now, or already holder's.
-	acquireRebuild(ctx context.Context, owner, name, holder string, now, until time.Time) (bool, error)
-	releaseRebuild(ctx context.Context, owner, name, holder string) error
-	loadRebuild(ctx context.Context, owner, name string) (rebuildState, error)
+	AcquireRebuild(ctx context.Context, owner, name, holder string, now, until time.Time) (bool, error)
+	ReleaseRebuild(ctx context.Context, owner, name, holder string) error
+	LoadRebuild(ctx context.Context, owner, name string) (RebuildState, error)
 	// finishRebuild records that sha's build finished and clears its failures.
-	finishRebuild(ctx context.Context, owner, name, sha string) error
+	FinishRebuild(ctx context.Context, owner, name, sha string) error
 	// failRebuild counts one more failed try of sha's build and returns the count.
-	failRebuild(ctx context.Context, owner, name, sha string) (int, error)
+	FailRebuild(ctx context.Context, owner, name, sha string) (int, error)
 }
 
-// rebuildStore returns the queue's database as a rebuildStore, its table created.
-func (q *Queue) rebuildStore(ctx context.Context) (rebuildStore, error) {
-	s, ok := q.b.(rebuildStore)
-	if !ok {
-		return nil, fmt.Errorf("the %s queue backend has no rebuild table", q.backend)
-	}
-	if err := s.migrateRebuild(ctx); err != nil {
-		return nil, fmt.Errorf("creating the rebuild table: %w", err)
-	}
-	return s, nil
-}
+// Rebuilds is the record of catalog image rebuilds and their leases.
+func (q *Queue) Rebuilds() RebuildStore { return q.b }
 
-func (b *riverBackend[TTx]) migrateRebuild(ctx context.Context) error {
-	return b.execAll(ctx, rebuildSchema)
-}
-
-func (b *riverBackend[TTx]) acquireRebuild(ctx context.Context, owner, name, holder string, now, until time.Time) (bool, error) {
+func (b *riverBackend[TTx]) AcquireRebuild(ctx context.Context, owner, name, holder string, now, until time.Time) (bool, error) {
 	var got bool
 	err := b.inTx(ctx, func(tx TTx) error {
 		// On PostgreSQL a concurrent taker waits for the row lock and then
@@ -90,7 +75,7 @@ func (b *riverBackend[TTx]) acquireRebuild(ctx context.Context, owner, name, hol
 	return got, err
 }
 
-func (b *riverBackend[TTx]) releaseRebuild(ctx context.Context, owner, name, holder string) error {
+func (b *riverBackend[TTx]) ReleaseRebuild(ctx context.Context, owner, name, holder string) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_rebuild SET holder = '', lease_until = 0
 			WHERE owner = $1 AND name = $2 AND holder = $3`, strings.ToLower(owner), strings.ToLower(name), holder)
@@ -98,8 +83,8 @@ func (b *riverBackend[TTx]) releaseRebuild(ctx context.Context, owner, name, hol
 	})
 }
 
-func (b *riverBackend[TTx]) loadRebuild(ctx context.Context, owner, name string) (rebuildState, error) {
-	var s rebuildState
+func (b *riverBackend[TTx]) LoadRebuild(ctx context.Context, owner, name string) (RebuildState, error) {
+	var s RebuildState
 	err := b.db.query(ctx, `SELECT holder, lease_until, done_sha, failing_sha, failures FROM catalogbot_rebuild
 		WHERE owner = $1 AND name = $2`, []any{strings.ToLower(owner), strings.ToLower(name)},
 		func(scan func(...any) error) error {
@@ -113,7 +98,7 @@ func (b *riverBackend[TTx]) loadRebuild(ctx context.Context, owner, name string)
 	return s, err
 }
 
-func (b *riverBackend[TTx]) finishRebuild(ctx context.Context, owner, name, sha string) error {
+func (b *riverBackend[TTx]) FinishRebuild(ctx context.Context, owner, name, sha string) error {
 	return b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_rebuild SET done_sha = $3, failing_sha = '', failures = 0
 			WHERE owner = $1 AND name = $2`, strings.ToLower(owner), strings.ToLower(name), sha)
@@ -121,7 +106,7 @@ func (b *riverBackend[TTx]) finishRebuild(ctx context.Context, owner, name, sha 
 	})
 }
 
-func (b *riverBackend[TTx]) failRebuild(ctx context.Context, owner, name, sha string) (int, error) {
+func (b *riverBackend[TTx]) FailRebuild(ctx context.Context, owner, name, sha string) (int, error) {
 	if err := b.inTx(ctx, func(tx TTx) error {
 		_, err := b.db.exec(ctx, tx, `UPDATE catalogbot_rebuild
 			SET failures = CASE WHEN failing_sha = $3 THEN failures + 1 ELSE 1 END, failing_sha = $3
@@ -130,6 +115,6 @@ func (b *riverBackend[TTx]) failRebuild(ctx context.Context, owner, name, sha st
 	}); err != nil {
 		return 0, err
 	}
-	s, err := b.loadRebuild(ctx, owner, name)
+	s, err := b.LoadRebuild(ctx, owner, name)
 	return s.Failures, err
 }

@@ -1,4 +1,4 @@
-package app
+package store
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // The merge tables live in the App's database next to River's. They are
-// created with CREATE TABLE IF NOT EXISTS by migrateMerge, separate from the
+// created with CREATE TABLE IF NOT EXISTS by migrateTables, separate from the
 // server core's numbered schema, so that the two evolve independently.
 //
 //   - catalogbot_pr_checked: what the last check of a pull request saw (the
@@ -94,43 +94,26 @@ type AuditEntry struct {
 	MergedAt    time.Time        `json:"merged_at"`
 }
 
-// mergeStore is the database side of merging, implemented by every queue
+// MergeStore is the database side of merging, implemented by every queue
 // backend (riverBackend, over SQLite or PostgreSQL).
-type mergeStore interface {
-	migrateMerge(ctx context.Context) error
-	saveChecked(ctx context.Context, c CheckedPR) error
-	loadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error)
-	addAudit(ctx context.Context, e AuditEntry) error
-	listAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error)
+type MergeStore interface {
+	SaveChecked(ctx context.Context, c CheckedPR) error
+	LoadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error)
+	AddAudit(ctx context.Context, e AuditEntry) error
+	ListAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error)
 }
 
-// mergeStore returns the queue's database as a mergeStore, its tables created.
-func (q *Queue) mergeStore(ctx context.Context) (mergeStore, error) {
-	s, ok := q.b.(mergeStore)
-	if !ok {
-		return nil, fmt.Errorf("the %s queue backend has no merge tables", q.backend)
-	}
-	if err := s.migrateMerge(ctx); err != nil {
-		return nil, fmt.Errorf("creating the merge tables: %w", err)
-	}
-	return s, nil
-}
+// Merges is the record of checked pull requests and the merge audit log.
+func (q *Queue) Merges() MergeStore { return q.b }
 
 // AuditLog lists the bot's merges, newest first; repo ("owner/name", case
 // insensitive) filters them when not empty; limit bounds the rows (0: 1000).
 func (q *Queue) AuditLog(ctx context.Context, repo string, limit int) ([]AuditEntry, error) {
-	s, err := q.mergeStore(ctx)
-	if err != nil {
-		return nil, err
-	}
+	s := q.Merges()
 	if limit <= 0 || limit > 100000 {
 		limit = 1000
 	}
-	return s.listAudit(ctx, repo, limit)
-}
-
-func (b *riverBackend[TTx]) migrateMerge(ctx context.Context) error {
-	return b.execAll(ctx, mergeSchema)
+	return s.ListAudit(ctx, repo, limit)
 }
 
 // execAll runs stmts in one transaction.
@@ -157,7 +140,7 @@ func (b *riverBackend[TTx]) inTx(ctx context.Context, f func(tx TTx) error) erro
 	return b.db.commit(ctx, tx)
 }
 
-func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error {
+func (b *riverBackend[TTx]) SaveChecked(ctx context.Context, c CheckedPR) error {
 	// The touched column holds a list of packages, or, with extra owners, an object with both (rows
 	// written before hold the list).
 	var touched []byte
@@ -183,7 +166,7 @@ func (b *riverBackend[TTx]) saveChecked(ctx context.Context, c CheckedPR) error 
 	})
 }
 
-func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error) {
+func (b *riverBackend[TTx]) LoadChecked(ctx context.Context, owner, repo string, number int) (CheckedPR, bool, error) {
 	c := CheckedPR{Owner: owner, Repo: repo, Number: number}
 	found := false
 	err := b.db.query(ctx, `SELECT head_sha, base_ref, base_sha, touched, policy, checked_at FROM catalogbot_pr_checked
@@ -210,7 +193,7 @@ func (b *riverBackend[TTx]) loadChecked(ctx context.Context, owner, repo string,
 	return c, found, err
 }
 
-func (b *riverBackend[TTx]) addAudit(ctx context.Context, e AuditEntry) error {
+func (b *riverBackend[TTx]) AddAudit(ctx context.Context, e AuditEntry) error {
 	owner, name, ok := strings.Cut(e.Repo, "/")
 	if !ok {
 		return fmt.Errorf("audit entry: repository %q is not owner/name", e.Repo)
@@ -244,7 +227,7 @@ func (b *riverBackend[TTx]) addAudit(ctx context.Context, e AuditEntry) error {
 	})
 }
 
-func (b *riverBackend[TTx]) listAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error) {
+func (b *riverBackend[TTx]) ListAudit(ctx context.Context, repo string, limit int) ([]AuditEntry, error) {
 	q := `SELECT owner, name, number, merged_sha, merge_commit, author, authorized_by, review_ids, policy_sha,
 		check_run_ids, method, merged_at FROM catalogbot_merge_audit`
 	var args []any

@@ -1,4 +1,4 @@
-package app
+package store
 
 import (
 	"context"
@@ -77,6 +77,12 @@ type queueBackend interface {
 	close()
 	// setBeforeCommit installs a test hook run just before commit.
 	setBeforeCommit(func() error)
+	query(ctx context.Context, q string, args []any, row func(scan func(...any) error) error) error
+	MergeStore
+	CommandStore
+	RebuildStore
+	UpdateStore
+	LeaseStore
 }
 
 // OpenQueue connects to the database, runs River's migrations and ours, and
@@ -144,6 +150,19 @@ func (q *Queue) Ready(ctx context.Context) error {
 	}
 	return q.b.ping(ctx)
 }
+
+// Query runs a read-only statement (placeholders $1, $2...) and calls row for each row of its result: for
+// tests and diagnostics that look at the tables themselves.
+func (q *Queue) Query(ctx context.Context, stmt string, args []any, row func(scan func(...any) error) error) error {
+	return q.b.query(ctx, stmt, args, row)
+}
+
+// Count counts the rows of one of the database's tables.
+func (q *Queue) Count(ctx context.Context, table string) (int64, error) { return q.b.count(ctx, table) }
+
+// SetBeforeCommit installs a hook run just before a delivery's transaction commits (tests: a crash
+// there); nil removes it.
+func (q *Queue) SetBeforeCommit(f func() error) { q.b.setBeforeCommit(f) }
 
 // Stats reads the backlog.
 func (q *Queue) Stats(ctx context.Context) (QueueStats, error) { return q.b.stats(ctx) }
@@ -458,9 +477,9 @@ func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.L
 	}
 	b := &riverBackend[*sql.Tx]{client: client, db: sdb}
 	// Deliveries write the head log: its table exists before the first one.
-	if err := b.migrateCommands(ctx); err != nil {
+	if err := b.migrateTables(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("creating the command tables: %w", err)
+		return nil, err
 	}
 	b.statsSQL = `SELECT
 		count(*),
@@ -506,7 +525,7 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 		return nil, errors.New("the database URL does not parse as a PostgreSQL connection string")
 	}
 	if schema != "" {
-		if !validIdentifier(schema) {
+		if !ValidSchemaName(schema) {
 			return nil, fmt.Errorf("database schema %q: use letters, digits and _ only", schema)
 		}
 		pcfg.ConnConfig.RuntimeParams["search_path"] = schema
@@ -549,19 +568,31 @@ func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, 
 		count(*),
 		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
 		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}
-	// The merge and rebuild tables are created on first use with CREATE
-	// TABLE IF NOT EXISTS, which races the same way: create them here, under
-	// the lock; the first use then finds them.
-	if err := b.migrateMerge(ctx); err != nil {
-		return nil, fmt.Errorf("creating the merge tables: %w", err)
-	}
-	if err := b.migrateRebuild(ctx); err != nil {
-		return nil, fmt.Errorf("creating the rebuild table: %w", err)
-	}
-	if err := b.migrateCommands(ctx); err != nil {
-		return nil, fmt.Errorf("creating the command tables: %w", err)
+	// The tables beside River's are made with CREATE TABLE IF NOT EXISTS,
+	// which races the same way: create them here, under the lock.
+	if err := b.migrateTables(ctx); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// migrateTables creates the tables beside River's (merge, commands, rebuild,
+// catalog updates), once, when the database is opened: every store of the
+// queue finds them.
+func (b *riverBackend[TTx]) migrateTables(ctx context.Context) error {
+	for _, t := range []struct {
+		what  string
+		stmts []string
+	}{{"merge", mergeSchema}, {"rebuild", rebuildSchema}, {"command", commandSchema}, {"catalog update", updateSchema}} {
+		if err := b.execAll(ctx, t.stmts); err != nil {
+			return fmt.Errorf("creating the %s tables: %w", t.what, err)
+		}
+	}
+	return nil
+}
+
+func (b *riverBackend[TTx]) query(ctx context.Context, q string, args []any, row func(scan func(...any) error) error) error {
+	return b.db.query(ctx, q, args, row)
 }
 
 // migratePostgres creates the schema, then runs River's migrations and ours.
@@ -644,3 +675,19 @@ func (h shutdownQuiet) WithAttrs(as []slog.Attr) slog.Handler {
 	return shutdownQuiet{h.Handler.WithAttrs(as)}
 }
 func (h shutdownQuiet) WithGroup(g string) slog.Handler { return shutdownQuiet{h.Handler.WithGroup(g)} }
+
+// ValidSchemaName tells whether s may name a PostgreSQL schema unquoted.
+func ValidSchemaName(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_':
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
