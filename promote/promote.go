@@ -48,9 +48,11 @@ type Options struct {
 	Packages []string
 	// Limits bound the catalog files read (catalog.DefaultLimits when zero).
 	Limits catalog.Limits
-	// Resolver, when set, renders bundle images that neither the package's committed catalogs (by digest) nor
-	// its bundle directories resolve (a registry client); without it rendering stays offline.
-	Resolver template.Resolver
+	// Pull, when set, gives the resolver of a migrate level that renders bundle images neither the package's
+	// committed catalogs (by digest) nor its bundle directories resolve: a registry client's bundle pull
+	// (template.FetchResolver). Only images the policy's images.allowedRegistries allow are given to it.
+	// Without it rendering stays offline.
+	Pull func(level string) template.Resolver
 }
 
 // Outcome is what promotion does with a package.
@@ -441,7 +443,7 @@ func (p *promoter) sourceFiles(dir string) ([]File, error) {
 // render renders the mapping's template for the target catalog, as opm alpha render-template does (the opm
 // release the package's Makefile names, the migrate level the community uses for the target version), the
 // bundle images resolved from the package's committed catalogs of the mapping (by digest), from its bundle
-// directories, then from opt.Resolver. It notes when the source catalog is not what the template renders
+// directories, then pulled (opt.Pull). It notes when the source catalog is not what the template renders
 // for it.
 func (p *promoter) render(ctx context.Context, name string, root policy.BundleRoot, m *CIMapping) ([]byte, []string, error) {
 	pkgDir := path.Join(root.Path, name)
@@ -487,8 +489,14 @@ func (p *promoter) render(ctx context.Context, name string, root policy.BundleRo
 		if c, err := cr.AtLevel(level); err == nil {
 			chain = append(chain, c, dirs.AtLevel(level), c.ByTag())
 		}
-		if p.opt.Resolver != nil {
-			chain = append(chain, p.opt.Resolver)
+		if p.opt.Pull != nil {
+			pull, allowed := p.opt.Pull(level), p.pol.Images
+			chain = append(chain, template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
+				if !allowed.RegistryAllowed(ref) {
+					return nil, fmt.Errorf("%s is outside the policy's images.allowedRegistries: not pulled: %w", ref, template.ErrNotFound)
+				}
+				return pull.Resolve(ctx, ref)
+			}))
 		}
 		return template.Render(ctx, tmpl, template.Options{Resolver: chain, Behaviour: beh})
 	}

@@ -14,18 +14,23 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/promote"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // promoteOptions are the flags of the promote command.
 type promoteOptions struct {
 	from, to, repo, rev, output string
 	packages                    []string
-	dryRun                      bool
+	dryRun, pull                bool
 	timeout                     time.Duration
+	registryConfig              string
+	insecureRegistries          []string
 }
 
 // promoteCommand promotes a catalog repository's packages to a new OpenShift catalog version, in a checkout.
@@ -39,7 +44,8 @@ operators/<package>/ci.yaml) from one OpenShift catalog version to the next, as 
 a package whose ci.yaml maps its catalogs to a template (fbc.catalog_mapping) gains the new catalog name in
 the entry that names the old one (one line added, the rest of ci.yaml kept) and its new catalog is rendered
 from the template as opm alpha render-template renders it, offline (bundle images from the package's
-committed catalogs, by digest, and its bundle directories); any other package's catalog files are copied.
+committed catalogs, by digest, and its bundle directories; with --pull also from the registry, only
+inside the policy's images.allowedRegistries); any other package's catalog files are copied.
 
 fbc.version_promotion_strategy is honoured: never skips the package; review-needed (the default, as the
 community's promotion script has it) and always are promoted — the App opens a pull request per package,
@@ -64,6 +70,9 @@ catalog is checked and its image built).`,
 			fs.StringVar(&o.rev, "rev", "", "read the repository at this git revision instead of its working tree (the changes still go to the working tree)")
 			fs.StringArrayVar(&o.packages, "package", nil, "only this package (repeatable)")
 			fs.BoolVar(&o.dryRun, "dry-run", false, "print what would change, write nothing")
+			fs.BoolVar(&o.pull, "pull", false, "pull bundle images that neither the package's catalogs nor its bundle directories render (only from the policy's images.allowedRegistries); without it rendering is offline")
+			fs.StringVar(&o.registryConfig, "registry-config", "", "with --pull: docker/podman auth file with registry credentials (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
+			fs.StringArrayVar(&o.insecureRegistries, "insecure-registry", nil, "with --pull: allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable; for local registries and tests)")
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up after this long")
 		},
@@ -113,7 +122,18 @@ func runPromote(ctx context.Context, o promoteOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return fail("%v", err)
 	}
-	plan, err := promote.Compute(ctx, fsys, pol, promote.Options{From: o.from, To: o.to, Packages: o.packages})
+	opt := promote.Options{From: o.from, To: o.to, Packages: o.packages}
+	if o.pull {
+		client, err := promoteRegistryClient(o)
+		if err != nil {
+			return fail("%v", err)
+		}
+		fetch := checks.RegistryBundles{Client: client}.BundleFS
+		opt.Pull = func(level string) template.Resolver { return template.FetchResolver(fetch, level) }
+	} else if o.registryConfig != "" || len(o.insecureRegistries) > 0 {
+		return fail("--registry-config and --insecure-registry need --pull")
+	}
+	plan, err := promote.Compute(ctx, fsys, pol, opt)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -144,6 +164,26 @@ func runPromote(ctx context.Context, o promoteOptions, stdout, stderr io.Writer)
 		}
 	}
 	return exitOK
+}
+
+// promoteRegistryClient is the guarded registry client --pull uses.
+func promoteRegistryClient(o promoteOptions) (*registry.Client, error) {
+	opts := []registry.Option{registry.WithUserAgent("catalogbot-promote")}
+	files := registry.DefaultAuthFiles()
+	if o.registryConfig != "" {
+		files = []string{o.registryConfig}
+	}
+	for _, f := range files {
+		opts = append(opts, registry.WithAuthFile(f))
+	}
+	if len(o.insecureRegistries) > 0 {
+		opts = append(opts, registry.WithAllowedHosts(o.insecureRegistries...), registry.WithInsecureHosts(o.insecureRegistries...))
+	}
+	c, err := registry.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("registry client: %w", err)
+	}
+	return c.WithBudget(2000), nil
 }
 
 // readPolicy reads .catalogbot.yaml from the tree; absent, the default policy.

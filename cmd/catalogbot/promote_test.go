@@ -14,8 +14,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/catalogbot/catalogbot/catalog"
+	cbundle "github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/internal/servertest"
 )
 
 // promoteKind is one synthetic package of the promotion test repository.
@@ -442,4 +448,131 @@ func TestPromoteCLIUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errs, c.want)
 		}
 	}
+}
+
+// TestPromoteCLIPull: a template ahead of its catalog (it names a bundle image the committed catalog lacks)
+// cannot be rendered offline, so the catalog is copied and a note says why; with --pull the image is pulled
+// from the registry (on loopback here) and the new catalog is the template's rendering, with the new bundle;
+// an image outside the policy's allowedRegistries is never pulled.
+func TestPromoteCLIPull(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ctx := t.Context()
+	host := servertest.NewRegistry(t)
+	bundles := t.TempDir()
+	var refs []string
+	for _, v := range []struct{ version, replaces string }{{"1.0.0", ""}, {"1.1.0", "pulled-operator.v1.0.0"}} {
+		dir := filepath.Join(bundles, v.version)
+		csv := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: pulled-operator.v" + v.version + "\nspec:\n  version: " + v.version + "\n  minKubeVersion: 1.25.0\n  installModes: [{type: AllNamespaces, supported: true}]\n"
+		if v.replaces != "" {
+			csv += "  replaces: " + v.replaces + "\n"
+		}
+		writePromoteFile(t, filepath.Join(dir, "manifests", "csv.yaml"), csv)
+		writePromoteFile(t, filepath.Join(dir, "metadata", "annotations.yaml"), "annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: pulled-operator\n  operators.operatorframework.io.bundle.channels.v1: stable\n")
+		b, _, err := cbundle.Load(ctx, os.DirFS(dir), cbundle.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := image.BundleImage(ctx, os.DirFS(dir), b.Annotations, image.Limits{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		digest, _ := img.Digest()
+		tag := host + "/pulled-operator-bundle:v" + v.version
+		if err := remote.Write(mustInsecureRef(t, tag), img, remote.WithContext(ctx)); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, host+"/pulled-operator-bundle@"+digest.String())
+	}
+	semver := func(refs ...string) string {
+		s := "schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n"
+		for _, r := range refs {
+			s += "  - image: " + r + "\n"
+		}
+		return s
+	}
+	// The committed v4.22 catalog: the template as it was, with the first bundle only.
+	old, _ := template.Parse("t.yaml", []byte(semver(refs[0])), catalog.Limits{})
+	dr := template.NewDirResolver(os.DirFS(bundles), []string{"1.0.0", "1.1.0"}, "", "bundle-object-to-csv-metadata").AnyRepository()
+	beh, _ := template.BehaviourOf("v1.46.0")
+	out, findings := template.Render(ctx, old, template.Options{Resolver: dr, Behaviour: beh})
+	if out == nil {
+		t.Fatal(findings)
+	}
+	var committed bytes.Buffer
+	if err := out.WriteYAML(&committed); err != nil {
+		t.Fatal(err)
+	}
+	repoWith := func(allowed string) string {
+		root := t.TempDir()
+		writePromoteFile(t, filepath.Join(root, ".catalogbot.yaml"), "version: 1\ncatalogs:\n  - path: catalogs/v4.22\n  - path: catalogs/v4.23\nmaintainers: [admin]\nimages:\n  allowedRegistries: [\""+allowed+"\"]\n")
+		writePromoteFile(t, filepath.Join(root, "operators", "pulled-operator", "ci.yaml"), "fbc:\n  enabled: true\n  version_promotion_strategy: always\n  catalog_mapping:\n    - template_name: semver.yaml\n      type: olm.semver\n      catalog_names: [v4.22]\n")
+		writePromoteFile(t, filepath.Join(root, "operators", "pulled-operator", "Makefile"), "OPM_VERSION ?= v1.46.0\n")
+		writePromoteFile(t, filepath.Join(root, "operators", "pulled-operator", "catalog-templates", "semver.yaml"), semver(refs...))
+		writePromoteFile(t, filepath.Join(root, "catalogs", "v4.22", "pulled-operator", "catalog.yaml"), committed.String())
+		return root
+	}
+	plan := func(root string, args ...string) promoteJSON {
+		t.Helper()
+		code, out, errs := runPromoteCLI(t, append([]string{"--from", "v4.22", "--to", "v4.23", "--repo", root, "-o", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		var p promoteJSON
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Packages) != 1 {
+			t.Fatalf("%s", out)
+		}
+		return p
+	}
+
+	root := repoWith(host)
+	if p := plan(root, "--dry-run").Packages[0]; p.Method != "copy" || len(p.Notes) == 0 || !strings.Contains(p.Notes[0], "render offline") {
+		t.Errorf("offline: %s %v", p.Method, p.Notes)
+	}
+	p := plan(root, "--pull", "--insecure-registry", host).Packages[0]
+	if p.Outcome != "promoted" || p.Method != "template" {
+		t.Fatalf("with --pull: %s %s %v", p.Outcome, p.Method, p.Notes)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "catalogs", "v4.23", "pulled-operator", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "name: pulled-operator.v1.1.0") || !strings.Contains(string(got), refs[1]) {
+		t.Errorf("the pulled bundle is not in the new catalog:\n%s", got)
+	}
+	res, err := catalog.ValidateDir(ctx, filepath.Join(root, "catalogs", "v4.23"), catalog.DefaultLimits())
+	if err != nil || hasErrorFinding(res.Findings) {
+		t.Errorf("the new catalog does not validate: %v %v", err, res.Findings)
+	}
+
+	// The registry is not one the policy allows: nothing is pulled, the catalog is copied.
+	other := repoWith("quay.io/acme")
+	if p := plan(other, "--pull", "--insecure-registry", host, "--dry-run").Packages[0]; p.Method != "copy" {
+		t.Errorf("outside allowedRegistries: %s %v", p.Method, p.Notes)
+	}
+	if code, _, errs := runPromoteCLI(t, "--from", "v4.22", "--to", "v4.23", "--repo", other, "--insecure-registry", host); code != exitCannotRun || !strings.Contains(errs, "need --pull") {
+		t.Errorf("--insecure-registry without --pull: %d %s", code, errs)
+	}
+}
+
+func hasErrorFinding(fs []catalog.Finding) bool {
+	for _, f := range fs {
+		if f.Severity == catalog.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func mustInsecureRef(t *testing.T, s string) name.Reference {
+	t.Helper()
+	r, err := name.ParseReference(s, name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
