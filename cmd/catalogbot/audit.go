@@ -26,6 +26,8 @@ type auditOptions struct {
 	timeout                  time.Duration
 	// approvals lists the /approve comments instead of the merges.
 	approvals bool
+	// image, when set, audits an image's signatures and provenance instead (auditimage.go).
+	img auditImageOptions
 }
 
 // auditCommand lists the merges the App made, from the database the server uses.
@@ -39,11 +41,16 @@ commit, the author, who authorized the merge (the author as owner, or the approv
 reviews), the base commit whose policy applied and the check runs that passed.
 With --approvals it lists the approvals given and withdrawn by comment
 (/approve, /approve cancel): who, which pull request head, which comment.
+With --image REF --key PUB it reads no database: it verifies the image's signatures
+and provenance attestation (and each platform's) under the public key and prints the
+chain they state: repository, commit, pull requests, who approved which head, check
+runs, base image, builder. Exit 1 when the image is not signed and attested by the key.
 The database is the server's: %s, or the SQLite file in the data dir
 (%s).`, app.EnvDatabaseURL, app.EnvDataDir),
 		Example: `  catalogbot audit --config catalogbot.yaml
   catalogbot audit --config catalogbot.yaml --repo acme/catalog --output json
-  catalogbot audit --config catalogbot.yaml --approvals`,
+  catalogbot audit --config catalogbot.yaml --approvals
+  catalogbot audit --image quay.io/acme/catalog:v4.16 --key catalogbot-sign.pub`,
 		Args:     cli.NoArgs,
 		Complete: map[string]cli.Completion{"output": {Values: []string{"text", "json"}}},
 		Flags: func(fs *pflag.FlagSet) {
@@ -53,6 +60,10 @@ The database is the server's: %s, or the SQLite file in the data dir
 			fs.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 			fs.DurationVar(&o.timeout, "timeout", time.Minute, "give up after this long")
 			fs.BoolVar(&o.approvals, "approvals", false, "list the approvals given by /approve comments instead of the merges")
+			fs.StringVar(&o.img.image, "image", "", "audit this image (registry/repository:tag or @sha256:…): its signatures and provenance, not the database")
+			fs.StringVar(&o.img.keyFile, "key", "", "with --image: the PEM public key the images are signed with")
+			fs.StringVar(&o.img.authFile, "registry-config", "", "with --image: docker/podman auth file to read the image (default: $REGISTRY_AUTH_FILE, else the standard locations that exist)")
+			fs.StringArrayVar(&o.img.insecure, "insecure-registry", nil, "with --image: allow plain HTTP and a loopback/private address for this registry host[:port] (repeatable)")
 		},
 		Run: func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
 			return audit(ctx, o, stdout, stderr, e.getenv)
@@ -73,6 +84,8 @@ func audit(ctx context.Context, o auditOptions, stdout, stderr io.Writer, getenv
 		return fail("--limit must be 1 to 100000, not %d", o.limit)
 	case o.repo != "" && strings.Count(o.repo, "/") != 1:
 		return fail("--repo %q: want owner/name", o.repo)
+	case o.img.image != "":
+		return auditImage(ctx, o.img, o.output, o.timeout, stdout, stderr)
 	}
 	cfg, err := app.LoadDatabaseConfig(o.configPath, getenv)
 	if err != nil {

@@ -202,3 +202,49 @@ func TestScrubURL(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditImageShowsTheChain(t *testing.T) {
+	host, _ := localRegistry(t)
+	keyFile, key := writeSignKey(t)
+	pub, err := key.PublicKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubFile := filepath.Join(t.TempDir(), "cosign.pub")
+	os.WriteFile(pubFile, pub, 0o644)
+	target := host + "/acme/etcd-bundle:v0.9.4"
+	commit := strings.Repeat("5e", 20)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"build-bundle", writeBundleDir(t, ""), "--push", target, "--insecure-registry", host,
+		"--sign-key", keyFile, "--source-repo", "acme/operators", "--source-commit", commit}, &out, &errb); code != exitOK {
+		t.Fatalf("build-bundle: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	code := run(context.Background(), []string{"audit", "--image", target, "--key", pubFile, "--insecure-registry", host}, &out, &errb)
+	if code != exitOK {
+		t.Fatalf("audit: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	t.Logf("audit:\n%s", out.String())
+	for _, want := range []string{"signed for " + target, "provenance (bundle-image-v1)", "source acme/operators - at " + commit, "key " + key.Fingerprint()} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("audit output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// An unsigned image: exit 1, and the output says so.
+	run(context.Background(), []string{"build-bundle", writeBundleDir(t, "  description: other\n"), "--push", host + "/acme/etcd-bundle:v0.9.5", "--insecure-registry", host}, io.Discard, io.Discard)
+	out.Reset()
+	errb.Reset()
+	code = run(context.Background(), []string{"audit", "--image", host + "/acme/etcd-bundle:v0.9.5", "--key", pubFile, "--insecure-registry", host, "--output", "json"}, &out, &errb)
+	var v sign.Verification
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if code != exitFail || len(v.Manifests) != 1 || len(v.Manifests[0].Identities) != 0 || !strings.Contains(errb.String(), "no valid signature") {
+		t.Errorf("audit of an unsigned image: exit %d, %+v\n%s", code, v, errb.String())
+	}
+	if code := run(context.Background(), []string{"audit", "--image", target}, &out, &errb); code != exitCannotRun {
+		t.Errorf("--image without --key: exit %d", code)
+	}
+}
