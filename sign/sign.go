@@ -21,8 +21,11 @@ import (
 const maxPlatforms = 64
 
 // Signer signs pushed images with one key, through one registry client. It is safe for concurrent use;
-// appends to one image's attachments are serialised within a Signer, and checked by reading back against
-// writers elsewhere.
+// appends to one image's attachments are serialised within a Signer. Registries have no compare-and-swap on
+// tags, so a writer elsewhere is caught only when it replaces the attachment image between this write and its
+// read-back (the append is then made again on top); two processes that each read, write and confirm before
+// the other writes can still lose one signature, as two cosign runs can. Sign one repository's images from
+// one place (the App does it under its rebuild lease).
 type Signer struct {
 	key    *Key
 	reg    *registry.Client

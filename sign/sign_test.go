@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -298,5 +299,32 @@ func copyWithAttachments(t *testing.T, reg interface{ RemoteOptions(ctxT) []remo
 		if err := remote.Write(to, a, opts...); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestConcurrentSignsKeepEverySignature: signs of one image from many goroutines of one Signer are
+// serialised per attachment image, so every identity's signature is kept.
+func TestConcurrentSignsKeepEverySignature(t *testing.T) {
+	host, reg := testRegistry(t)
+	ctx := testCtx(t)
+	key, _ := newKey(t)
+	image := pushImage(t, reg, host+"/acme/b:v1")
+	s := NewSigner(key, reg, nil)
+	const n = 8
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			_, err := s.Sign(ctx, Request{Image: image, Identities: []string{fmt.Sprintf("%s/acme/b:t%d", host, i)}})
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := Verify(ctx, reg, key.Verifier(), image, VerifyOptions{})
+	if err != nil || len(v.Manifests[0].Identities) != n {
+		t.Fatalf("after %d concurrent signs: %v identities, %v", n, v.Manifests[0].Identities, err)
 	}
 }
