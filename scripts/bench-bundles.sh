@@ -95,8 +95,10 @@ host=$(cat "$WORK/registry.addr")
 refs=()
 for d in "${dirs[@]}"; do
 	ref="$host/bundles/$(basename "$(dirname "$d")"):$(basename "$d" | tr '+' '_')"
-	"$WORK/bin/catalogbot" build-bundle "$d" --push "$ref" --insecure-registry "$host" >/dev/null
-	refs+=("$ref")
+	# build-bundle refuses a bundle catalog-check finds invalid: opm renders the images of the others.
+	if "$WORK/bin/catalogbot" build-bundle "$d" --push "$ref" --insecure-registry "$host" >/dev/null 2>"$WORK/build.err"; then
+		refs+=("$ref")
+	fi
 done
 
 measure() { # runs a command list with bash, prints "seconds maxRSS_MiB"
@@ -169,8 +171,9 @@ awk -v r="$rt" -v o="$ot" -v c="$ct" -v i="$it" -v rr="$rr" -v cr="$cr" 'BEGIN {
 	if (i > 0) printf "reference / in process:        %.1f× the time (opm alone: %.1f×)\n", r / i, o / i
 }'
 n=${#dirs[@]}
-awk -v o="$ot" -v v="$vt" -v r="$rdt" -v s="$st" -v n="$n" -v vr="$vr" -v rr="$rdr" -v sr="$sr" 'BEGIN {
-	printf "per item, one process each (%d): opm render %.1f ms an item\n", n, o * 1000 / n
+awk -v o="$ot" -v v="$vt" -v r="$rdt" -v s="$st" -v n="$n" -v on="${#refs[@]}" -v vr="$vr" -v rr="$rdr" -v sr="$sr" 'BEGIN {
+	o = o * n / on # opm renders the images of the bundles build-bundle built: its time an item, over n
+	printf "per item, one process each (%d; opm: the %d built images): opm render %.1f ms an item\n", n, on, o * 1000 / n
 	printf "  catalog-check bundle validate DIR: %.1f ms an item, %s MiB peak: opm / ours %.1f×\n", v * 1000 / n, vr, (v > 0 ? o / v : 0)
 	printf "  catalog-check bundle render DIR:   %.1f ms an item, %s MiB peak: opm / ours %.1f×\n", r * 1000 / n, rr, (r > 0 ? o / r : 0)
 	printf "  catalog-check version (start-up):  %.1f ms a process, %s MiB peak: opm render / start-up %.1f× (the ceiling of both ratios)\n", s * 1000 / n, sr, (s > 0 ? o / s : 0)
