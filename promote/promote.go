@@ -368,25 +368,32 @@ func (p *promoter) promote(ctx context.Context, name string) Package {
 			ue.template, len(ue.images), ue.images[0], src, p.opt.To))
 		rendered = nil
 	}
-	if rendered != nil && hasFile(files, path.Join(src, "catalog.yaml")) {
-		// A template that renders a catalog opm would refuse (a template behind its catalog) must not replace
-		// a valid catalog: the source catalog is copied instead, and the owners told.
-		if bad := invalid(ctx, rendered, p.lim); bad != "" && invalid(ctx, fileData(files, path.Join(src, "catalog.yaml")), p.lim) == "" {
-			pk.Method = Copied
-			pk.Notes = append(pk.Notes, fmt.Sprintf("%s renders a catalog that does not validate (%s): %s/catalog.yaml is copied instead, and the mapping gains %s; fix the template so it renders the catalog", path.Join(root.Path, name, "catalog-templates", m.Template), bad, src, p.opt.To))
-			rendered = nil
-		}
-	}
-	pk.Notes = append(pk.Notes, notes...)
+	// The new directory: the rendered catalog.yaml, and the source's other files (an .indexignore, a file the
+	// template does not make). Anything opm would refuse in it — a template behind its catalog, a rendered
+	// catalog.yaml clashing with another file of the directory — must not replace a valid catalog: the
+	// source's files are copied instead, and the owners told.
+	var newFiles []File
 	if rendered != nil {
-		pk.Files = append(pk.Files, File{Path: catalogFile, Data: rendered})
+		newFiles = append(newFiles, File{Path: catalogFile, Data: rendered})
 	}
 	for _, f := range files {
 		if rendered != nil && f.Path == path.Join(src, "catalog.yaml") {
 			continue
 		}
-		pk.Files = append(pk.Files, File{Path: dst + strings.TrimPrefix(f.Path, src), Data: f.Data})
+		newFiles = append(newFiles, File{Path: dst + strings.TrimPrefix(f.Path, src), Data: f.Data})
 	}
+	if rendered != nil {
+		if bad := invalid(ctx, dst, newFiles, p.lim); bad != "" && invalid(ctx, src, files, p.lim) == "" {
+			pk.Method = Copied
+			pk.Notes = append(pk.Notes, fmt.Sprintf("%s renders a catalog that does not validate in %s/ (%s): the files of %s/ are copied instead, and the mapping gains %s; fix the template so it renders the catalog", path.Join(root.Path, name, "catalog-templates", m.Template), dst, bad, src, p.opt.To))
+			newFiles = newFiles[:0]
+			for _, f := range files {
+				newFiles = append(newFiles, File{Path: dst + strings.TrimPrefix(f.Path, src), Data: f.Data})
+			}
+		}
+	}
+	pk.Notes = append(pk.Notes, notes...)
+	pk.Files = append(pk.Files, newFiles...)
 	ciSrc, err := readCapped(p.fsys, pk.CIYaml, MaxCIYamlBytes)
 	if err != nil {
 		return skip(err, "%v", err)
@@ -678,18 +685,14 @@ func summarize(findings []catalog.Finding) []string {
 	return notes
 }
 
-func fileData(files []File, name string) []byte {
+// invalid validates the files of one package directory dir as opm would and returns the first error ("" when
+// they pass).
+func invalid(ctx context.Context, dir string, files []File, lim catalog.Limits) string {
+	fsys := fstest.MapFS{}
 	for _, f := range files {
-		if f.Path == name {
-			return f.Data
-		}
+		fsys[strings.TrimPrefix(f.Path, dir+"/")] = &fstest.MapFile{Data: f.Data}
 	}
-	return nil
-}
-
-// invalid validates one catalog file as opm would and returns its first error ("" when it passes).
-func invalid(ctx context.Context, data []byte, lim catalog.Limits) string {
-	res, err := catalog.ValidateFS(ctx, fstest.MapFS{"catalog.yaml": {Data: data}}, lim)
+	res, err := catalog.ValidateFS(ctx, fsys, lim)
 	if err != nil {
 		return err.Error()
 	}
@@ -698,7 +701,7 @@ func invalid(ctx context.Context, data []byte, lim catalog.Limits) string {
 	for _, f := range res.Findings {
 		if f.Severity == catalog.SeverityError {
 			if n == 0 {
-				first = f.String()
+				first = dir + "/" + f.String()
 			}
 			n++
 		}

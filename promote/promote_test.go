@@ -75,3 +75,27 @@ func TestTargetState(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderedClashFallsBack: a mapped package whose committed catalog is not catalog.yaml (here
+// catalog.json) would get a rendered catalog.yaml beside the copied file, every blob twice, which opm
+// refuses: the source's files are copied instead, with a note, and the mapping still gains the version.
+func TestRenderedClashFallsBack(t *testing.T) {
+	repo := sampleRepo(t)
+	repo["catalogs/v4.22/acme-operator/catalog.json"] = repo["catalogs/v4.22/acme-operator/catalog.yaml"]
+	delete(repo, "catalogs/v4.22/acme-operator/catalog.yaml")
+	plan, err := Compute(context.Background(), repo, policy.Default(), Options{From: "v4.22", To: "v4.23", Packages: []string{"acme-operator"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := plan.Packages[0]
+	var paths []string
+	for _, f := range pk.Files {
+		paths = append(paths, f.Path)
+	}
+	if pk.Outcome != Promoted || pk.Method != Copied || strings.Join(paths, " ") != "catalogs/v4.23/acme-operator/catalog.json operators/acme-operator/ci.yaml" {
+		t.Fatalf("%s %s %v %v", pk.Outcome, pk.Method, paths, pk.Notes)
+	}
+	if len(pk.Notes) == 0 || !strings.Contains(pk.Notes[0], "does not validate") {
+		t.Errorf("notes %v", pk.Notes)
+	}
+}
