@@ -64,11 +64,9 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		if b.Root.Strict {
 			bundle.Strict(b.Findings)
 		}
-		for _, suite := range b.Root.OptionalSuites {
-			for _, f := range bundle.OptionalSuite(suite, b.Head) {
-				f.File = path.Join(b.Dir, f.File)
-				b.Findings = append(b.Findings, f)
-			}
+		for _, f := range bundle.RunSuites(b.Root.OptionalSuites, b.Head, bundle.SuiteOptions{K8sVersion: b.Root.K8sVersion}) {
+			f.File = path.Join(b.Dir, f.File)
+			b.Findings = append(b.Findings, f)
 		}
 		// The OLM v1 installability report: informational unless the bundle root promises OLM v1.
 		for _, f := range bundle.OLMv1(b.Head) {

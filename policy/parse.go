@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/blang/semver/v4"
 	"github.com/google/go-containerregistry/pkg/name"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
@@ -750,12 +751,25 @@ func (p *parser) bundles(n *yaml.Node) []BundleRoot {
 			"strict":           func(_, v *yaml.Node) { b.Strict, _ = p.boolean(v, "bundles[].strict") },
 			"optionalSuites": func(_, v *yaml.Node) {
 				p.strings(v, "bundles[].optionalSuites", func(item *yaml.Node, s string) {
-					if s != "operatorhub" && s != "good-practices" {
-						p.add(item, "the optional suites catalogbot runs are operatorhub and good-practices", "bundles[].optionalSuites: unknown suite %q", s)
+					switch s {
+					case "operatorhub", "deprecated-apis", "good-practices", "operatorframework":
+					default:
+						p.add(item, "the optional suites catalogbot runs are operatorhub, deprecated-apis, good-practices and operatorframework (all three)", "bundles[].optionalSuites: unknown suite %q", s)
 						return
 					}
 					b.OptionalSuites = append(b.OptionalSuites, s)
 				})
+			},
+			"k8sVersion": func(_, v *yaml.Node) {
+				s, ok := p.str(v, "bundles[].k8sVersion")
+				if !ok {
+					return
+				}
+				if _, err := semver.ParseTolerant(s); err != nil || len(s) > 64 {
+					p.add(v, "write a Kubernetes version such as \"1.25\"", "bundles[].k8sVersion: %q is not a Kubernetes version", s)
+					return
+				}
+				b.K8sVersion = s
 			},
 			"templatesFromCIYaml": func(_, v *yaml.Node) {
 				b.TemplatesFromCIYaml, _ = p.boolean(v, "bundles[].templatesFromCIYaml")

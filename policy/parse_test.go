@@ -49,7 +49,8 @@ func TestParseExampleFile(t *testing.T) {
 		t.Fatalf("the documented example does not parse:\n%v", err)
 	}
 	if len(p.Catalogs) != 2 || p.Catalogs[0].BaseImage == "" || len(p.Maintainers) != 2 || len(p.Packages) != 2 ||
-		!p.Images.RequireDigest || len(p.CRDSafety.Overrides) != 1 || p.Automerge.Method != MergeMethodSquash {
+		!p.Images.RequireDigest || len(p.CRDSafety.Overrides) != 1 || p.Automerge.Method != MergeMethodSquash ||
+		len(p.Bundles) == 0 || p.Bundles[0].K8sVersion != "1.25" || !slices.Equal(p.Bundles[0].OptionalSuites, []string{"operatorhub", "deprecated-apis"}) {
 		t.Errorf("example parsed to %+v, want every key set as written", p)
 	}
 }
@@ -152,6 +153,7 @@ func TestParseProblems(t *testing.T) {
 		{"duplicate key", minimal + "newPackages: anyone\nnewPackages: maintainers\n", []want{{5, 1, `key "newPackages" twice`}}},
 		{"merge key", minimal + "automerge:\n  <<: {enabled: true}\n", []want{{5, 3, "merge keys"}}},
 		{"unknown optional suite", minimal + "bundles: [{path: operators, strict: true, optionalSuites: [operatorhub, community]}]\n", []want{{4, 73, `unknown suite "community"`}}},
+		{"k8sVersion not a version", minimal + "bundles: [{path: operators, optionalSuites: [operatorframework], k8sVersion: \"one.25\"}]\n", []want{{4, 78, `"one.25" is not a Kubernetes version`}}},
 		{"catalogs not a list", "version: 1\ncatalogs: catalogs/v4.16\nmaintainers: [a]\n", []want{{2, 11, "catalogs must be a list"}}},
 		{"catalog entry not a mapping", "version: 1\ncatalogs: [a, ~]\nmaintainers: [a]\n", []want{{2, 12, "must be a mapping with a path, not the string"}, {2, 15, "not nothing"}}},
 		{"catalogs empty", "version: 1\ncatalogs: []\nmaintainers: [a]\n", []want{{2, 1, "catalogs is empty"}}},

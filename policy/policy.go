@@ -77,8 +77,12 @@ type BundleRoot struct {
 	// Strict: operator-registry's bundle format and content checks (what `opm alpha bundle validate` refuses
 	// beyond what opm render and operator-sdk's default validators refuse) are errors; otherwise warnings.
 	Strict bool
-	// OptionalSuites are operator-sdk's optional validator suites to run on the bundles ("operatorhub").
+	// OptionalSuites are operator-sdk's optional validator suites to run on the bundles ("operatorhub",
+	// "deprecated-apis", "good-practices", "operatorframework").
 	OptionalSuites []string
+	// K8sVersion is the Kubernetes version the bundles are meant for, as operator-sdk's
+	// --optional-values=k8s-version= gives it ("" when not set): APIs removed by then are errors.
+	K8sVersion string
 	// TemplatesFromCIYaml: <root>/<package>/ci.yaml's fbc.catalog_mapping names the package's templates
 	// (<root>/<package>/catalog-templates/) and the catalogs/<version>/<package>/catalog.yaml each renders
 	// into, as the community repository keeps them.

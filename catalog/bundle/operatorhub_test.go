@@ -27,6 +27,12 @@ func TestOperatorHubSuite(t *testing.T) {
 		{"icon of another type", "image/png", "text/html", ruleHubIcon, "manifests/etcd.csv.yaml:12", false},
 		{"no icon", "  icon: [{base64data: iVBORw0KGgo=, mediatype: image/png}]\n", "", ruleHubIcon, "manifests/etcd.csv.yaml:8", true},
 		{"version not semver", "version: 0.9.4", "version: '0.9'", ruleHubVersion, "manifests/etcd.csv.yaml:8", false},
+		{"standard categories", "  annotations:\n", "  annotations:\n    categories: 'Database, Monitoring'\n", "", "", false},
+		{"a category not standard", "  annotations:\n", "  annotations:\n    categories: 'Database,Databases'\n", ruleHubCategories, "manifests/etcd.csv.yaml:6", false},
+		{"categories empty", "  annotations:\n", "  annotations:\n    categories: ''\n", ruleHubCategories, "manifests/etcd.csv.yaml:6", false},
+		{"capability level", "  annotations:\n", "  annotations:\n    capabilities: Deep Insights\n", "", "", false},
+		{"capability not a level", "  annotations:\n", "  annotations:\n    capabilities: Basic install\n", ruleHubCapabilities, "manifests/etcd.csv.yaml:6", false},
+		{"capability with a space", "  annotations:\n", "  annotations:\n    capabilities: 'Auto Pilot '\n", ruleHubCapabilities, "manifests/etcd.csv.yaml:6", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := goodBundle()
@@ -37,6 +43,9 @@ func TestOperatorHubSuite(t *testing.T) {
 			m["manifests/etcd.csv.yaml"] = &fstest.MapFile{Data: []byte(csv)}
 			b, _ := load(t, m)
 			fs := OperatorHub(b)
+			if n := len(RunSuites([]string{"operatorhub", "operatorframework"}, b, SuiteOptions{})); n < len(fs) {
+				t.Errorf("the suites operatorhub and operatorframework give %d findings, fewer than the OperatorHub checks alone (%d)", n, len(fs))
+			}
 			if tc.rule == "" {
 				if len(fs) != 0 {
 					t.Errorf("findings %v, want none", fs)

@@ -41,6 +41,7 @@ func Rules() []catalog.Rule {
 		}
 	}
 	rules = append(rules, operatorHubRules()...)
+	rules = append(rules, removedAPIRules()...)
 	rules = append(rules, goodPracticesRules()...)
 	return append(rules, olmv1Rules()...)
 }

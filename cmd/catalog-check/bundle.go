@@ -49,6 +49,7 @@ func bundleValidateCommand(e env) cli.Command {
 	var output string
 	var olmv1, strict bool
 	var suites []string
+	var k8sVersion string
 	return cli.Command{
 		Use:   "validate DIR...",
 		Short: "validate bundle directories as opm reads them",
@@ -66,7 +67,8 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 			fs.StringVarP(&output, "output", "o", "text", "output format: text, json or github")
 			fs.BoolVar(&olmv1, "olm-v1", false, "the bundles must be installable by OLM v1 (AllNamespaces, no webhooks, no dependencies): that report's warnings become errors")
 			fs.BoolVar(&strict, "strict", false, "operator-registry's bundle format and content checks (opm alpha bundle validate) are errors, as a bundle root's strict: true asks")
-			fs.StringArrayVar(&suites, "optional-suite", nil, "also run operator-sdk's optional suite: operatorhub or good-practices (repeatable), as a bundle root's optionalSuites asks")
+			fs.StringArrayVar(&suites, "optional-suite", nil, "also run operator-sdk's optional suite: operatorhub, deprecated-apis, good-practices or operatorframework (all three) (repeatable), as a bundle root's optionalSuites asks")
+			fs.StringVar(&k8sVersion, "k8s-version", "", "the Kubernetes version the bundles are meant for (e.g. 1.25, as operator-sdk's --optional-values=k8s-version=): the optional suites' removed APIs are errors from it on; by default the bundle's com.redhat.openshift.versions, olm.maxOpenShiftVersion and minKubeVersion say")
 		},
 		Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for _, s := range suites {
@@ -75,7 +77,13 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 					return exitCannotRun
 				}
 			}
-			return runBundleValidate(ctx, args, output, bundleChecks{olmv1: olmv1, strict: strict, suites: suites}, stdout, stderr, e.getenv)
+			if k8sVersion != "" {
+				if _, err := bundle.ParseK8sVersion(k8sVersion); err != nil {
+					fmt.Fprintf(stderr, "catalog-check bundle validate: --k8s-version: %v\n", err)
+					return exitCannotRun
+				}
+			}
+			return runBundleValidate(ctx, args, output, bundleChecks{olmv1: olmv1, strict: strict, suites: suites, suiteOptions: bundle.SuiteOptions{K8sVersion: k8sVersion}}, stdout, stderr, e.getenv)
 		},
 	}
 }
@@ -85,6 +93,7 @@ Exit 0: every directory is valid; 1: a directory is invalid; 2: could not run.`,
 type bundleChecks struct {
 	olmv1, strict bool
 	suites        []string
+	suiteOptions  bundle.SuiteOptions
 }
 
 func runBundleValidate(ctx context.Context, dirs []string, output string, opts bundleChecks, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -117,9 +126,7 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, opts b
 		if opts.strict {
 			bundle.Strict(fs)
 		}
-		for _, s := range opts.suites {
-			fs = append(fs, bundle.OptionalSuite(s, b)...)
-		}
+		fs = append(fs, bundle.RunSuites(opts.suites, b, opts.suiteOptions)...)
 		for _, f := range bundle.OLMv1(b) {
 			if opts.olmv1 {
 				f.Severity = catalog.SeverityError

@@ -52,6 +52,27 @@ func TestBundleValidateCommand(t *testing.T) {
 	if code, out, errs := run("--optional-suite", "operatorhub", good); code != exitFail || !strings.Contains(out, "operatorhub.provider") {
 		t.Errorf("--optional-suite operatorhub: exit %d, want 1 and operatorhub.provider\n%s%s", code, out, errs)
 	}
+	// Removed Kubernetes APIs: a warning unless the bundle targets a version without them; the OpenShift
+	// versions of the annotations say which, or --k8s-version.
+	pc := "apiVersion: scheduling.k8s.io/v1beta1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\n"
+	oldKube := strings.Replace(bundleCSV, "minKubeVersion: 1.25.0", "minKubeVersion: 1.19.0", 1)
+	old := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations + "  com.redhat.openshift.versions: v4.6-v4.8\n", "manifests/csv.yaml": oldKube, "manifests/pc.yaml": pc})
+	newer := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations + "  com.redhat.openshift.versions: v4.8\n", "manifests/csv.yaml": oldKube, "manifests/pc.yaml": pc})
+	if code, out, errs := run("--optional-suite", "deprecated-apis", old); code != exitPass || !strings.Contains(out, filepath.Join(old, "manifests", "pc.yaml")+":1:13: warning: deprecated-apis.removed-api") {
+		t.Errorf("v1beta1 PriorityClass for OpenShift 4.6-4.8: exit %d, want 0 and a warning at pc.yaml:1:13\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run("--optional-suite", "deprecated-apis", newer); code != exitFail || !strings.Contains(out, "error: deprecated-apis.removed-api") || !strings.Contains(out, "OpenShift 4.8 and later") {
+		t.Errorf("v1beta1 PriorityClass for OpenShift 4.8 and later: exit %d, want 1 and an error naming the range\n%s%s", code, out, errs)
+	}
+	if code, out, errs := run("--optional-suite", "deprecated-apis", "--k8s-version", "1.22", old); code != exitFail || !strings.Contains(out, "the Kubernetes version given is 1.22") {
+		t.Errorf("--k8s-version 1.22: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run("--optional-suite", "deprecated-apis", "--k8s-version", "latest", old); code != exitCannotRun || !strings.Contains(errs, "--k8s-version") {
+		t.Errorf("--k8s-version latest: exit %d, want 2\n%s", code, errs)
+	}
+	if code, out, errs := run("--optional-suite", "operatorframework", newer); code != exitFail || strings.Count(out, "deprecated-apis.removed-api") != 1 || !strings.Contains(out, "good-practices.no-deployment") || !strings.Contains(out, "operatorhub.provider") {
+		t.Errorf("--optional-suite operatorframework: exit %d, want 1, each check once\n%s%s", code, out, errs)
+	}
 	if code, _, errs := run("--optional-suite", "community", good); code != exitCannotRun || !strings.Contains(errs, "unknown optional suite") {
 		t.Errorf("--optional-suite community: exit %d, want 2\n%s", code, errs)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/operator-framework/api/pkg/manifests"
 	"github.com/operator-framework/api/pkg/validation"
+	apierrors "github.com/operator-framework/api/pkg/validation/errors"
+	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
@@ -35,9 +37,18 @@ func TestOperatorHubSuiteMatchesTheValidator(t *testing.T) {
 		"link url":           func(c string) string { return strings.Replace(c, "url: https://", "url: ", 1) },
 		"icon mediatype":     func(c string) string { return strings.Replace(c, "mediatype: image/", "mediatype: text/", 1) },
 		"version not semver": func(c string) string { return strings.Replace(c, "\n  version: ", "\n  version: x", 1) },
+		"category unknown": func(c string) string {
+			return strings.Replace(c, "\n    categories: ", "\n    categories: Gardening,", 1)
+		},
+		"capability unknown": func(c string) string {
+			return strings.Replace(c, "\n    capabilities: ", "\n    capabilities: Some ", 1)
+		},
+		"category added": func(c string) string {
+			return strings.Replace(c, "\n  annotations:\n", "\n  annotations:\n    categories: Observability, Security\n", 1)
+		},
 	}
 	real := len(dirs)
-	for _, name := range []string{"no provider", "maintainer email", "link url", "icon mediatype", "version not semver"} {
+	for _, name := range []string{"no provider", "maintainer email", "link url", "icon mediatype", "version not semver", "category unknown", "capability unknown", "category added"} {
 		// The first bundle the edit changes.
 		for _, src := range dirs[:real] {
 			csvs, _ := filepath.Glob(filepath.Join(src, "manifests", "*.clusterserviceversion.yaml"))
@@ -87,10 +98,18 @@ func hubVerdict(dir string) (bool, string) {
 	}
 	var msgs []string
 	invalid := false
-	for _, r := range validation.OperatorHubV2Validator.Validate(b) {
-		for _, e := range r.Errors {
-			invalid = true
-			msgs = append(msgs, e.Error())
+	// operator-sdk's name=operatorhub: the v2 validator and the capabilities and categories ones (what the
+	// deprecated OperatorHub validator runs). The removed-APIs part of its errors is compared in
+	// TestRemovedAPIsMatchTheValidator.
+	for _, v := range []interfaces.Validator{validation.OperatorHubV2Validator, validation.StandardCapabilitiesValidator, validation.StandardCategoriesValidator} {
+		for _, r := range v.Validate(b) {
+			for _, e := range r.Errors {
+				if e.Type == apierrors.ErrorFailedValidation && strings.Contains(e.Detail, "deprecated and removed") {
+					continue
+				}
+				invalid = true
+				msgs = append(msgs, e.Error())
+			}
 		}
 	}
 	return invalid, strings.Join(msgs, "; ")
