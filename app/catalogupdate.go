@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
@@ -414,7 +415,7 @@ func catalogUpdateBody(pkg string, added []string, adds []template.Addition, sha
 	fmt.Fprintf(&sb, "catalogbot adds the bundles merged in %s to the templates of **%s** and renders the catalogs they map to.\n\n", sha, pkg)
 	sb.WriteString("| bundle | image | channels | replaces |\n|---|---|---|---|\n")
 	for _, a := range adds {
-		fmt.Fprintf(&sb, "| `%s` | `%s` | %s | %s |\n", markdownCode(a.Name), markdownCode(a.Image), markdownInline(strings.Join(a.Channels, ", ")), markdownInline(a.Replaces))
+		fmt.Fprintf(&sb, "| `%s` | `%s` | %s | %s |\n", ghapp.MarkdownCode(a.Name), ghapp.MarkdownCode(a.Image), ghapp.MarkdownInline(strings.Join(a.Channels, ", ")), ghapp.MarkdownInline(a.Replaces))
 	}
 	sb.WriteString("\nUpgrade edges added:\n\n```mermaid\ngraph LR\n")
 	for _, a := range adds {
@@ -429,7 +430,7 @@ func catalogUpdateBody(pkg string, added []string, adds []template.Addition, sha
 	}
 	sb.WriteString("```\n\nFiles:\n\n")
 	for _, f := range files {
-		fmt.Fprintf(&sb, "- `%s`\n", markdownCode(f))
+		fmt.Fprintf(&sb, "- `%s`\n", ghapp.MarkdownCode(f))
 	}
 	sb.WriteString("\nEverything here is derived from the default branch: the templates gain the bundles by digest and the catalogs are what the templates render to. " +
 		"catalogbot builds this branch afresh on the default branch whenever that moves or another bundle of the package merges; closing this pull request declines its bundles. " +

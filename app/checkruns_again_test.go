@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
@@ -16,10 +17,10 @@ import (
 // (superseded, not checked, could not run), or when the asking job has runs
 // of its own there.
 func TestCheckRunReporterCheckedByAnother(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
-	rep := NewCheckRunReporter(nil)
+	rep := ghapp.NewCheckRunReporter(nil)
 	head := githubfake.MakeSHA("checked-before")
 	by := func(job string) string {
 		t.Helper()
@@ -38,7 +39,7 @@ func TestCheckRunReporterCheckedByAnother(t *testing.T) {
 	}
 	// Placeholders first: the head was superseded, then checked.
 	for _, id := range first {
-		if err := rep.Complete(ctx, c, testOwner, testRepo, id, checks.Result{Conclusion: checks.Neutral, Title: titleSuperseded}, ""); err != nil {
+		if err := rep.Complete(ctx, c, testOwner, testRepo, id, checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleSuperseded}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
@@ -31,11 +32,11 @@ func findings(n int, file string) []catalog.Finding {
 }
 
 func TestCheckRunReporterStartAndComplete(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("head")
-	rep := NewCheckRunReporter(nil)
+	rep := ghapp.NewCheckRunReporter(nil)
 	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 	res := checks.Result{Check: "validation", Conclusion: checks.Failure, Title: "Validation failed", Summary: "## Validation\n\nThe catalog is invalid.", Findings: fs}
 	id := ids["catalogbot/validate"]
 	// A fresh reporter (another replica) must find the run's name itself.
-	if err := NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, id, res, "```mermaid\nflowchart LR\n```\n"); err != nil {
+	if err := ghapp.NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, id, res, "```mermaid\nflowchart LR\n```\n"); err != nil {
 		t.Fatal(err)
 	}
 	var run githubfake.CheckRun
@@ -105,11 +106,11 @@ func TestCheckRunReporterStartAndComplete(t *testing.T) {
 }
 
 func TestCheckRunReporterLongSummaryIsAccepted(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("head")
-	rep := NewCheckRunReporter(nil)
+	rep := ghapp.NewCheckRunReporter(nil)
 	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 3, "j1", []string{"catalogbot/images"})
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +120,8 @@ func TestCheckRunReporterLongSummaryIsAccepted(t *testing.T) {
 		t.Fatalf("Complete with a 70,000-character summary: %v", err)
 	}
 	run := e.fake.CheckRuns(testOwner, testRepo, head)[0]
-	if n := utf8.RuneCountInString(run.Summary); n > MaxCheckRunOutput || n < MaxCheckRunOutput-200 {
-		t.Errorf("summary has %d characters, want just under %d", n, MaxCheckRunOutput)
+	if n := utf8.RuneCountInString(run.Summary); n > ghapp.MaxCheckRunOutput || n < ghapp.MaxCheckRunOutput-200 {
+		t.Errorf("summary has %d characters, want just under %d", n, ghapp.MaxCheckRunOutput)
 	}
 	if !utf8.ValidString(run.Summary) || !strings.Contains(run.Summary, "truncated") {
 		t.Error("summary is not valid UTF-8 or has no truncation note")
@@ -144,13 +145,13 @@ func TestRenderCheckRun(t *testing.T) {
 		{"errors", checks.Result{Conclusion: checks.Failure, Findings: findings(3, "a.yaml")}, "failure", "2 errors, 1 warning", 3, ""},
 		{"could not run", checks.Result{Conclusion: checks.Neutral, Err: "registry timed out"}, "neutral", "Could not reach a verdict", 0, "registry timed out"},
 		{"unknown conclusion", checks.Result{Conclusion: "weird"}, "neutral", "Passed", 0, ""},
-		{"more than the per-run cap", checks.Result{Conclusion: checks.Failure, Findings: findings(MaxAnnotationsPerRun+5, "a.yaml")}, "failure", "", MaxAnnotationsPerRun, "5 more findings are not annotated"},
+		{"more than the per-run cap", checks.Result{Conclusion: checks.Failure, Findings: findings(ghapp.MaxAnnotationsPerRun+5, "a.yaml")}, "failure", "", ghapp.MaxAnnotationsPerRun, "5 more findings are not annotated"},
 		{"multi-line title", checks.Result{Conclusion: checks.Failure, Title: "a\nb"}, "failure", "a b", 0, ""},
 		{"hostile message stays text", checks.Result{Conclusion: checks.Failure, Findings: []catalog.Finding{{Rule: "r", Severity: catalog.SeverityError, Message: "<img src=x>\n# heading"}}}, "failure", "", 0, "&lt;img src=x&gt; # heading"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := RenderCheckRun(tt.res, "")
+			got := ghapp.RenderCheckRun(tt.res, "")
 			if got.Conclusion != tt.wantConclusion {
 				t.Errorf("conclusion = %q, want %q", got.Conclusion, tt.wantConclusion)
 			}
@@ -168,17 +169,17 @@ func TestRenderCheckRun(t *testing.T) {
 }
 
 func TestTruncateOutput(t *testing.T) {
-	for _, n := range []int{MaxCheckRunOutput, MaxCheckRunOutput + 1, 200000} {
+	for _, n := range []int{ghapp.MaxCheckRunOutput, ghapp.MaxCheckRunOutput + 1, 200000} {
 		s := strings.Repeat("日", n)
-		got := truncateOutput(s)
-		if c := utf8.RuneCountInString(got); c > MaxCheckRunOutput {
-			t.Errorf("truncateOutput(%d runes) has %d runes, want at most %d", n, c, MaxCheckRunOutput)
+		got := ghapp.TruncateOutput(s)
+		if c := utf8.RuneCountInString(got); c > ghapp.MaxCheckRunOutput {
+			t.Errorf("ghapp.TruncateOutput(%d runes) has %d runes, want at most %d", n, c, ghapp.MaxCheckRunOutput)
 		}
-		if n == MaxCheckRunOutput && got != s {
-			t.Errorf("truncateOutput changed a string at the limit")
+		if n == ghapp.MaxCheckRunOutput && got != s {
+			t.Errorf("ghapp.TruncateOutput changed a string at the limit")
 		}
 		if !utf8.ValidString(got) {
-			t.Errorf("truncateOutput(%d runes) is not valid UTF-8", n)
+			t.Errorf("ghapp.TruncateOutput(%d runes) is not valid UTF-8", n)
 		}
 	}
 }
@@ -202,15 +203,15 @@ func TestCheckRunExternalID(t *testing.T) {
 // second set; another PR on the same head and a later job (a re-run) get
 // runs of their own.
 func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("resume")
-	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
+	first, err := ghapp.NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := NewCheckRunReporter(nil)
+	rep := ghapp.NewCheckRunReporter(nil)
 	again, err := rep.Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
@@ -261,20 +262,20 @@ func TestCheckRunReporterStartResumesInProgressRuns(t *testing.T) {
 // in progress and create none, so the head ends with one completed run per
 // name.
 func TestCheckRunReporterRetryKeepsCompletedRuns(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("partly-done")
-	first, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
+	first, err := ghapp.NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range checkNames[:2] {
-		if err := NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, first[name], checks.Result{Conclusion: checks.Success}, ""); err != nil {
+		if err := ghapp.NewCheckRunReporter(nil).Complete(ctx, c, testOwner, testRepo, first[name], checks.Result{Conclusion: checks.Success}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	again, err := NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
+	again, err := ghapp.NewCheckRunReporter(nil).Start(ctx, c, testOwner, testRepo, head, 5, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,11 +389,11 @@ func TestCheckPRRetryClosesRunsOfASupersededHead(t *testing.T) {
 // with some of them; the retry (which reuses that run) adds only the rest,
 // so the run ends with each annotation once.
 func TestCheckRunReporterCompleteResumesAnnotations(t *testing.T) {
-	e := newFakeEnv(t, RetryPolicy{})
+	e := newFakeEnv(t, ghapp.RetryPolicy{})
 	ctx := context.Background()
 	c := e.installation(t)
 	head := githubfake.MakeSHA("head")
-	rep := NewCheckRunReporter(nil)
+	rep := ghapp.NewCheckRunReporter(nil)
 	ids, err := rep.Start(ctx, c, testOwner, testRepo, head, 12, "j1", checkNames)
 	if err != nil {
 		t.Fatal(err)
@@ -401,9 +402,9 @@ func TestCheckRunReporterCompleteResumesAnnotations(t *testing.T) {
 	res := checks.Result{Check: "validation", Conclusion: checks.Failure, Title: "Validation failed", Summary: "invalid",
 		Findings: findings(120, "operators/etcd/catalog.yaml")}
 	// The killed attempt got its first batch of 50 in.
-	r := RenderCheckRun(res, "")
+	r := ghapp.RenderCheckRun(res, "")
 	if _, _, err := c.Checks.UpdateCheckRun(ctx, testOwner, testRepo, id, github.UpdateCheckRunOptions{Name: "catalogbot/validate",
-		Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(r.Summary), Annotations: r.Annotations[:MaxAnnotationsPerRequest]}}); err != nil {
+		Output: &github.CheckRunOutput{Title: github.String(r.Title), Summary: github.String(r.Summary), Annotations: r.Annotations[:ghapp.MaxAnnotationsPerRequest]}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rep.Complete(ctx, c, testOwner, testRepo, id, res, ""); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/policy"
@@ -37,8 +38,6 @@ const (
 
 // Defaults of the comment commands.
 const (
-	// DefaultRetestPerHour bounds the /retest of one pull request in an hour.
-	DefaultRetestPerHour = 6
 	// defaultCommandClockSkew: an /approve binds to a head catalogbot saw at least this long before the
 	// comment's time (GitHub's clock, in whole seconds), and a head seen after that time minus this margin
 	// makes it refuse: a push around the comment never gets an approval its author may not have seen.
@@ -55,7 +54,7 @@ const (
 
 // Commands carries out comment commands (the jobs.CommandArgs jobs).
 type Commands struct {
-	gh     installationClients
+	gh     ghapp.Clients
 	teams  func(*github.Client) policy.TeamResolver
 	q      *store.Queue
 	merges store.MergeStore
@@ -68,10 +67,10 @@ type Commands struct {
 	retestLimit atomic.Int64
 }
 
-func newCommands(gh installationClients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
+func newCommands(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
 	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now}
 	c.skew.Store(int64(defaultCommandClockSkew))
-	c.retestLimit.Store(DefaultRetestPerHour)
+	c.retestLimit.Store(jobs.DefaultRetestPerHour)
 	return c
 }
 

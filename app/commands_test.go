@@ -172,11 +172,3 @@ func envelopeAction(body []byte) string {
 	_ = json.Unmarshal(body, &env)
 	return env.Action
 }
-
-// The footer of every pull request check run says who may /approve: the packages' owners include the
-// reviewers of their ci.yaml (issue 30.7).
-func TestCommandsFooterNamesCIYamlReviewers(t *testing.T) {
-	if !strings.Contains(commandsFooter, "the reviewers of their ci.yaml") || !strings.Contains(jobs.CommandsHelp(DefaultRetestPerHour), "the reviewers of their ci.yaml") {
-		t.Errorf("the /approve row does not mention ci.yaml reviewers:\n%s", commandsFooter)
-	}
-}

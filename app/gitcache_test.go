@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/servertest"
 )
@@ -106,7 +107,7 @@ func TestGitCacheFetch(t *testing.T) {
 	head := w.commit(map[string]string{"catalog/x/index.yaml": "schema: olm.package\nname: x\n"}, "pr")
 	w.push("HEAD", "refs/pull/1/head")
 
-	cache, err := NewGitCache(t.TempDir(), 30*time.Second, testLogger(t))
+	cache, err := ghapp.NewGitCache(t.TempDir(), 30*time.Second, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestGitCacheFetch(t *testing.T) {
 }
 
 func TestGitCacheRefuses(t *testing.T) {
-	cache, err := NewGitCache(t.TempDir(), time.Second, testLogger(t))
+	cache, err := ghapp.NewGitCache(t.TempDir(), time.Second, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestGitCacheRefuses(t *testing.T) {
 
 func TestGitCacheMissingRepository(t *testing.T) {
 	gs := newGitServer(t)
-	cache, err := NewGitCache(t.TempDir(), 10*time.Second, testLogger(t))
+	cache, err := ghapp.NewGitCache(t.TempDir(), 10*time.Second, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

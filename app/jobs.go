@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/riverqueue/river"
 )
@@ -78,7 +79,7 @@ func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[jobs.RebuildArg
 // job. A short random spread keeps the jobs held by one limit from all
 // calling GitHub in the same second it lifts.
 func waitOutRateLimit(err error) error {
-	var rl *RateLimitedError
+	var rl *ghapp.RateLimitedError
 	if !errors.As(err, &rl) {
 		return err
 	}

@@ -23,8 +23,8 @@ type openPR struct {
 }
 
 // recoveryGitHub is the GitHub side of the level-triggered recovery; the
-// composition root fills it with OpenPullRequests, HasCompletedChecks and
-// RedeliverFailed.
+// composition root fills it with ghapp.OpenPullRequests, ghapp.HasCompletedChecks and
+// ghapp.RedeliverFailed.
 type recoveryGitHub struct {
 	installation func(ctx context.Context, installationID int64) (*github.Client, error)
 	app          func() *github.Client
@@ -169,29 +169,6 @@ func issueNumber(issueURL string) int {
 		return 0
 	}
 	return n
-}
-
-// maxCommentPages bounds the comments the resync reads of one repository (newest first).
-const maxCommentPages = 20
-
-// RepositoryComments lists the issue and pull request comments of a repository updated since since, newest
-// first (bounded).
-func RepositoryComments(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error) {
-	var out []*github.IssueComment
-	opt := &github.IssueListCommentsOptions{Since: &since, Sort: github.String("created"), Direction: github.String("desc"),
-		ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxCommentPages; page++ {
-		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, 0, opt)
-		if err != nil {
-			return out, fmt.Errorf("listing the comments of %s/%s: %w", owner, repo, err)
-		}
-		out = append(out, cs...)
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	return out, nil
 }
 
 // Redeliver asks GitHub to redeliver the App's failed deliveries of the

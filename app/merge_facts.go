@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-github/v62/github"
@@ -150,7 +151,7 @@ func (m *Merger) appID(r *github.CheckRun) int64 {
 func checkRunsOn(ctx context.Context, gh *github.Client, owner, repo, sha string) (map[string]*github.CheckRun, error) {
 	out := map[string]*github.CheckRun{}
 	latest := github.ListCheckRunsOptions{Filter: github.String("latest")}
-	err := listRuns(ctx, gh, owner, repo, sha, latest, maxListPages, func(r *github.CheckRun) {
+	err := ghapp.ListRuns(ctx, gh, owner, repo, sha, latest, maxListPages, func(r *github.CheckRun) {
 		if old, ok := out[r.GetName()]; !ok || r.GetID() > old.GetID() {
 			out[r.GetName()] = r
 		}

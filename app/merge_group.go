@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
@@ -71,7 +72,7 @@ func groupOwnership(a jobs.MergeGroupArgs) checks.Result {
 	return checks.Result{Check: "ownership", Conclusion: checks.Success, Title: "Judged on each pull request of the group",
 		Summary: fmt.Sprintf("This commit is a merge queue group (`%s`) built on %s. Each pull request entered the queue only after its required checks, "+
 			"catalogbot/ownership among them, passed on its own head; the group holds nothing else. The other checks judge the group's head itself.",
-			markdownInline(strings.TrimPrefix(a.HeadRef, "refs/heads/")), short(a.BaseSHA))}
+			ghapp.MarkdownInline(strings.TrimPrefix(a.HeadRef, "refs/heads/")), short(a.BaseSHA))}
 }
 
 // CheckGroup checks a merge group's head and reports every check run on it.
@@ -90,8 +91,8 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job st
 	if runErr != nil {
 		tell, cancel := context.WithTimeout(context.WithoutCancel(ctx), failureReportTimeout)
 		defer cancel()
-		res := checks.Result{Conclusion: checks.Neutral, Title: titleCouldNotRun, Err: runErr.Error(),
-			Summary: fmt.Sprintf("catalogbot could not check this merge group: %s", markdownInline(runErr.Error()))}
+		res := checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleCouldNotRun, Err: runErr.Error(),
+			Summary: fmt.Sprintf("catalogbot could not check this merge group: %s", ghapp.MarkdownInline(runErr.Error()))}
 		var errs []error
 		for name, id := range ids {
 			r := res
@@ -119,7 +120,7 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job st
 
 // runGroup fetches the group's head and base and runs the checks, grouped by check run name.
 func (p *Pipeline) runGroup(ctx context.Context, a jobs.MergeGroupArgs) (map[string][]checks.Result, error) {
-	repo, err := fetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, a.CloneURL, []string{a.BaseRef, a.HeadRef})
+	repo, err := ghapp.FetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, a.CloneURL, []string{a.BaseRef, a.HeadRef})
 	if err != nil {
 		return nil, err
 	}

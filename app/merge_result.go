@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -180,7 +181,7 @@ func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.
 				break
 			}
 			res.Conflicts = append(res.Conflicts, fmt.Sprintf("semantic conflict with %s, merged since this pull request branched: together they make `%s` invalid — %s",
-				by, dir, markdownInline(f.String())))
+				by, dir, ghapp.MarkdownInline(f.String())))
 		}
 	}
 	return res, nil

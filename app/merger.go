@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
@@ -29,7 +30,7 @@ const mergeStatusMarker = "<!-- catalogbot:merge-status -->"
 // Merger merges pull requests that passed, exactly as checked, and records
 // each merge in the audit log. It is the ReviewHandler of the server.
 type Merger struct {
-	gh    installationClients
+	gh    ghapp.Clients
 	teams func(*github.Client) policy.TeamResolver
 	names func() []string
 	q     *store.Queue
@@ -56,7 +57,7 @@ type mergeStats struct {
 }
 
 // newMerger builds the merge evaluation; setQueue completes it.
-func newMerger(gh installationClients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger) *Merger {
+func newMerger(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger) *Merger {
 	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second}
 }
 
@@ -361,7 +362,7 @@ func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) 
 		clone = g.PR.GetBase().GetRepo().GetCloneURL()
 	}
 	baseRef := "refs/heads/" + g.PR.GetBase().GetRef()
-	repo, err := fetchRepo(ctx, m.gh, m.pipe.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{baseRef, fmt.Sprintf("refs/pull/%d/head", a.Number)})
+	repo, err := ghapp.FetchRepo(ctx, m.gh, m.pipe.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{baseRef, fmt.Sprintf("refs/pull/%d/head", a.Number)})
 	if err != nil {
 		return ResultJudgement{}, fmt.Errorf("fetching %s to judge the merge: %w", baseRef, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -44,7 +45,7 @@ type mergeEnv struct {
 
 // hookClients hands out installation clients whose requests pass through a hook.
 type hookClients struct {
-	inner *GitHub
+	inner *ghapp.GitHub
 	env   *mergeEnv
 }
 
@@ -80,7 +81,7 @@ func (t hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // our four runs successful.
 func newMergeEnv(t *testing.T, author string) *mergeEnv {
 	t.Helper()
-	fe := newFakeEnv(t, RetryPolicy{})
+	fe := newFakeEnv(t, ghapp.RetryPolicy{})
 	env := &mergeEnv{fake: fe.fake, head: githubfake.MakeSHA("head 1"), base: ""}
 	base, _ := fe.fake.BranchSHA(testOwner, testRepo, "main")
 	env.base = base

@@ -19,7 +19,7 @@ import (
 
 // Metrics are the server's Prometheus metrics, in a registry of their own
 // (one per server, so tests and several servers in a process never clash).
-// It implements APIMetrics for the GitHub client.
+// It implements ghapp.APIMetrics for the GitHub client.
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -101,12 +101,12 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// APICall counts one GitHub API call (APIMetrics).
+// APICall counts one GitHub API call (ghapp.APIMetrics).
 func (m *Metrics) APICall(endpoint string, status int) {
 	m.apiCalls.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
 }
 
-// RateLimitRemaining records the rate limit left for an installation (APIMetrics).
+// RateLimitRemaining records the rate limit left for an installation (ghapp.APIMetrics).
 func (m *Metrics) RateLimitRemaining(installationID int64, remaining int) {
 	m.rateLeft.WithLabelValues(strconv.FormatInt(installationID, 10)).Set(float64(remaining))
 }

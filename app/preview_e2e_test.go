@@ -65,7 +65,7 @@ metadata:
   name: etcdclusters.etcd.database.coreos.com
 spec:
   group: etcd.database.coreos.com
-  names: {kind: EtcdCluster, listKind: EtcdClusterList, plural: etcdclusters, singular: etcdcluster}
+  names: {kind: EtcdCluster, listKind: EtcdClusterList, ghapp.Plural: etcdclusters, singular: etcdcluster}
   scope: Namespaced
   versions:
     - name: v1

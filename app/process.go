@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
@@ -19,15 +20,8 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// installationClients gives GitHub clients acting as one installation
-// (implemented by *GitHub).
-type installationClients interface {
-	Installation(ctx context.Context, installationID int64) (*github.Client, error)
-	InstallationToken(ctx context.Context, installationID int64) (string, error)
-}
-
 // checkRunReporting creates and completes check runs (implemented by
-// *CheckRunReporter).
+// *ghapp.CheckRunReporter).
 type checkRunReporting interface {
 	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
 	InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error)
@@ -38,10 +32,10 @@ type checkRunReporting interface {
 
 // Pipeline checks one pull request head and reports check runs.
 type Pipeline struct {
-	gh           installationClients
+	gh           ghapp.Clients
 	reporter     checkRunReporting
 	teams        func(*github.Client) policy.TeamResolver
-	cache        *GitCache
+	cache        *ghapp.GitCache
 	checks       []checks.Check
 	checkTimeout time.Duration
 	catalogs     []string
@@ -146,7 +140,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 			// The runs stay in progress, saying why: the next attempt
 			// completes them (a neutral result now would read as a verdict).
 			summary := fmt.Sprintf("catalogbot could not check this commit: %s\n\nIt will try again (attempt %d of %d).",
-				markdownInline(runErr.Error()), attempt, maxAttempts)
+				ghapp.MarkdownInline(runErr.Error()), attempt, maxAttempts)
 			for name, id := range ids {
 				if nerr := p.reporter.Note(tell, gh, a.Owner, a.Repo, id, "Could not run, trying again", summary); nerr != nil {
 					log.Warn("noting the failure on a check run", "check_run", name, "err", nerr)
@@ -154,7 +148,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 			}
 			return runErr
 		}
-		res := checks.Result{Conclusion: checks.Neutral, Title: titleCouldNotRun, Err: runErr.Error(),
+		res := checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleCouldNotRun, Err: runErr.Error(),
 			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
 		if cerr := p.completeAll(tell, gh, a, ids, res); cerr != nil {
 			log.Warn("completing check runs after a failure", "err", cerr)
@@ -215,22 +209,6 @@ func sameHeadAgain(reason string) bool {
 	return false
 }
 
-// Titles of the runs a job completes without having checked the head.
-const (
-	titleSuperseded  = "Superseded"
-	titleNotChecked  = "Not checked"
-	titleCouldNotRun = "Could not run"
-)
-
-// placeholderTitle tells the runs completed without a check's verdict.
-func placeholderTitle(title string) bool {
-	switch title {
-	case titleSuperseded, titleNotChecked, titleCouldNotRun:
-		return true
-	}
-	return false
-}
-
 // whyDrop says why work for sha on pr must not be reported, or "".
 func whyDrop(pr *github.PullRequest, sha string) string {
 	switch {
@@ -243,7 +221,7 @@ func whyDrop(pr *github.PullRequest, sha string) string {
 }
 
 func supersededResult(newSHA string) checks.Result {
-	return checks.Result{Conclusion: checks.Neutral, Title: titleSuperseded,
+	return checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleSuperseded,
 		Summary: fmt.Sprintf("The pull request's head moved to %s before this check finished; that commit is checked instead.", newSHA)}
 }
 
@@ -263,7 +241,7 @@ func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a jobs
 	}
 	res := supersededResult(cur.GetHead().GetSHA())
 	if strings.EqualFold(cur.GetHead().GetSHA(), a.HeadSHA) {
-		res = checks.Result{Conclusion: checks.Neutral, Title: titleNotChecked,
+		res = checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleNotChecked,
 			Summary: fmt.Sprintf("This commit was not checked: %s.", why)}
 	}
 	return p.completeAll(ctx, gh, a, ids, res)
@@ -295,7 +273,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 	}
 	baseFull := "refs/heads/" + baseRef
 	headRef := fmt.Sprintf("refs/pull/%d/head", a.Number)
-	repo, err := fetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, cloneURL, []string{baseFull, headRef})
+	repo, err := ghapp.FetchRepo(ctx, p.gh, p.cache, a.InstallationID, a.Owner, a.Repo, cloneURL, []string{baseFull, headRef})
 	if err != nil {
 		return nil, "", err
 	}
@@ -381,20 +359,6 @@ func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.Chec
 	}
 	return &updateProvenance{store: p.updates, bot: p.bot, repo: repo, owner: a.Owner, name: a.Repo, pr: pr,
 		defaultHead: defaultHead, mergeBase: mergeBase, head: head}, nil
-}
-
-// fetchRepo brings refs of owner/repo (cloned from cloneURL as the
-// installation) into the git cache and opens the cached repository.
-func fetchRepo(ctx context.Context, gh installationClients, cache *GitCache, installationID int64, owner, repo, cloneURL string, refs []string) (*gitfs.Repo, error) {
-	token, err := gh.InstallationToken(ctx, installationID)
-	if err != nil {
-		return nil, fmt.Errorf("installation token: %w", err)
-	}
-	path, err := cache.Fetch(ctx, owner, repo, cloneURL, token, refs)
-	if err != nil {
-		return nil, err
-	}
-	return gitfs.OpenShared(path, cache.objects)
 }
 
 // mergeResults makes one check run's result out of the checks it shows.

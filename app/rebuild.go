@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
@@ -77,8 +78,8 @@ type Rebuilder struct {
 	now       func() time.Time
 
 	// Supplied by the server (attach).
-	gh        installationClients
-	cache     *GitCache
+	gh        ghapp.Clients
+	cache     *ghapp.GitCache
 	q         *store.Queue
 	store     store.RebuildStore
 	updates   store.UpdateStore
@@ -156,7 +157,7 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 }
 
 // attach gives the rebuild what the server owns, once its queue is open.
-func (r *Rebuilder) attach(ctx context.Context, gh installationClients, cache *GitCache, q *store.Queue, limits catalog.Limits, m *Metrics) error {
+func (r *Rebuilder) attach(ctx context.Context, gh ghapp.Clients, cache *ghapp.GitCache, q *store.Queue, limits catalog.Limits, m *Metrics) error {
 	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, q.Rebuilds(), q.Updates(), limits, m
 	return nil
 }
@@ -423,7 +424,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		if n < b.r.maxTries {
 			wait := b.r.retryWait << (n - 1)
 			b.log.Warn("build failed; trying again", "try", n, "of", b.r.maxTries, "in", wait, "err", tryErr)
-			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, markdownInline(tryErr.Error()), wait)
+			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, ghapp.MarkdownInline(tryErr.Error()), wait)
 			if err := b.progress(ctx, runID, note); err != nil {
 				b.log.Warn("updating the check run", "err", err)
 			}
@@ -456,7 +457,7 @@ func (b *rebuild) fetch(ctx context.Context, refs ...string) (*gitfs.Repo, error
 		}
 		clone = rp.GetCloneURL()
 	}
-	return fetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, append([]string{a.Ref}, refs...))
+	return ghapp.FetchRepo(ctx, b.r.gh, b.r.cache, a.InstallationID, a.Owner, a.Repo, clone, append([]string{a.Ref}, refs...))
 }
 
 // superseded completes a job whose commit is no longer the branch's head.
@@ -542,13 +543,13 @@ func policyFailure(err error) checks.Result {
 		res.Title = "No image built: " + policy.FileName + " does not parse"
 		fmt.Fprintf(&sb, "The %s of this commit does not parse, so catalogbot cannot tell which images to build; nothing was pushed.\n\n", policy.FileName)
 		for _, p := range pe.Problems {
-			fmt.Fprintf(&sb, "- %s\n", markdownInline(p.String()))
+			fmt.Fprintf(&sb, "- %s\n", ghapp.MarkdownInline(p.String()))
 			res.Findings = append(res.Findings, catalog.Finding{Rule: "policy", Severity: catalog.SeverityError,
 				Position: catalog.Position{File: policy.FileName, Line: p.Line, Column: p.Column}, Message: p.Message, Hint: p.Hint})
 		}
 	} else {
 		res.Title = "No image built: " + policy.FileName + " cannot be read"
-		fmt.Fprintf(&sb, "The %s of this commit cannot be read, so catalogbot cannot tell which images to build; nothing was pushed.\n\n%s\n", policy.FileName, markdownInline(err.Error()))
+		fmt.Fprintf(&sb, "The %s of this commit cannot be read, so catalogbot cannot tell which images to build; nothing was pushed.\n\n%s\n", policy.FileName, ghapp.MarkdownInline(err.Error()))
 	}
 	res.Summary = sb.String()
 	return res
@@ -657,7 +658,7 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 				n++
 			}
 		}
-		res.Problem = fmt.Sprintf("the catalog does not validate (%d %s, annotated on their lines); a catalog that does not validate is never pushed", n, plural(n, "error", "errors"))
+		res.Problem = fmt.Sprintf("the catalog does not validate (%d %s, annotated on their lines); a catalog that does not validate is never pushed", n, ghapp.Plural(n, "error", "errors"))
 		return res, nil
 	}
 	b.r.valid.put(key, findings)
@@ -759,9 +760,9 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 	for _, t := range results {
 		refs := make([]string, len(t.Pushed))
 		for i, p := range t.Pushed {
-			refs[i] = "`" + markdownCode(p) + "`"
+			refs[i] = "`" + ghapp.MarkdownCode(p) + "`"
 		}
-		img := "`" + markdownCode(t.Image) + "`"
+		img := "`" + ghapp.MarkdownCode(t.Image) + "`"
 		if len(refs) > 0 {
 			img = strings.Join(refs, "<br>")
 		}
@@ -773,27 +774,27 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 			refused++
 			res.Conclusion = checks.Failure
 		}
-		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", markdownCode(t.Catalog), img, digest, strings.Join(t.Platforms, ", "))
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", ghapp.MarkdownCode(t.Catalog), img, digest, strings.Join(t.Platforms, ", "))
 		res.Findings = append(res.Findings, t.Findings...)
 	}
 	for _, t := range results {
 		if t.Problem != "" {
-			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", markdownCode(t.Catalog), markdownInline(t.Problem))
+			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", ghapp.MarkdownCode(t.Catalog), ghapp.MarkdownInline(t.Problem))
 		}
 		if t.Base != "" {
-			fmt.Fprintf(&sb, "\n`%s` is built on `%s`.\n", markdownCode(t.Catalog), markdownCode(t.Base))
+			fmt.Fprintf(&sb, "\n`%s` is built on `%s`.\n", ghapp.MarkdownCode(t.Catalog), ghapp.MarkdownCode(t.Base))
 		}
 	}
 	if tryErr != nil {
 		res.Conclusion = checks.Failure
-		fmt.Fprintf(&sb, "\nThe build failed %d times; the last error: %s\n", tries, markdownInline(tryErr.Error()))
+		fmt.Fprintf(&sb, "\nThe build failed %d times; the last error: %s\n", tries, ghapp.MarkdownInline(tryErr.Error()))
 	}
 	res.Summary = sb.String()
 	switch {
 	case refused == 0:
-		res.Title = fmt.Sprintf("Pushed %d %s", pushed, plural(pushed, "image", "images"))
+		res.Title = fmt.Sprintf("Pushed %d %s", pushed, ghapp.Plural(pushed, "image", "images"))
 	case pushed == 0:
-		res.Title = fmt.Sprintf("Not pushed: %d %s failed", refused, plural(refused, "catalog", "catalogs"))
+		res.Title = fmt.Sprintf("Not pushed: %d %s failed", refused, ghapp.Plural(refused, "catalog", "catalogs"))
 	default:
 		res.Title = fmt.Sprintf("Pushed %d, not pushed %d", pushed, refused)
 	}
@@ -857,7 +858,7 @@ func (b *rebuild) imageRuns(ctx context.Context, name, status string) ([]*github
 		opt.AppID = github.Int64(b.r.appID)
 	}
 	var out []*github.CheckRun
-	err := listRuns(ctx, b.gh, b.a.Owner, b.a.Repo, b.a.SHA, opt, 1, func(cr *github.CheckRun) {
+	err := ghapp.ListRuns(ctx, b.gh, b.a.Owner, b.a.Repo, b.a.SHA, opt, 1, func(cr *github.CheckRun) {
 		if cr.GetExternalID() == jobs.RebuildExternalID {
 			out = append(out, cr)
 		}
@@ -873,7 +874,7 @@ func (b *rebuild) progress(ctx context.Context, runID int64, note string) error 
 func (b *rebuild) progressNamed(ctx context.Context, runID int64, name, note string) error {
 	_, _, err := b.gh.Checks.UpdateCheckRun(ctx, b.a.Owner, b.a.Repo, runID, github.UpdateCheckRunOptions{
 		Name: name, Status: github.String("in_progress"),
-		Output: &github.CheckRunOutput{Title: github.String("Building (retrying)"), Summary: github.String(truncateOutput(note))},
+		Output: &github.CheckRunOutput{Title: github.String("Building (retrying)"), Summary: github.String(ghapp.TruncateOutput(note))},
 	})
 	return err
 }
@@ -894,5 +895,5 @@ func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) 
 }
 
 func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res checks.Result) error {
-	return completeRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, name, RenderCheckRun(res, ""), nil)
+	return ghapp.CompleteRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, name, ghapp.RenderCheckRun(res, ""), nil)
 }

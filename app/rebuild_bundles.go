@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
@@ -207,7 +208,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 		if n < b.r.maxTries {
 			wait := b.r.retryWait << (n - 1)
 			b.log.Warn("bundle image push failed; trying again", "try", n, "of", b.r.maxTries, "in", wait, "err", tryErr)
-			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, markdownInline(tryErr.Error()), wait)
+			note := fmt.Sprintf("Try %d of %d failed: %s\n\ncatalogbot tries again in %s.", n, b.r.maxTries, ghapp.MarkdownInline(tryErr.Error()), wait)
 			if err := b.progressNamed(ctx, runID, jobs.BundleImageCheckRunName, note); err != nil {
 				b.log.Warn("updating the check run", "err", err)
 			}
@@ -322,27 +323,27 @@ func summariseBundles(sha string, results []bundleResult, tryErr error, tries in
 		}
 		ref := "—"
 		if r.Ref != "" {
-			ref = "`" + markdownCode(r.Ref) + "`"
+			ref = "`" + ghapp.MarkdownCode(r.Ref) + "`"
 		}
-		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", markdownCode(r.Dir), ref, digest, status)
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", ghapp.MarkdownCode(r.Dir), ref, digest, status)
 	}
 	for _, r := range results {
 		if r.Problem != "" {
-			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", markdownCode(r.Dir), markdownInline(r.Problem))
+			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", ghapp.MarkdownCode(r.Dir), ghapp.MarkdownInline(r.Problem))
 		}
 	}
 	if tryErr != nil {
 		res.Conclusion = checks.Failure
-		fmt.Fprintf(&sb, "\nThe push failed %d times; the last error: %s\nRe-run this check to try again.\n", tries, markdownInline(tryErr.Error()))
+		fmt.Fprintf(&sb, "\nThe push failed %d times; the last error: %s\nRe-run this check to try again.\n", tries, ghapp.MarkdownInline(tryErr.Error()))
 	}
 	res.Summary = sb.String()
 	switch {
 	case bad == 0:
-		res.Title = fmt.Sprintf("%d bundle %s pushed", ok, plural(ok, "image", "images"))
+		res.Title = fmt.Sprintf("%d bundle %s pushed", ok, ghapp.Plural(ok, "image", "images"))
 	case ok == 0:
-		res.Title = fmt.Sprintf("Not pushed: %d bundle %s", bad, plural(bad, "image", "images"))
+		res.Title = fmt.Sprintf("Not pushed: %d bundle %s", bad, ghapp.Plural(bad, "image", "images"))
 	default:
-		res.Title = fmt.Sprintf("%d bundle %s pushed, %d not", ok, plural(ok, "image", "images"), bad)
+		res.Title = fmt.Sprintf("%d bundle %s pushed, %d not", ok, ghapp.Plural(ok, "image", "images"), bad)
 	}
 	return res
 }
@@ -357,11 +358,11 @@ func summariseUpdates(updates []updateResult) string {
 	for _, u := range updates {
 		switch {
 		case u.Problem != "":
-			fmt.Fprintf(&sb, "- **%s**: no catalog update: %s\n", markdownCode(u.Package), markdownInline(u.Problem))
+			fmt.Fprintf(&sb, "- **%s**: no catalog update: %s\n", ghapp.MarkdownCode(u.Package), ghapp.MarkdownInline(u.Problem))
 		case u.Number != 0:
-			fmt.Fprintf(&sb, "- **%s**: #%d %s\n", markdownCode(u.Package), u.Number, u.Action)
+			fmt.Fprintf(&sb, "- **%s**: #%d %s\n", ghapp.MarkdownCode(u.Package), u.Number, u.Action)
 		default:
-			fmt.Fprintf(&sb, "- **%s**: %s\n", markdownCode(u.Package), u.Action)
+			fmt.Fprintf(&sb, "- **%s**: %s\n", ghapp.MarkdownCode(u.Package), u.Action)
 		}
 	}
 	return sb.String()

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -64,7 +65,7 @@ type serverOptions struct {
 
 // githubDeps is everything the server takes from the GitHub side.
 type githubDeps struct {
-	clients  installationClients
+	clients  ghapp.Clients
 	reporter checkRunReporting
 	teams    func(*github.Client) policy.TeamResolver
 	recovery recoveryGitHub
@@ -135,7 +136,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if o.rebuild == nil {
 		o.rebuild = recordOnly{log}
 	}
-	cache, err := NewGitCache(cfg.GitCacheDir, cfg.FetchTimeout, log)
+	cache, err := ghapp.NewGitCache(cfg.GitCacheDir, cfg.FetchTimeout, log)
 	if err != nil {
 		return nil, err
 	}

@@ -7,26 +7,27 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
 // newGitHubDeps wires the GitHub side: the App's clients, the check-run
 // reporter, the team resolver and the recovery calls.
 func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (*githubDeps, error) {
-	gh, err := NewGitHub(GitHubConfig{AppID: cfg.AppID, PrivateKeyPEM: cfg.PrivateKey.Reveal(), BaseURL: cfg.GitHubAPIURL, HTTPClient: hc}, m)
+	gh, err := ghapp.NewGitHub(ghapp.GitHubConfig{AppID: cfg.AppID, PrivateKeyPEM: cfg.PrivateKey.Reveal(), BaseURL: cfg.GitHubAPIURL, HTTPClient: hc}, m)
 	if err != nil {
 		return nil, err
 	}
 	return &githubDeps{
 		clients:  gh,
-		reporter: NewCheckRunReporter(log),
-		teams:    func(c *github.Client) policy.TeamResolver { return NewTeamResolver(c) },
+		reporter: ghapp.NewCheckRunReporter(log),
+		teams:    func(c *github.Client) policy.TeamResolver { return ghapp.NewTeamResolver(c) },
 		bot:      newBotIdentity(gh.App),
 		recovery: recoveryGitHub{
 			installation: gh.Installation,
 			app:          gh.App,
 			openPRs: func(ctx context.Context, c *github.Client, owner, repo string) ([]openPR, error) {
-				prs, err := OpenPullRequests(ctx, c, owner, repo)
+				prs, err := ghapp.OpenPullRequests(ctx, c, owner, repo)
 				if err != nil {
 					return nil, err
 				}
@@ -36,9 +37,9 @@ func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (
 				}
 				return out, nil
 			},
-			hasCompleted: HasCompletedChecks,
-			redeliver:    RedeliverFailed,
-			comments:     RepositoryComments,
+			hasCompleted: ghapp.HasCompletedChecks,
+			redeliver:    ghapp.RedeliverFailed,
+			comments:     ghapp.RepositoryComments,
 		},
 	}, nil
 }

@@ -22,6 +22,9 @@ const (
 	CmdLGTMCancel = "lgtm cancel"
 )
 
+// DefaultRetestPerHour bounds the /retest of one pull request in an hour.
+const DefaultRetestPerHour = 6
+
 // maxCommandsPerComment bounds the commands one comment carries (the rest are ignored); maxCommandBody
 // bounds the part of a comment read for them (GitHub's own limit on a comment is 65,536 characters).
 const (

@@ -1,4 +1,4 @@
-package app
+package ghapp
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/gitfs"
 )
@@ -175,4 +176,25 @@ func isTransportError(err error) bool {
 	)
 	return errors.As(err, &nm) || errors.As(err, &he) || errors.As(err, &ue) || errors.As(err, &pe) ||
 		errors.As(err, &uer) || errors.As(err, &ne)
+}
+
+// Clients gives GitHub clients acting as one installation
+// (implemented by *GitHub).
+type Clients interface {
+	Installation(ctx context.Context, installationID int64) (*github.Client, error)
+	InstallationToken(ctx context.Context, installationID int64) (string, error)
+}
+
+// FetchRepo brings refs of owner/repo (cloned from cloneURL as the
+// installation) into the git cache and opens the cached repository.
+func FetchRepo(ctx context.Context, gh Clients, cache *GitCache, installationID int64, owner, repo, cloneURL string, refs []string) (*gitfs.Repo, error) {
+	token, err := gh.InstallationToken(ctx, installationID)
+	if err != nil {
+		return nil, fmt.Errorf("installation token: %w", err)
+	}
+	path, err := cache.Fetch(ctx, owner, repo, cloneURL, token, refs)
+	if err != nil {
+		return nil, err
+	}
+	return gitfs.OpenShared(path, cache.objects)
 }

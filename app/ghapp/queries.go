@@ -1,4 +1,4 @@
-package app
+package ghapp
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func HasCompletedChecks(ctx context.Context, gh *github.Client, owner, repo, sha
 	if len(names) == 1 {
 		opt.CheckName = github.String(names[0])
 	}
-	err := listRuns(ctx, gh, owner, repo, sha, opt, maxCheckRunPages, func(cr *github.CheckRun) {
+	err := ListRuns(ctx, gh, owner, repo, sha, opt, maxCheckRunPages, func(cr *github.CheckRun) {
 		n := cr.GetName()
 		if seen[n] {
 			return // filter=latest lists the newest first
@@ -177,4 +177,27 @@ func deliveryOK(d *github.HookDelivery) bool {
 		return true
 	}
 	return d.GetStatus() == "OK"
+}
+
+// maxCommentPages bounds the comments the resync reads of one repository (newest first).
+const maxCommentPages = 20
+
+// RepositoryComments lists the issue and pull request comments of a repository updated since since, newest
+// first (bounded).
+func RepositoryComments(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error) {
+	var out []*github.IssueComment
+	opt := &github.IssueListCommentsOptions{Since: &since, Sort: github.String("created"), Direction: github.String("desc"),
+		ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxCommentPages; page++ {
+		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, 0, opt)
+		if err != nil {
+			return out, fmt.Errorf("listing the comments of %s/%s: %w", owner, repo, err)
+		}
+		out = append(out, cs...)
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package app
+package ghapp
 
 import (
 	"context"
@@ -183,3 +183,6 @@ func TestTeamResolver(t *testing.T) {
 func okResult() checks.Result {
 	return checks.Result{Conclusion: checks.Success, Summary: "ok"}
 }
+
+// checkNames are the names of catalogbot's check runs on a pull request.
+var checkNames = []string{"catalogbot/ownership", "catalogbot/validate", "catalogbot/crd-safety", "catalogbot/images"}

@@ -1,4 +1,4 @@
-package app
+package ghapp
 
 import (
 	"context"
@@ -206,7 +206,7 @@ func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, p
 	prefix := jobs.CheckRunExternalID(pr, "")
 	h := headRuns{own: map[string]ownRun{}, others: map[string]otherRun{}}
 	all := github.ListCheckRunsOptions{Filter: github.String("all")}
-	err := listRuns(ctx, gh, owner, repo, sha, all, maxOwnRunPages, func(cr *github.CheckRun) {
+	err := ListRuns(ctx, gh, owner, repo, sha, all, maxOwnRunPages, func(cr *github.CheckRun) {
 		ext, name, done := cr.GetExternalID(), cr.GetName(), cr.GetStatus() == "completed"
 		switch {
 		case ext == mine:
@@ -221,9 +221,9 @@ func scanRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, p
 	return h, err
 }
 
-// listRuns calls f with each check run on sha that opt selects, reading up
+// ListRuns calls f with each check run on sha that opt selects, reading up
 // to maxPages pages of 100.
-func listRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, opt github.ListCheckRunsOptions, maxPages int, f func(*github.CheckRun)) error {
+func ListRuns(ctx context.Context, gh *github.Client, owner, repo, sha string, opt github.ListCheckRunsOptions, maxPages int, f func(*github.CheckRun)) error {
 	opt.ListOptions = github.ListOptions{PerPage: 100}
 	for page := 0; page < maxPages; page++ {
 		res, resp, err := gh.Checks.ListCheckRunsForRef(ctx, owner, repo, sha, &opt)
@@ -281,7 +281,7 @@ func (r *CheckRunReporter) Note(ctx context.Context, gh *github.Client, owner, r
 		Name: name,
 		Output: &github.CheckRunOutput{
 			Title:   github.String(truncateRunes(strings.ReplaceAll(title, "\n", " "), maxCheckRunTitle, "…")),
-			Summary: github.String(truncateOutput(summary)),
+			Summary: github.String(TruncateOutput(summary)),
 		},
 	}
 	if _, _, err := gh.Checks.UpdateCheckRun(ctx, owner, repo, runID, opt); err != nil {
@@ -291,7 +291,7 @@ func (r *CheckRunReporter) Note(ctx context.Context, gh *github.Client, owner, r
 }
 
 // Complete reports a result on a run: its conclusion, title, summary, text,
-// the Re-run button and its annotations (see completeRun).
+// the Re-run button and its annotations (see CompleteRun).
 func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error {
 	name, err := r.nameOf(ctx, gh, owner, repo, runID)
 	if err != nil {
@@ -299,7 +299,7 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 	}
 	rep := RenderCheckRun(res, extraMarkdown)
 	rep.Summary = withCommandsFooter(rep.Summary)
-	if err := completeRun(ctx, gh, owner, repo, runID, name, rep, []*github.CheckRunAction{rerunAction()}); err != nil {
+	if err := CompleteRun(ctx, gh, owner, repo, runID, name, rep, []*github.CheckRunAction{rerunAction()}); err != nil {
 		return err
 	}
 	r.log.LogAttrs(ctx, slog.LevelDebug, "check run completed", slog.String("repo", owner+"/"+repo), slog.Int64("check_run", runID),
@@ -307,14 +307,14 @@ func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owne
 	return nil
 }
 
-// completeRun completes run runID (named name) with rep.
+// CompleteRun completes run runID (named name) with rep.
 //
 // GitHub takes 50 annotations a request and appends them. With more, all
 // batches but the last go while the run is still in progress and the last
 // completes it: a job killed in between leaves the run in progress, its
 // retry reuses that run, and skips the annotations it already holds (one
 // commit's results render in the same order).
-func completeRun(ctx context.Context, gh *github.Client, owner, repo string, runID int64, name string, rep CheckRunReport, actions []*github.CheckRunAction) error {
+func CompleteRun(ctx context.Context, gh *github.Client, owner, repo string, runID int64, name string, rep CheckRunReport, actions []*github.CheckRunAction) error {
 	rest := rep.Annotations
 	if len(rest) > MaxAnnotationsPerRequest {
 		cr, _, err := gh.Checks.GetCheckRun(ctx, owner, repo, runID)
@@ -416,14 +416,14 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 	var sum strings.Builder
 	sum.WriteString(res.Summary)
 	if res.Err != "" {
-		fmt.Fprintf(&sum, "\n\n**The check could not finish:** %s\n", markdownInline(res.Err))
+		fmt.Fprintf(&sum, "\n\n**The check could not finish:** %s\n", MarkdownInline(res.Err))
 	}
 	if len(fileless) > 0 {
 		sum.WriteString("\n\n### Findings not tied to a file\n\n")
 		for _, f := range fileless {
-			fmt.Fprintf(&sum, "- **%s** `%s`: %s", f.Severity, markdownCode(f.Rule), markdownInline(f.Message))
+			fmt.Fprintf(&sum, "- **%s** `%s`: %s", f.Severity, MarkdownCode(f.Rule), MarkdownInline(f.Message))
 			if f.Hint != "" {
-				fmt.Fprintf(&sum, " — %s", markdownInline(f.Hint))
+				fmt.Fprintf(&sum, " — %s", MarkdownInline(f.Hint))
 			}
 			sum.WriteString("\n")
 		}
@@ -443,25 +443,25 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 			if f.Severity == catalog.SeverityIgnore {
 				continue
 			}
-			msg := markdownCell(f.Message)
+			msg := MarkdownCell(f.Message)
 			if f.Hint != "" {
-				msg += "<br>Fix: " + markdownCell(f.Hint)
+				msg += "<br>Fix: " + MarkdownCell(f.Hint)
 			}
-			fmt.Fprintf(&text, "| `%s` | %s | `%s` | %s |\n", markdownCode(f.Position.String()), f.Severity, markdownCode(f.Rule), msg)
+			fmt.Fprintf(&text, "| `%s` | %s | `%s` | %s |\n", MarkdownCode(f.Position.String()), f.Severity, MarkdownCode(f.Rule), msg)
 		}
 	}
 	return CheckRunReport{
 		Conclusion:  conclusion,
 		Title:       title,
-		Summary:     truncateOutput(sum.String()),
-		Text:        truncateOutput(text.String()),
+		Summary:     TruncateOutput(sum.String()),
+		Text:        TruncateOutput(text.String()),
 		Annotations: anns,
 	}
 }
 
 // commandsFooter closes the summary of every pull request check run: the comment commands and who may use them.
 var commandsFooter = "\n\n---\n<details><summary>Comment commands: <code>/approve</code>, <code>/hold</code>, <code>/retest</code>, <code>/help</code></summary>\n\n" +
-	jobs.CommandsHelp(DefaultRetestPerHour) + "\n</details>\n"
+	jobs.CommandsHelp(jobs.DefaultRetestPerHour) + "\n</details>\n"
 
 // withCommandsFooter appends the footer, cutting the summary further if both would pass GitHub's limit.
 func withCommandsFooter(summary string) string {
@@ -507,23 +507,23 @@ func defaultTitle(c checks.Conclusion, errs, warns int) string {
 	case c == checks.Neutral:
 		return "Could not reach a verdict"
 	case errs > 0:
-		return fmt.Sprintf("%d %s, %d %s", errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"))
+		return fmt.Sprintf("%d %s, %d %s", errs, Plural(errs, "error", "errors"), warns, Plural(warns, "warning", "warnings"))
 	case warns > 0:
-		return fmt.Sprintf("Passed with %d %s", warns, plural(warns, "warning", "warnings"))
+		return fmt.Sprintf("Passed with %d %s", warns, Plural(warns, "warning", "warnings"))
 	}
 	return "Passed"
 }
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
 }
 
-// truncateOutput cuts s to GitHub's limit, on a rune boundary, ending with a
+// TruncateOutput cuts s to GitHub's limit, on a rune boundary, ending with a
 // note that says how much was left out.
-func truncateOutput(s string) string {
+func TruncateOutput(s string) string {
 	n := utf8.RuneCountInString(s)
 	if n <= MaxCheckRunOutput {
 		return s
@@ -555,15 +555,31 @@ var (
 	codeEscaper   = strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`)
 )
 
-// markdownInline keeps a message on one line and stops it from starting
+// MarkdownInline keeps a message on one line and stops it from starting
 // markdown constructs GitHub would render (HTML, links to elsewhere).
-func markdownInline(s string) string {
+func MarkdownInline(s string) string {
 	s = inlineEscaper.Replace(s)
 	return truncateRunes(s, 2000, "…")
 }
 
-// markdownCell is markdownInline for a table cell, where | ends the cell.
-func markdownCell(s string) string { return strings.ReplaceAll(markdownInline(s), "|", `\|`) }
+// MarkdownCell is MarkdownInline for a table cell, where | ends the cell.
+func MarkdownCell(s string) string { return strings.ReplaceAll(MarkdownInline(s), "|", `\|`) }
 
-// markdownCode makes s safe inside a single-backtick code span.
-func markdownCode(s string) string { return checks.MarkdownCode(s) }
+// MarkdownCode makes s safe inside a single-backtick code span.
+func MarkdownCode(s string) string { return checks.MarkdownCode(s) }
+
+// Titles of the runs a job completes without having checked the head.
+const (
+	TitleSuperseded  = "Superseded"
+	TitleNotChecked  = "Not checked"
+	TitleCouldNotRun = "Could not run"
+)
+
+// placeholderTitle tells the runs completed without a check's verdict.
+func placeholderTitle(title string) bool {
+	switch title {
+	case TitleSuperseded, TitleNotChecked, TitleCouldNotRun:
+		return true
+	}
+	return false
+}
