@@ -92,7 +92,8 @@ func (o *signOptions) provenance(ctx context.Context, dir, buildType, base strin
 func gitOutput(ctx context.Context, dir string, args ...string) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	// core.fsmonitor off: a checkout's config could name a program for git status to run.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false"}, args...)...)
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.Output()
 	if err != nil {

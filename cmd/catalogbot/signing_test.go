@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -246,5 +247,41 @@ func TestAuditImageShowsTheChain(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"audit", "--image", target}, &out, &errb); code != exitCannotRun {
 		t.Errorf("--image without --key: exit %d", code)
+	}
+}
+
+func TestProvenanceFromGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("remote", "add", "origin", "https://x-access-token:ghs_secret@github.com/acme/operators.git")
+	os.MkdirAll(filepath.Join(dir, "operators", "etcd"), 0o755)
+	os.WriteFile(filepath.Join(dir, "operators", "etcd", "f"), []byte("x"), 0o644)
+	git("add", ".")
+	git("commit", "-qm", "one")
+	var errb bytes.Buffer
+	o := signOptions{}
+	p, err := o.provenance(context.Background(), filepath.Join(dir, "operators", "etcd"), sign.BuildTypeBundle, "", time.Now(), &errb, "build-bundle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Repository != "https://github.com/acme/operators.git" || len(p.Commit) != 40 || p.Path != "operators/etcd" || errb.Len() != 0 {
+		t.Errorf("provenance %+v, stderr %q", p, errb.String())
+	}
+	os.WriteFile(filepath.Join(dir, "operators", "etcd", "f"), []byte("changed"), 0o644)
+	if _, err := o.provenance(context.Background(), filepath.Join(dir, "operators", "etcd"), sign.BuildTypeBundle, "", time.Now(), &errb, "build-bundle"); err != nil || !strings.Contains(errb.String(), "uncommitted changes") {
+		t.Errorf("a dirty checkout: %v, stderr %q", err, errb.String())
+	}
+	if _, err := o.provenance(context.Background(), t.TempDir(), sign.BuildTypeBundle, "", time.Now(), &errb, "build-bundle"); err == nil || !strings.Contains(err.Error(), "not attested") {
+		t.Errorf("outside a checkout: %v", err)
 	}
 }
