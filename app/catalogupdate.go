@@ -263,7 +263,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 	switch {
 	case err == nil:
 		branchHead = ref.GetObject().GetSHA()
-	case isStatus(err, http.StatusNotFound):
+	case ghapp.IsStatus(err, http.StatusNotFound):
 	default:
 		return res, fmt.Errorf("reading the branch %s: %w", branch, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 )
@@ -19,7 +20,7 @@ import (
 func commandEnv(t *testing.T, backend string) *e2eEnv {
 	t.Helper()
 	e := startApprovalE2E(t, backend)
-	e.srv.commands.skew.Store(0)
+	e.srv.commands.SetClockSkew(0)
 	return e
 }
 
@@ -77,7 +78,7 @@ func (e *e2eEnv) waitReaction(t *testing.T, id int64) {
 
 // replyTo returns catalogbot's reply to the command of comment id, "" when there is none.
 func (e *e2eEnv) replyTo(id int64, cmd string) string {
-	marker := fmt.Sprintf("%s%d %s -->", commandReplyMarker, id, cmd)
+	marker := fmt.Sprintf("%s%d %s -->", merge.ReplyMarker, id, cmd)
 	for _, c := range e.fake.Comments("acme", "catalog", 1) {
 		if strings.HasPrefix(c.Body, marker) && c.User == e.fake.BotLogin() {
 			return c.Body
@@ -281,7 +282,7 @@ func holdRace(t *testing.T, backend string, delay time.Duration) {
 		w.push("HEAD", "refs/pull/1/head")
 		return base, head
 	}, checks.Ownership{}, checks.Validation{}, checks.Immutability{})
-	e.srv.commands.skew.Store(0)
+	e.srv.commands.SetClockSkew(0)
 	id, err := e.fake.AddComment("acme", "catalog", 1, "bob", "/hold")
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +312,7 @@ func holdRace(t *testing.T, backend string, delay time.Duration) {
 func TestCommentHoldWaitsForMergeInFlight(t *testing.T) {
 	e := commandEnv(t, store.BackendSQLite)
 	ctx := context.Background()
-	cs := e.srv.commands.store
+	cs := e.srv.Queue().Commands()
 	gen, err := cs.HoldGen(ctx, "acme", "catalog", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -338,7 +339,7 @@ func TestCommentHoldWaitsForMergeInFlight(t *testing.T) {
 // hour; on a private repository a stranger is refused.
 func TestCommentRetest(t *testing.T) {
 	e := commandEnv(t, store.BackendSQLite)
-	e.srv.commands.retestLimit.Store(1)
+	e.srv.commands.SetRetestLimit(1)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 	e.waitIdle(t)
@@ -489,7 +490,7 @@ func TestCommentDeliveriesDuplicatedForgedAndLost(t *testing.T) {
 
 	helps := 0
 	for _, c := range e.fake.Comments("acme", "catalog", 1) {
-		if strings.HasPrefix(c.Body, fmt.Sprintf("%s%d help", commandReplyMarker, help)) {
+		if strings.HasPrefix(c.Body, fmt.Sprintf("%s%d help", merge.ReplyMarker, help)) {
 			helps++
 		}
 	}
@@ -550,7 +551,7 @@ func TestCommentHiddenApproveDoesNotMerge(t *testing.T) {
 		t.Errorf("ownership = %s: a hidden or cancelled /approve counted", got.Conclusion)
 	}
 	log, _ := e.srv.Queue().ApprovalLog(context.Background(), "", 0)
-	if len(log) != 1 || log[0].Action != approvalCancel || log[0].CommentID != last {
+	if len(log) != 1 || log[0].Action != store.ApprovalCancel || log[0].CommentID != last {
 		t.Errorf("approvals = %+v, want the cancel of comment %d only", log, last)
 	}
 	ok := e.comment(t, "carol", "Fine by me.\n\n/approve")

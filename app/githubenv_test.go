@@ -112,3 +112,10 @@ func (e *fakeEnv) installation(t *testing.T) *github.Client {
 	}
 	return c
 }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
@@ -52,7 +50,7 @@ type checkPRWorker struct {
 
 func (w *checkPRWorker) Timeout(*river.Job[jobs.CheckPRArgs]) time.Duration { return w.timeout }
 func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[jobs.CheckPRArgs]) error {
-	return waitOutRateLimit(w.p.CheckPR(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
+	return ghapp.WaitOutRateLimit(w.p.CheckPR(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
 }
 
 type reviewWorker struct {
@@ -61,7 +59,7 @@ type reviewWorker struct {
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[jobs.ReviewArgs]) error {
-	return waitOutRateLimit(w.h.HandleReview(ctx, job.Args))
+	return ghapp.WaitOutRateLimit(w.h.HandleReview(ctx, job.Args))
 }
 
 type rebuildWorker struct {
@@ -70,25 +68,8 @@ type rebuildWorker struct {
 }
 
 func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[jobs.RebuildArgs]) error {
-	return waitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
+	return ghapp.WaitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }
-
-// waitOutRateLimit turns "GitHub rate limits us until T" into a snooze until
-// T. A snooze costs the job no attempt, whereas River's retry delays would
-// spend all five attempts within minutes of an hourly limit and drop the
-// job. A short random spread keeps the jobs held by one limit from all
-// calling GitHub in the same second it lifts.
-func waitOutRateLimit(err error) error {
-	var rl *ghapp.RateLimitedError
-	if !errors.As(err, &rl) {
-		return err
-	}
-	wait := max(time.Until(rl.Until), time.Second)
-	return river.JobSnooze(wait + rand.N(rateLimitSpread))
-}
-
-// rateLimitSpread bounds the random delay added to a rate-limit snooze.
-const rateLimitSpread = 5 * time.Second
 
 type resyncWorker struct {
 	river.WorkerDefaults[jobs.ResyncArgs]

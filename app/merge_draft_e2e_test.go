@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 )
 
@@ -22,7 +23,7 @@ func (e *e2eEnv) prEventNow(t *testing.T, action string) []byte {
 // statusComment returns the merge status comment of pull request 1, "" when there is none.
 func (e *e2eEnv) statusComment() string {
 	for _, c := range e.fake.Comments("acme", "catalog", 1) {
-		if strings.HasPrefix(c.Body, mergeStatusMarker) {
+		if strings.HasPrefix(c.Body, merge.StatusMarker) {
 			return c.Body
 		}
 	}

@@ -72,7 +72,7 @@ func groupOwnership(a jobs.MergeGroupArgs) checks.Result {
 	return checks.Result{Check: "ownership", Conclusion: checks.Success, Title: "Judged on each pull request of the group",
 		Summary: fmt.Sprintf("This commit is a merge queue group (`%s`) built on %s. Each pull request entered the queue only after its required checks, "+
 			"catalogbot/ownership among them, passed on its own head; the group holds nothing else. The other checks judge the group's head itself.",
-			ghapp.MarkdownInline(strings.TrimPrefix(a.HeadRef, "refs/heads/")), short(a.BaseSHA))}
+			ghapp.MarkdownInline(strings.TrimPrefix(a.HeadRef, "refs/heads/")), jobs.Short(a.BaseSHA))}
 }
 
 // CheckGroup checks a merge group's head and reports every check run on it.
@@ -191,5 +191,5 @@ type mergeGroupWorker struct {
 }
 
 func (w *mergeGroupWorker) Work(ctx context.Context, job *river.Job[jobs.MergeGroupArgs]) error {
-	return waitOutRateLimit(w.p.CheckGroup(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
+	return ghapp.WaitOutRateLimit(w.p.CheckGroup(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }

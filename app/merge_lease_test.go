@@ -15,10 +15,11 @@ func TestMergeLeaseStore(t *testing.T) {
 			ctx := context.Background()
 			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 			s := q.Leases()
+			const leaseTTL = 2 * time.Minute // as a merge job takes it
 			t0 := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 			take := func(repo, holder string, now time.Time) bool {
 				t.Helper()
-				ok, err := s.TakeLease(ctx, "Acme", repo, holder, now, now.Add(repoLeaseTTL))
+				ok, err := s.TakeLease(ctx, "Acme", repo, holder, now, now.Add(leaseTTL))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -36,19 +37,19 @@ func TestMergeLeaseStore(t *testing.T) {
 			if !take("other", "b", t0.Add(time.Second)) {
 				t.Error("another repository's lease was busy")
 			}
-			if !take("catalog", "b", t0.Add(2*time.Second+repoLeaseTTL+time.Millisecond)) {
+			if !take("catalog", "b", t0.Add(2*time.Second+leaseTTL+time.Millisecond)) {
 				t.Error("b could not take a lease that ended (its holder died)")
 			}
 			if err := s.DropLease(ctx, "acme", "catalog", "a"); err != nil { // a late give-back of a lost lease
 				t.Fatal(err)
 			}
-			if take("catalog", "c", t0.Add(3*time.Second+repoLeaseTTL)) {
+			if take("catalog", "c", t0.Add(3*time.Second+leaseTTL)) {
 				t.Error("a's late give-back freed b's lease")
 			}
 			if err := s.DropLease(ctx, "acme", "catalog", "b"); err != nil {
 				t.Fatal(err)
 			}
-			if !take("catalog", "c", t0.Add(3*time.Second+repoLeaseTTL)) {
+			if !take("catalog", "c", t0.Add(3*time.Second+leaseTTL)) {
 				t.Error("a lease given back was not free")
 			}
 		})

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
@@ -75,7 +77,7 @@ func (e *e2eEnv) prEventOf(t *testing.T, n int, action string) []byte {
 
 func (e *e2eEnv) statusCommentOf(n int) string {
 	for _, c := range e.fake.Comments("acme", "catalog", n) {
-		if strings.HasPrefix(c.Body, mergeStatusMarker) {
+		if strings.HasPrefix(c.Body, merge.StatusMarker) {
 			return c.Body
 		}
 	}
@@ -147,7 +149,7 @@ func TestSemanticConflictNamesTheFirstAndIrrelevantMoveMerges(t *testing.T) {
 	// #2 adds the same bundle in another file: it passes alone, never merges, and names #1.
 	h2 := e.openPR(t, 2, map[string]string{"catalogs/v4.16/etcd/fast.yaml": etcdFastChannel})
 	waitFor(t, "#2's status comment does not name #1", func() bool {
-		return strings.Contains(e.statusCommentOf(2), "semantic conflict with #1 ("+short(first)+")")
+		return strings.Contains(e.statusCommentOf(2), "semantic conflict with #1 ("+jobs.Short(first)+")")
 	})
 	for name, r := range latestByName(e.fake.CheckRuns("acme", "catalog", h2)) {
 		if r.Conclusion != "success" {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/policy"
 )
 
 // reviewersPolicy: the approval world with a community bundle root whose ci.yaml reviewers own their package;
@@ -69,31 +67,5 @@ func TestAddReviewersAndWorkInProgress(t *testing.T) {
 	}
 	if got, _ := e.fake.RequestedReviewers("acme", "catalog", 1); !slices.Equal(got, []string{"dave"}) {
 		t.Errorf("requested after carol's review = %v, want dave", got)
-	}
-}
-
-// reviewersWanted asks only for packages the author does not own, never the author, each person once.
-func TestReviewersWanted(t *testing.T) {
-	pol, err := policy.Parse(policy.FileName, []byte(reviewersPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	add := map[string][]string{"etcd": {"carol", "bob", "dave"}, "redis": {"dave", "erin"}}
-	for _, c := range []struct {
-		author  string
-		touched []string
-		extra   map[string][]string
-		want    []string
-	}{
-		{"bob", []string{"etcd"}, nil, []string{"carol", "dave"}},
-		{"carol", []string{"etcd"}, nil, nil},                                    // an owner in the policy
-		{"erin", []string{"redis"}, map[string][]string{"redis": {"erin"}}, nil}, // an owner from ci.yaml
-		{"maria", []string{"etcd", "redis"}, nil, nil},                           // a maintainer
-		{"bob", []string{"etcd", "redis", "nginx"}, nil, []string{"carol", "dave", "erin"}},
-	} {
-		got := reviewersWanted(context.Background(), MergeFacts{Author: c.author, Touched: c.touched, ExtraOwners: c.extra, Policy: pol}, add, nil)
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%s touching %v: %v, want %v", c.author, c.touched, got, c.want)
-		}
 	}
 }

@@ -5,7 +5,21 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/app/merge"
 )
+
+const mergeTestPolicy = `version: 1
+catalogs:
+  - path: catalogs/v4.16
+maintainers: [maria]
+packages:
+  etcd: { owners: [bob] }
+automerge:
+  enabled: true
+  method: squash
+  holdLabels: [do-not-merge/hold]
+`
 
 // TestMergeEvaluationAfterChecks: the real server checks a pull request,
 // records what the check saw, and the merge evaluation that follows explains
@@ -35,7 +49,7 @@ func TestMergeEvaluationAfterChecks(t *testing.T) {
 			var body string
 			for body == "" && time.Now().Before(deadline) {
 				for _, cm := range e.fake.Comments("acme", "catalog", 1) {
-					if strings.HasPrefix(cm.Body, mergeStatusMarker) {
+					if strings.HasPrefix(cm.Body, merge.StatusMarker) {
 						body = cm.Body
 					}
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
@@ -188,7 +189,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 		return err
 	}
 	if p.checked != nil {
-		if err := p.checked.checksCompleted(ctx, a); err != nil {
+		if err := p.checked.ChecksCompleted(ctx, a); err != nil {
 			return fmt.Errorf("asking for the merge evaluation: %w", err)
 		}
 	}
@@ -299,11 +300,11 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 	}
 	// Approving reviews of this head lift ownership findings an owner (or a maintainer) may vouch for; the
 	// reviews are read for every check, so ownership follows approvals given, dismissed and outdated by a push.
-	var reviews []Review
+	var reviews []merge.Review
 	if p.checked != nil {
-		reviews, err = p.checked.approvals(ctx, gh, a.Owner, a.Repo, a.Number) // reviews and /approve comments
+		reviews, err = p.checked.Approvals(ctx, gh, a.Owner, a.Repo, a.Number) // reviews and /approve comments
 	} else {
-		reviews, err = latestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
+		reviews, err = merge.LatestReviews(ctx, gh, a.Owner, a.Repo, a.Number)
 	}
 	if err != nil {
 		return nil, "", err
@@ -318,7 +319,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 		return nil, "", err
 	}
 	if p.checked != nil {
-		if err := p.checked.recordChecked(ctx, a, baseFull, repo, in); err != nil {
+		if err := p.checked.RecordChecked(ctx, a, baseFull, repo, in); err != nil {
 			return nil, "", fmt.Errorf("recording the check for the merge: %w", err)
 		}
 		if why := checks.NotDerivedReason(in); why != "" && strings.HasPrefix(pr.GetHead().GetRef(), catalogUpdateBranch("")) {
@@ -390,4 +391,11 @@ func mergeResults(name string, rs []checks.Result) checks.Result {
 	out.Summary = strings.Join(summaries, "\n\n")
 	out.Err = strings.Join(errs, "; ")
 	return out
+}
+
+// checkRecorder is what the pipeline tells the merge evaluation.
+type checkRecorder interface {
+	RecordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
+	ChecksCompleted(ctx context.Context, a jobs.CheckPRArgs) error
+	Approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]merge.Review, error)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-github/v62/github"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/gitfs"
 )
@@ -120,7 +121,7 @@ func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 			return false, "reading the App's commits: " + err.Error()
 		}
 		if !ok || c.Package != pkg {
-			return false, fmt.Sprintf("commit %s was not made by catalogbot for %s", short(h.String()), pkg)
+			return false, fmt.Sprintf("commit %s was not made by catalogbot for %s", jobs.Short(h.String()), pkg)
 		}
 		parents, err := p.repo.Parents(ctx, h)
 		if err != nil {
@@ -144,7 +145,7 @@ func (p *updateProvenance) BundleRecorded(ctx context.Context, pkg, template, im
 	}
 	built, err := p.repo.Resolve(b.Commit)
 	if err != nil {
-		return false, fmt.Sprintf("the commit %s that built %s is gone", short(b.Commit), image)
+		return false, fmt.Sprintf("the commit %s that built %s is gone", jobs.Short(b.Commit), image)
 	}
 	removed, err := removedFromTemplate(ctx, p.repo, p.defaultHead, built, template, image)
 	if err != nil {
@@ -198,14 +199,14 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 	prev := head // the newer neighbour of c on the walk
 	for c, n := head, 0; ; n++ {
 		if n > maxHistoryCommits {
-			return "", fmt.Errorf("the commit %s that built the bundle is more than %d commits behind the default branch", short(built.String()), maxHistoryCommits)
+			return "", fmt.Errorf("the commit %s that built the bundle is more than %d commits behind the default branch", jobs.Short(built.String()), maxHistoryCommits)
 		}
 		has, err := holds(c)
 		if err != nil {
 			return "", err
 		}
 		if has && !now {
-			return fmt.Sprintf("%s was in %s at %s, and the default-branch commit %s took it out", image, template, short(c.String()), short(prev.String())), nil
+			return fmt.Sprintf("%s was in %s at %s, and the default-branch commit %s took it out", image, template, jobs.Short(c.String()), jobs.Short(prev.String())), nil
 		}
 		if c == built {
 			return "", nil
@@ -215,7 +216,7 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 			return "", err
 		}
 		if len(parents) == 0 {
-			return "", fmt.Errorf("the commit %s that built the bundle is not on the default branch", short(built.String()))
+			return "", fmt.Errorf("the commit %s that built the bundle is not on the default branch", jobs.Short(built.String()))
 		}
 		prev, c = c, parents[0]
 	}

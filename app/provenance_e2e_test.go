@@ -108,7 +108,7 @@ func (e *rebuildEnv) prRun(name string, number int, sha string) githubfake.Check
 			return *got
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("no completed %s run of #%d on %s after 90s", name, number, short(sha))
+			e.t.Fatalf("no completed %s run of #%d on %s after 90s", name, number, jobs.Short(sha))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

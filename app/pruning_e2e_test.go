@@ -88,7 +88,7 @@ func TestPruningPullRequestMergesAndIsAudited(t *testing.T) {
 // with /approve, as any change of the package, and the audit log says she authorized the removals.
 func TestPruningApprovedByAnOwner(t *testing.T) {
 	e := startPruningE2E(t, "carol")
-	e.srv.commands.skew.Store(0)
+	e.srv.commands.SetClockSkew(0)
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	e.waitOwnership(t, e.headSHA, "action_required")
 	if n := len(e.fake.Merges()); n != 0 {

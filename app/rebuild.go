@@ -327,7 +327,7 @@ var errBranchGone = errors.New("the branch no longer exists")
 func (b *rebuild) run(ctx context.Context) (string, error) {
 	a := b.a
 	br, _, err := b.gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, b.branch, 1)
-	if isStatus(err, http.StatusNotFound) {
+	if ghapp.IsStatus(err, http.StatusNotFound) {
 		b.log.Info("nothing to build", "why", errBranchGone)
 		return "ignored", nil
 	}
@@ -366,7 +366,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	}
 	commit, err := repo.Resolve(a.SHA)
 	if err != nil {
-		return "error", fmt.Errorf("%s is the head of %s, but the fetch did not bring it: %w", short(a.SHA), b.branch, err)
+		return "error", fmt.Errorf("%s is the head of %s, but the fetch did not bring it: %w", jobs.Short(a.SHA), b.branch, err)
 	}
 	pol, err := gitpr.ReadPolicy(ctx, repo, commit)
 	if err != nil {
@@ -493,7 +493,7 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 		next := a
 		next.SHA, next.DeliveryID = head, ""
 		if err := b.r.q.Insert(ctx, []river.InsertManyParams{{Args: next}}); err != nil {
-			return "error", fmt.Errorf("asking for the build of %s: %w", short(head), err)
+			return "error", fmt.Errorf("asking for the build of %s: %w", jobs.Short(head), err)
 		}
 	}
 	if mineErr != nil {
@@ -503,7 +503,7 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 	if err != nil || len(imageTargets(pol)) == 0 {
 		return "superseded", nil
 	}
-	res := checks.Result{Conclusion: checks.Neutral, Title: "Superseded by " + short(head),
+	res := checks.Result{Conclusion: checks.Neutral, Title: "Superseded by " + jobs.Short(head),
 		Summary: fmt.Sprintf("The branch %s moved on to %s before this commit's images were built; the images are built from %s instead.", b.branch, head, head)}
 	if err := b.report(ctx, res); err != nil {
 		return "error", err
@@ -821,7 +821,7 @@ func (b *rebuild) startRunNamed(ctx context.Context, name, title, summary string
 		Output:     &github.CheckRunOutput{Title: github.String(title), Summary: github.String(summary)},
 	})
 	if err != nil {
-		return 0, fmt.Errorf("creating check run %s on %s: %w", name, short(b.a.SHA), err)
+		return 0, fmt.Errorf("creating check run %s on %s: %w", name, jobs.Short(b.a.SHA), err)
 	}
 	return cr.GetID(), nil
 }

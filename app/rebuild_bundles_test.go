@@ -39,7 +39,7 @@ func (e *rebuildEnv) waitRun(name, sha string) githubfake.CheckRun {
 			}
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("no completed %s run on %s after 90s", name, short(sha))
+			e.t.Fatalf("no completed %s run on %s after 90s", name, jobs.Short(sha))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -313,7 +313,7 @@ func (e *rebuildEnv) waitImageRun(sha string) githubfake.CheckRun {
 			}
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("no completed %s run on %s after 90s: %+v", jobs.RebuildCheckRunName, short(sha), e.imageRuns(sha))
+			e.t.Fatalf("no completed %s run on %s after 90s: %+v", jobs.RebuildCheckRunName, jobs.Short(sha), e.imageRuns(sha))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -539,8 +539,8 @@ func TestRebuildCoalesces(t *testing.T) {
 			}
 			for _, sha := range shas[:len(shas)-1] {
 				runs := e.imageRuns(sha)
-				if len(runs) != 1 || runs[0].Conclusion != "neutral" || runs[0].Title != "Superseded by "+short(newest) {
-					t.Errorf("%s: runs %+v, want one neutral 'Superseded by %s'", short(sha), runs, short(newest))
+				if len(runs) != 1 || runs[0].Conclusion != "neutral" || runs[0].Title != "Superseded by "+jobs.Short(newest) {
+					t.Errorf("%s: runs %+v, want one neutral 'Superseded by %s'", jobs.Short(sha), runs, jobs.Short(newest))
 				}
 			}
 			_, _, tags := e.reg.counts()
@@ -742,8 +742,8 @@ func TestRebuildBranchWentBack(t *testing.T) {
 	e.fake.SetBranch("acme", "catalog", "main", before)
 	e.deliverPush(before, sha)
 	run := e.waitImageRun(sha)
-	if run.Conclusion != "neutral" || run.Title != "Superseded by "+short(before) {
-		t.Errorf("pushed commit: %s %q, want neutral 'Superseded by %s'", run.Conclusion, run.Title, short(before))
+	if run.Conclusion != "neutral" || run.Title != "Superseded by "+jobs.Short(before) {
+		t.Errorf("pushed commit: %s %q, want neutral 'Superseded by %s'", run.Conclusion, run.Title, jobs.Short(before))
 	}
 	if run := e.waitImageRun(before); run.Conclusion != "success" {
 		t.Errorf("the head: %s %q\n%s", run.Conclusion, run.Title, run.Summary)

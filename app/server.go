@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -44,7 +45,7 @@ type Server struct {
 	dbReady  func(context.Context) error // the queue's Ready; /readyz asks it
 	pipeline *Pipeline
 	recovery *Recovery
-	commands *Commands
+	commands *merge.Commands
 	handler  http.Handler
 	registry *registry.Client
 	ready    atomic.Bool
@@ -128,34 +129,34 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		}
 		o.checks = defaultChecks(s.registry)
 	}
-	merger := newMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log)
-	merger.ownAppID = cfg.AppID
+	cache, err := ghapp.NewGitCache(cfg.GitCacheDir, cfg.FetchTimeout, log)
+	if err != nil {
+		return nil, err
+	}
+	// Parses of catalog files by git blob hash, shared by every repository
+	// and pull request: a check re-parses only what changed. The index
+	// knows which packages each blob holds, so a check reads only the
+	// files of the packages it touches (catalog.LoadPartial).
+	limits := catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)}
+	merger := merge.NewMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log,
+		cfg.AppID, cache, limits)
 	if o.review == nil {
 		o.review = merger
 	}
 	if o.rebuild == nil {
 		o.rebuild = recordOnly{log}
 	}
-	cache, err := ghapp.NewGitCache(cfg.GitCacheDir, cfg.FetchTimeout, log)
-	if err != nil {
-		return nil, err
-	}
 	s.pipeline = &Pipeline{
 		gh: o.github.clients, reporter: o.github.reporter, teams: o.github.teams, cache: cache,
 		checks: o.checks, checkTimeout: cfg.CheckTimeout, catalogs: cfg.Catalogs,
 		metrics: s.metrics, log: log,
-		// Parses of catalog files by git blob hash, shared by every repository
-		// and pull request: a check re-parses only what changed. The index
-		// knows which packages each blob holds, so a check reads only the
-		// files of the packages it touches (catalog.LoadPartial).
-		limits:   catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)},
+		limits:   limits,
 		policies: gitpr.NewPolicyCache(),
 		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
 		lines: checks.NewLineDiffCache(0),
 	}
 	s.pipeline.checked = merger
 	s.pipeline.bot = o.github.bot
-	merger.pipe = s.pipeline // the git cache and parse limits the merge result is judged with
 	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
@@ -165,14 +166,14 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(rc.Workers, &mergeWorker{m: merger}); err != nil {
+	if err := river.AddWorkerSafely(rc.Workers, merger.Worker()); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(rc.Workers, &mergeGroupWorker{p: s.pipeline}); err != nil {
 		return nil, err
 	}
-	s.commands = newCommands(o.github.clients, o.github.teams, log)
-	if err := river.AddWorkerSafely(rc.Workers, &commandWorker{c: s.commands}); err != nil {
+	s.commands = merge.NewCommands(o.github.clients, o.github.teams, log)
+	if err := river.AddWorkerSafely(rc.Workers, s.commands.Worker()); err != nil {
 		return nil, err
 	}
 	q, err := store.OpenQueue(ctx, store.QueueOptions{
@@ -183,15 +184,15 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	recovery.q = q
-	if err := merger.setQueue(ctx, q); err != nil {
+	if err := merger.SetQueue(ctx, q); err != nil {
 		q.Close()
 		return nil, err
 	}
-	if err := s.commands.setQueue(ctx, q); err != nil {
+	if err := s.commands.SetQueue(ctx, q); err != nil {
 		q.Close()
 		return nil, err
 	}
-	recovery.cmds = s.commands.store
+	recovery.cmds = q.Commands()
 	s.pipeline.updates = q.Updates()
 	if rb, ok := o.rebuild.(*Rebuilder); ok {
 		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {

@@ -60,3 +60,12 @@ func checkPlan(ec eventContext, number int, sha, reason string, rerun bool) jobs
 	}
 	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: a}}}
 }
+
+// mergePlan enqueues a merge evaluation of an open pull request.
+func mergePlan(ec eventContext, pr *github.PullRequest, reason string) jobs.Plan {
+	if pr == nil || pr.GetState() != "open" || pr.GetNumber() <= 0 || ec.InstallationID == 0 || ec.Owner == "" {
+		return jobs.Plan{}
+	}
+	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
+		Repo: ec.Name, Number: pr.GetNumber(), CloneURL: ec.CloneURL, Reason: reason}}}}
+}

@@ -201,3 +201,9 @@ func RepositoryComments(ctx context.Context, gh *github.Client, owner, repo stri
 	}
 	return out, nil
 }
+
+// IsStatus reports whether err is a GitHub error response with that status.
+func IsStatus(err error, status int) bool {
+	var er *github.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == status
+}

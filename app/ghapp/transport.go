@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/riverqueue/river"
 )
 
 // RetryPolicy bounds how the API transport waits and retries. Zero fields take
@@ -529,3 +532,20 @@ func (e *etagEntry) response(req *http.Request, notModified *http.Response) *htt
 		Request:       req,
 	}
 }
+
+// WaitOutRateLimit turns "GitHub rate limits us until T" into a snooze until
+// T. A snooze costs the job no attempt, whereas River's retry delays would
+// spend all five attempts within minutes of an hourly limit and drop the
+// job. A short random spread keeps the jobs held by one limit from all
+// calling GitHub in the same second it lifts.
+func WaitOutRateLimit(err error) error {
+	var rl *RateLimitedError
+	if !errors.As(err, &rl) {
+		return err
+	}
+	wait := max(time.Until(rl.Until), time.Second)
+	return river.JobSnooze(wait + rand.N(rateLimitSpread))
+}
+
+// rateLimitSpread bounds the random delay added to a rate-limit snooze.
+const rateLimitSpread = 5 * time.Second

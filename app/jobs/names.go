@@ -93,3 +93,11 @@ func IsSHA(s string) bool {
 	}
 	return true
 }
+
+// Short is the abbreviated form of a commit id, for messages.
+func Short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

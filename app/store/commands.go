@@ -369,3 +369,9 @@ func (b *riverBackend[TTx]) MarkReviewRequested(ctx context.Context, owner, repo
 		return err
 	})
 }
+
+// Actions of the approval rows.
+const (
+	ApprovalApprove = "approve"
+	ApprovalCancel  = "cancel"
+)

@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -22,12 +22,6 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// Actions of the approval rows.
-const (
-	approvalApprove = "approve"
-	approvalCancel  = "cancel"
-)
-
 // Outcomes of a command, as stored.
 const (
 	outcomeAccepted = "accepted"
@@ -47,9 +41,9 @@ const (
 	// checkWait is how long an /approve waits for the check of a head that was just pushed (its touched
 	// packages decide who may approve).
 	checkWait = 5 * time.Minute
-	// commandReplyMarker starts catalogbot's reply to a command, with the comment id and the command: a
+	// ReplyMarker starts catalogbot's reply to a command, with the comment id and the command: a
 	// retried job finds its reply instead of writing a second one.
-	commandReplyMarker = "<!-- catalogbot:command-reply "
+	ReplyMarker = "<!-- catalogbot:command-reply "
 )
 
 // Commands carries out comment commands (the jobs.CommandArgs jobs).
@@ -67,14 +61,24 @@ type Commands struct {
 	retestLimit atomic.Int64
 }
 
-func newCommands(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
+// Worker is the comment command job's worker.
+func (c *Commands) Worker() *CommandWorker { return &CommandWorker{c: c} }
+
+func NewCommands(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
 	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now}
 	c.skew.Store(int64(defaultCommandClockSkew))
 	c.retestLimit.Store(jobs.DefaultRetestPerHour)
 	return c
 }
 
-func (c *Commands) setQueue(ctx context.Context, q *store.Queue) error {
+// SetClockSkew sets the clock margin of /approve (tests shorten it while workers run).
+func (c *Commands) SetClockSkew(d time.Duration) { c.skew.Store(int64(d)) }
+
+// SetRetestLimit sets how many /retest a pull request may have in an hour.
+func (c *Commands) SetRetestLimit(n int) { c.retestLimit.Store(int64(n)) }
+
+// SetQueue gives the command handler its database once the queue is open.
+func (c *Commands) SetQueue(ctx context.Context, q *store.Queue) error {
 	c.q, c.merges, c.store = q, q.Merges(), q.Commands()
 	return nil
 }
@@ -130,7 +134,7 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 		// Written while it was open (a merge came first): nothing to do, and the commenter is told.
 		why := "closed"
 		if pr.GetMerged() {
-			why = fmt.Sprintf("merged (%s)", short(pr.GetMergeCommitSHA()))
+			why = fmt.Sprintf("merged (%s)", jobs.Short(pr.GetMergeCommitSHA()))
 		}
 		for _, cmd := range todo {
 			if err := c.reply(ctx, cc, cmd, fmt.Sprintf("@%s, `/%s` came too late: this pull request is %s.", a.Commenter, cmd, why)); err != nil {
@@ -149,7 +153,7 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 	// An /approve is judged on the packages the current head touches: wait a little for its check.
 	needsHeadCheck := slices.Contains(todo, jobs.CmdApprove) || slices.Contains(todo, jobs.CmdApproveCancel)
 	if needsHeadCheck && (!cc.ok || !strings.EqualFold(cc.checked.HeadSHA, cc.head)) && c.now().Sub(jobCreated) < checkWait {
-		log.Info("waiting for the check of the head before judging the commands", "head", short(cc.head))
+		log.Info("waiting for the check of the head before judging the commands", "head", jobs.Short(cc.head))
 		return river.JobSnooze(5 * time.Second)
 	}
 	cc.pol = policy.Default()
@@ -165,7 +169,7 @@ func (c *Commands) Handle(ctx context.Context, a jobs.CommandArgs, jobCreated ti
 			errs = append(errs, fmt.Errorf("/%s: %w", cmd, err))
 			continue
 		}
-		log.Info("command handled", "command", cmd, "outcome", outcome, "head", short(cc.head))
+		log.Info("command handled", "command", cmd, "outcome", outcome, "head", jobs.Short(cc.head))
 		if err := c.store.MarkCommand(ctx, a.Owner, a.Repo, a.Number, a.CommentID, cmd, outcome, c.now()); err != nil {
 			errs = append(errs, err)
 		}
@@ -284,14 +288,14 @@ func (c *Commands) approve(ctx context.Context, cc *commandContext, cancel bool)
 	if !c.mayApprove(ctx, cc, a.Commenter) {
 		return fmt.Sprintf("@%s, `%s` was not applied: only %s may use it.", a.Commenter, verb, whoMayApprove(cc)), nil
 	}
-	action := approvalApprove
+	action := store.ApprovalApprove
 	if cancel {
-		action = approvalCancel
+		action = store.ApprovalCancel
 	} else if ok, why, err := c.headAtComment(ctx, cc); err != nil {
 		return "", err
 	} else if !ok {
 		return fmt.Sprintf("@%s, `/approve` was not applied: %s. An approval counts for the commit it was given on only: look at %s and comment `/approve` again.",
-			a.Commenter, why, short(cc.head)), nil
+			a.Commenter, why, jobs.Short(cc.head)), nil
 	}
 	if err := c.store.AddCommandApproval(ctx, store.CommandApproval{Repo: a.Owner + "/" + a.Repo, Number: a.Number, CommentID: a.CommentID,
 		Login: a.Commenter, HeadSHA: cc.head, Action: action, At: a.CommentedAt, Recorded: c.now()}); err != nil {
@@ -325,14 +329,14 @@ func boundHead(log []store.HeadAt, head string, at time.Time) (ok bool, why stri
 			continue
 		}
 		if !strings.EqualFold(h.SHA, head) {
-			return false, fmt.Sprintf("the head moved to %s around or after the comment", short(h.SHA))
+			return false, fmt.Sprintf("the head moved to %s around or after the comment", jobs.Short(h.SHA))
 		}
 	}
 	switch {
 	case before == "":
-		return false, fmt.Sprintf("catalogbot had not seen %s as the head of this pull request when the comment was written", short(head))
+		return false, fmt.Sprintf("catalogbot had not seen %s as the head of this pull request when the comment was written", jobs.Short(head))
 	case !strings.EqualFold(before, head):
-		return false, fmt.Sprintf("the comment was written on %s, and the head is now %s", short(before), short(head))
+		return false, fmt.Sprintf("the comment was written on %s, and the head is now %s", jobs.Short(before), jobs.Short(head))
 	}
 	return true, ""
 }
@@ -377,7 +381,7 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 				continue
 			}
 			// go-github v62 puts the name into the path as it is: a hold label has a slash, escape it.
-			if _, err := cc.gh.Issues.RemoveLabelForIssue(ctx, a.Owner, a.Repo, a.Number, url.PathEscape(name)); err != nil && !isStatus(err, http.StatusNotFound) {
+			if _, err := cc.gh.Issues.RemoveLabelForIssue(ctx, a.Owner, a.Repo, a.Number, url.PathEscape(name)); err != nil && !ghapp.IsStatus(err, http.StatusNotFound) {
 				return "", "", fmt.Errorf("removing label %q: %w", name, err)
 			}
 		}
@@ -417,7 +421,7 @@ func (c *Commands) hold(ctx context.Context, cc *commandContext, cancel bool) (r
 		return "", "", fmt.Errorf("reading the pull request after the hold: %w", err)
 	}
 	if cur.GetMerged() {
-		return "", fmt.Sprintf("@%s, `/hold` came too late: catalogbot had already merged this pull request (%s).", a.Commenter, short(cur.GetMergeCommitSHA())), nil
+		return "", fmt.Sprintf("@%s, `/hold` came too late: catalogbot had already merged this pull request (%s).", a.Commenter, jobs.Short(cur.GetMergeCommitSHA())), nil
 	}
 	return "", "", nil
 }
@@ -428,7 +432,7 @@ func (c *Commands) retest(ctx context.Context, cc *commandContext) (string, erro
 	perm, _, err := cc.gh.Repositories.GetPermissionLevel(ctx, a.Owner, a.Repo, a.Commenter)
 	level := perm.GetPermission()
 	switch {
-	case isStatus(err, http.StatusNotFound):
+	case ghapp.IsStatus(err, http.StatusNotFound):
 		level = "none"
 	case err != nil:
 		return "", fmt.Errorf("reading the permission of %s: %w", a.Commenter, err)
@@ -459,7 +463,7 @@ func (c *Commands) react(ctx context.Context, cc *commandContext, content string
 
 // reply answers a command in a comment of its own, once.
 func (c *Commands) reply(ctx context.Context, cc *commandContext, cmd, text string) error {
-	marker := fmt.Sprintf("%s%d %s -->", commandReplyMarker, cc.a.CommentID, cmd)
+	marker := fmt.Sprintf("%s%d %s -->", ReplyMarker, cc.a.CommentID, cmd)
 	opt := &github.IssueListCommentsOptions{Since: &cc.a.CommentedAt, ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxListPages; page++ {
 		cs, resp, err := cc.gh.Issues.ListComments(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number, opt)
@@ -483,11 +487,11 @@ func (c *Commands) reply(ctx context.Context, cc *commandContext, cmd, text stri
 	return nil
 }
 
-type commandWorker struct {
+type CommandWorker struct {
 	river.WorkerDefaults[jobs.CommandArgs]
 	c *Commands
 }
 
-func (w *commandWorker) Work(ctx context.Context, job *river.Job[jobs.CommandArgs]) error {
-	return waitOutRateLimit(w.c.Handle(ctx, job.Args, job.CreatedAt))
+func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.CommandArgs]) error {
+	return ghapp.WaitOutRateLimit(w.c.Handle(ctx, job.Args, job.CreatedAt))
 }

@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -117,10 +117,10 @@ func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.
 		case err != nil && ctx.Err() != nil:
 			return res, ctx.Err()
 		case err != nil:
-			res.Recheck = fmt.Sprintf("the base branch moved to %s since the check of %s, and catalogbot could not compare the two (%v)", short(baseHead), short(checkedBase), err)
+			res.Recheck = fmt.Sprintf("the base branch moved to %s since the check of %s, and catalogbot could not compare the two (%v)", jobs.Short(baseHead), jobs.Short(checkedBase), err)
 		default:
 			if p := relevantChange(pol, touched, changes); p != "" {
-				res.Recheck = fmt.Sprintf("the base branch moved to %s since the check and changed `%s`, which this pull request's judgement depends on", short(baseHead), p)
+				res.Recheck = fmt.Sprintf("the base branch moved to %s since the check and changed `%s`, which this pull request's judgement depends on", jobs.Short(baseHead), p)
 			}
 		}
 	}
@@ -129,7 +129,7 @@ func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
-		res.Unjudged = fmt.Sprintf("catalogbot could not find where %s branched from %s: %v", short(head), short(baseHead), err)
+		res.Unjudged = fmt.Sprintf("catalogbot could not find where %s branched from %s: %v", jobs.Short(head), jobs.Short(baseHead), err)
 		return res, nil
 	}
 	if mb == y {
@@ -137,7 +137,7 @@ func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.
 	}
 	baseChanges, err := repo.ChangedPaths(ctx, mb, y)
 	if err != nil {
-		return res, fmt.Errorf("changes of the base since %s: %w", short(mb.String()), err)
+		return res, fmt.Errorf("changes of the base since %s: %w", jobs.Short(mb.String()), err)
 	}
 	catalogs, _ := rootsOf(pol)
 	dirs := map[string]bool{}
@@ -155,7 +155,7 @@ func (m *Merger) judgeResult(ctx context.Context, a jobs.MergeArgs, repo *gitfs.
 	}
 	prChanges, err := repo.ChangedPaths(ctx, mb, h)
 	if err != nil {
-		return res, fmt.Errorf("changes of the pull request since %s: %w", short(mb.String()), err)
+		return res, fmt.Errorf("changes of the pull request since %s: %w", jobs.Short(mb.String()), err)
 	}
 	var sorted []string
 	for d := range dirs {
@@ -308,12 +308,12 @@ func (m *Merger) mergedInto(ctx context.Context, owner, name string, repo *gitfs
 				if c, ok, err := m.store.LoadChecked(ctx, owner, name, e.Number); err == nil && ok && !slices.Contains(c.Touched, pkg) {
 					continue
 				}
-				names = append(names, fmt.Sprintf("#%d (%s)", e.Number, short(e.MergeCommit)))
+				names = append(names, fmt.Sprintf("#%d (%s)", e.Number, jobs.Short(e.MergeCommit)))
 			}
 		}
 	}
 	if len(names) == 0 {
-		return fmt.Sprintf("the base branch's changes to `%s` since %s (now %s)", dir, short(mb.String()), short(baseHead.String()))
+		return fmt.Sprintf("the base branch's changes to `%s` since %s (now %s)", dir, jobs.Short(mb.String()), jobs.Short(baseHead.String()))
 	}
 	slices.Reverse(names)
 	return strings.Join(names, ", ")

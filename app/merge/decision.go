@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -111,13 +112,13 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	if f.CheckedSHA == "" {
 		block("catalogbot has not checked this pull request yet")
 	} else if f.HeadSHA != f.CheckedSHA {
-		block("the head moved to %s after the check of %s; the new head is being checked", short(f.HeadSHA), short(f.CheckedSHA))
+		block("the head moved to %s after the check of %s; the new head is being checked", jobs.Short(f.HeadSHA), jobs.Short(f.CheckedSHA))
 	}
 	for _, name := range ourChecks {
 		switch c := f.OurChecks[name]; c {
 		case "success":
 		case "":
-			block("check %s has not completed on %s", name, short(f.HeadSHA))
+			block("check %s has not completed on %s", name, jobs.Short(f.HeadSHA))
 		default:
 			block("check %s concluded %s", name, c)
 		}
@@ -131,7 +132,7 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 		// What merges is what was judged: the pull request's change on this base head.
 		switch r := f.Result; {
 		case r == nil || r.BaseSHA != f.BaseHeadSHA:
-			block("the merge result on the base head %s has not been judged", short(f.BaseHeadSHA))
+			block("the merge result on the base head %s has not been judged", jobs.Short(f.BaseHeadSHA))
 		default:
 			if r.Recheck != "" {
 				block("%s; the pull request is being checked again against it", r.Recheck)
@@ -180,9 +181,9 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 		}
 		if by == nil {
 			if pol.Automerge.RequireOwnerApproval {
-				block("package %q needs an approving review from one of its owners on %s", pkg, short(f.HeadSHA))
+				block("package %q needs an approving review from one of its owners on %s", pkg, jobs.Short(f.HeadSHA))
 			} else {
-				block("@%s does not own package %q: an owner must approve %s", f.Author, pkg, short(f.HeadSHA))
+				block("@%s does not own package %q: an owner must approve %s", f.Author, pkg, jobs.Short(f.HeadSHA))
 			}
 			continue
 		}
@@ -244,13 +245,6 @@ func vouches(ctx context.Context, pol *policy.Policy, pkg, login string, teams p
 func vouchesAsMaintainer(ctx context.Context, pol *policy.Policy, login string, teams policy.TeamResolver) bool {
 	d, _ := pol.IsMaintainer(ctx, login, teams)
 	return d == policy.Yes
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }
 
 // extraOwner reports whether login is among the owners of pkg beyond the policy's.

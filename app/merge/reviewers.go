@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v62/github"
 	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -128,12 +129,12 @@ func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs
 		switch {
 		case err == nil:
 			log.Info("reviews requested (ci.yaml addReviewers)", "reviewers", strings.Join(batch, ","))
-		case isStatus(err, http.StatusUnprocessableEntity) && len(batch) > 1:
+		case ghapp.IsStatus(err, http.StatusUnprocessableEntity) && len(batch) > 1:
 			todo = append(todo, batch...)
 			// Ask one at a time from now on.
 			for _, r := range todo {
 				if _, _, err := gh.PullRequests.RequestReviewers(ctx, a.Owner, a.Repo, a.Number, github.ReviewersRequest{Reviewers: []string{r}}); err != nil {
-					if !isStatus(err, http.StatusUnprocessableEntity) {
+					if !ghapp.IsStatus(err, http.StatusUnprocessableEntity) {
 						return fmt.Errorf("requesting a review of %s: %w", r, err)
 					}
 					log.Info("GitHub refused a review request (ci.yaml addReviewers)", "reviewer", r, "message", githubMessage(err))
@@ -145,7 +146,7 @@ func (m *Merger) requestReviewers(ctx context.Context, gh *github.Client, a jobs
 				}
 			}
 			return nil
-		case isStatus(err, http.StatusUnprocessableEntity):
+		case ghapp.IsStatus(err, http.StatusUnprocessableEntity):
 			log.Info("GitHub refused a review request (ci.yaml addReviewers)", "reviewer", batch[0], "message", githubMessage(err))
 		default:
 			return fmt.Errorf("requesting reviews: %w", err)

@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.Merg
 	}
 	statuses, err := statusesOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
 	switch {
-	case isStatus(err, http.StatusForbidden):
+	case ghapp.IsStatus(err, http.StatusForbidden):
 		g.Notes = append(g.Notes, "cannot read the commit statuses of the head: grant the App Commit statuses: read (required statuses count as missing until then)")
 	case err != nil:
 		return nil, err
@@ -132,7 +132,7 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.Merg
 		f.Required = append(f.Required, RequiredCheck{Name: name, State: state})
 	}
 
-	f.Reviews, err = m.approvals(ctx, gh, a.Owner, a.Repo, a.Number)
+	f.Reviews, err = m.Approvals(ctx, gh, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func statusesOn(ctx context.Context, gh *github.Client, owner, repo, sha string)
 	for page := 0; page < maxListPages; page++ {
 		cs, resp, err := gh.Repositories.GetCombinedStatus(ctx, owner, repo, sha, opt)
 		if err != nil {
-			return nil, fmt.Errorf("reading the statuses of %s: %w", short(sha), err)
+			return nil, fmt.Errorf("reading the statuses of %s: %w", jobs.Short(sha), err)
 		}
 		for _, s := range cs.Statuses {
 			st := s.GetState()
@@ -216,8 +216,8 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 	set := map[string]bool{}
 	rsc, _, err := gh.Repositories.GetRequiredStatusChecks(ctx, owner, repo, branch)
 	switch {
-	case errors.Is(err, github.ErrBranchNotProtected) || isStatus(err, http.StatusNotFound):
-	case isStatus(err, http.StatusForbidden):
+	case errors.Is(err, github.ErrBranchNotProtected) || ghapp.IsStatus(err, http.StatusNotFound):
+	case ghapp.IsStatus(err, http.StatusForbidden):
 		note = fmt.Sprintf("cannot read the branch protection of %s: grant the App Administration: read (its required checks are not considered here; GitHub's merge still enforces them)", branch)
 	case err != nil:
 		return nil, "", fmt.Errorf("reading the required status checks of %s: %w", branch, err)
@@ -235,7 +235,7 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 	}
 	rules, _, err := gh.Repositories.GetRulesForBranch(ctx, owner, repo, branch)
 	switch {
-	case isStatus(err, http.StatusNotFound):
+	case ghapp.IsStatus(err, http.StatusNotFound):
 	case err != nil:
 		return nil, "", fmt.Errorf("reading the rulesets of %s: %w", branch, err)
 	}
@@ -259,10 +259,10 @@ func requiredChecks(ctx context.Context, gh *github.Client, owner, repo, branch 
 	return out, note, nil
 }
 
-// latestReviews reads every review (all pages) and keeps each reviewer's
+// LatestReviews reads every review (all pages) and keeps each reviewer's
 // latest one that takes a stand (a later plain comment does not undo an
 // approval), with the commit it was made on.
-func latestReviews(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
+func LatestReviews(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
 	latest := map[string]Review{}
 	opt := &github.ListOptions{PerPage: 100}
 	for page := 0; page < maxListPages; page++ {
@@ -318,7 +318,7 @@ func withCommandApprovals(reviews []Review, cmds []store.CommandApproval) []Revi
 	}
 	for _, c := range cmds {
 		state := "APPROVED"
-		if c.Action == approvalCancel {
+		if c.Action == store.ApprovalCancel {
 			state = "DISMISSED"
 		}
 		put(Review{User: c.Login, State: state, CommitID: c.HeadSHA, At: c.At, CommentID: c.CommentID})
@@ -328,10 +328,4 @@ func withCommandApprovals(reviews []Review, cmds []store.CommandApproval) []Revi
 		out = append(out, latest[k])
 	}
 	return out
-}
-
-// isStatus reports whether err is a GitHub error response with that status.
-func isStatus(err error, status int) bool {
-	var er *github.ErrorResponse
-	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == status
 }

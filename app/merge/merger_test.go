@@ -1,8 +1,9 @@
-package app
+package merge
 
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -94,26 +96,24 @@ func newMergeEnv(t *testing.T, author string) *mergeEnv {
 			t.Fatal(err)
 		}
 	}
-	cfg := testConfig(t)
-	rc, err := newRiverConfig(cfg, jobHandlers{})
-	if err != nil {
+	rc := &river.Config{Workers: river.NewWorkers(), Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}}
+	m := NewMerger(hookClients{inner: fe.gh, env: env}, func(*github.Client) policy.TeamResolver { return nil },
+		func() []string { return ourRunNames }, testLogger(t), testAppID, nil, catalog.Limits{})
+	m.retryDelay = time.Millisecond
+	if err := river.AddWorkerSafely(rc.Workers, m.Worker()); err != nil {
 		t.Fatal(err)
 	}
-	m := newMerger(hookClients{inner: fe.gh, env: env}, func(*github.Client) policy.TeamResolver { return nil },
-		func() []string { return ourRunNames }, testLogger(t))
-	m.retryDelay = time.Millisecond
-	m.ownAppID = testAppID
-	if err := river.AddWorkerSafely(rc.Workers, &mergeWorker{m: m}); err != nil {
+	if err := river.AddWorkerSafely(rc.Workers, river.WorkFunc(func(context.Context, *river.Job[jobs.CheckPRArgs]) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, err := store.OpenQueue(ctx, store.QueueOptions{SQLitePath: cfg.SQLitePath(), River: rc, Log: testLogger(t)})
+	q, err := store.OpenQueue(ctx, store.QueueOptions{SQLitePath: filepath.Join(t.TempDir(), "catalogbot.db"), River: rc, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(q.Close)
-	if err := m.setQueue(ctx, q); err != nil {
+	if err := m.SetQueue(ctx, q); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.store.SaveChecked(ctx, store.CheckedPR{Owner: testOwner, Repo: testRepo, Number: 1, HeadSHA: env.head,
@@ -135,7 +135,7 @@ func (e *mergeEnv) evaluate(t *testing.T) {
 
 func (e *mergeEnv) statusComment() string {
 	for _, c := range e.fake.Comments(testOwner, testRepo, 1) {
-		if strings.HasPrefix(c.Body, mergeStatusMarker) {
+		if strings.HasPrefix(c.Body, StatusMarker) {
 			return c.Body
 		}
 	}
@@ -261,7 +261,7 @@ func TestMergeBlocked(t *testing.T) {
 			e.evaluate(t) // edited, never repeated
 			n := 0
 			for _, c := range e.fake.Comments(testOwner, testRepo, 1) {
-				if strings.HasPrefix(c.Body, mergeStatusMarker) {
+				if strings.HasPrefix(c.Body, StatusMarker) {
 					n++
 				}
 			}

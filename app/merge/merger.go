@@ -1,4 +1,4 @@
-package app
+package merge
 
 import (
 	"context"
@@ -18,14 +18,15 @@ import (
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// mergeStatusMarker starts the one comment that says why a pull request is
+// StatusMarker starts the one comment that says why a pull request is
 // not merged automatically.
-const mergeStatusMarker = "<!-- catalogbot:merge-status -->"
+const StatusMarker = "<!-- catalogbot:merge-status -->"
 
 // Merger merges pull requests that passed, exactly as checked, and records
 // each merge in the audit log. It is the ReviewHandler of the server.
@@ -44,11 +45,12 @@ type Merger struct {
 	// wait, doubled each time.
 	mergeRetries int
 	retryDelay   time.Duration
-	// lease serialises the merges of a repository; pipe gives the git cache and parse limits the merge
-	// result is judged with (nil: no judgement, the base must not have moved).
-	lease store.LeaseStore
-	pipe  *Pipeline
-	stats mergeStats
+	// lease serialises the merges of a repository; cache and limits are the git cache and parse limits
+	// the merge result is judged with (no cache: no judgement, the base must not have moved).
+	lease  store.LeaseStore
+	cache  *ghapp.GitCache
+	limits catalog.Limits
+	stats  mergeStats
 }
 
 // mergeStats count the merge work, for the benchmarks and the logs.
@@ -56,21 +58,28 @@ type mergeStats struct {
 	evaluations, judgements, rechecks, merges, leaseWaits atomic.Int64
 }
 
-// newMerger builds the merge evaluation; setQueue completes it.
-func newMerger(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger) *Merger {
-	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second}
+// NewMerger builds the merge evaluation; SetQueue completes it. appID, when set, counts only this App's
+// check runs as ours; cache and limits are what the merge result is judged with (no cache: no judgement,
+// the base must not have moved).
+func NewMerger(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger,
+	appID int64, cache *ghapp.GitCache, limits catalog.Limits) *Merger {
+	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second,
+		ownAppID: appID, cache: cache, limits: limits}
 }
 
-// setQueue gives the merger its database once the queue is open.
-func (m *Merger) setQueue(ctx context.Context, q *store.Queue) error {
+// Worker is the merge job's worker.
+func (m *Merger) Worker() *MergeWorker { return &MergeWorker{m: m} }
+
+// SetQueue gives the merger its database once the queue is open.
+func (m *Merger) SetQueue(ctx context.Context, q *store.Queue) error {
 	m.q, m.store, m.cmds, m.lease = q, q.Merges(), q.Commands(), q.Leases()
 	return nil
 }
 
 // approvals are each person's latest stand on the pull request: reviews and /approve comments together.
 // Both the ownership check and the merge decision read approvals from here.
-func (m *Merger) approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
-	reviews, err := latestReviews(ctx, gh, owner, repo, number)
+func (m *Merger) Approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error) {
+	reviews, err := LatestReviews(ctx, gh, owner, repo, number)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +102,7 @@ func (m *Merger) enqueue(ctx context.Context, a jobs.MergeArgs) error {
 
 // recordChecked stores what a check of a pull request saw; the pipeline
 // calls it once the change set is known, before the check runs complete.
-func (m *Merger) recordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error {
+func (m *Merger) RecordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error {
 	base, err := repo.Resolve(baseRef)
 	if err != nil {
 		return fmt.Errorf("base %s: %w", baseRef, err)
@@ -151,7 +160,7 @@ func boundedRemovals(rs []string) []string {
 }
 
 // checksCompleted asks for a merge evaluation once our check runs completed.
-func (m *Merger) checksCompleted(ctx context.Context, a jobs.CheckPRArgs) error {
+func (m *Merger) ChecksCompleted(ctx context.Context, a jobs.CheckPRArgs) error {
 	return m.enqueue(ctx, jobs.MergeArgs{InstallationID: a.InstallationID, Owner: a.Owner, Repo: a.Repo, Number: a.Number,
 		CloneURL: a.CloneURL, Reason: "checks completed", After: a.HeadSHA + "/" + a.Rerun})
 }
@@ -304,7 +313,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 	switch {
 	case err == nil && res2.GetMerged():
 		m.stats.merges.Add(1)
-		log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res2.GetSHA(), "base", short(g.baseHead), "authorized_by", d.AuthorizedBy)
+		log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res2.GetSHA(), "base", jobs.Short(g.baseHead), "authorized_by", d.AuthorizedBy)
 		if err := m.store.AddAudit(ctx, store.AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
 			MergeCommit: res2.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
 			PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
@@ -313,7 +322,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 			log.Error("merged but the audit row was not written", "sha", g.CheckedSHA, "err", err)
 		}
 		return mergeDone, m.setStatusComment(ctx, gh, a, nil)
-	case isStatus(err, http.StatusConflict):
+	case ghapp.IsStatus(err, http.StatusConflict):
 		// The head moved after our check: check the new head; never merge it unseen.
 		log.Info("head moved before the merge", "checked", g.CheckedSHA)
 		cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
@@ -325,8 +334,8 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 			return mergeDone, err
 		}
 		return mergeDone, m.setStatusComment(ctx, gh, a, []string{fmt.Sprintf(
-			"the head moved to %s after the check of %s; the new head is being checked", short(cur.GetHead().GetSHA()), short(g.CheckedSHA))})
-	case isStatus(err, http.StatusMethodNotAllowed):
+			"the head moved to %s after the check of %s; the new head is being checked", jobs.Short(cur.GetHead().GetSHA()), jobs.Short(g.CheckedSHA))})
+	case ghapp.IsStatus(err, http.StatusMethodNotAllowed):
 		msg := githubMessage(err)
 		// Another evaluation (of a later event) may have merged it a moment ago.
 		if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && cur.GetMerged() {
@@ -350,10 +359,10 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 // judge judges the merge result of the checked head on the base head the facts read (see judgeResult),
 // from the git cache. Without a git cache (tests of the decision alone), the base must not have moved.
 func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) (ResultJudgement, error) {
-	if m.pipe == nil || m.pipe.cache == nil {
+	if m.cache == nil {
 		res := ResultJudgement{BaseSHA: g.baseHead}
 		if g.baseHead != g.Checked.BaseSHA {
-			res.Recheck = fmt.Sprintf("the base branch moved to %s since the check", short(g.baseHead))
+			res.Recheck = fmt.Sprintf("the base branch moved to %s since the check", jobs.Short(g.baseHead))
 		}
 		return res, nil
 	}
@@ -362,7 +371,7 @@ func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) 
 		clone = g.PR.GetBase().GetRepo().GetCloneURL()
 	}
 	baseRef := "refs/heads/" + g.PR.GetBase().GetRef()
-	repo, err := ghapp.FetchRepo(ctx, m.gh, m.pipe.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{baseRef, fmt.Sprintf("refs/pull/%d/head", a.Number)})
+	repo, err := ghapp.FetchRepo(ctx, m.gh, m.cache, a.InstallationID, a.Owner, a.Repo, clone, []string{baseRef, fmt.Sprintf("refs/pull/%d/head", a.Number)})
 	if err != nil {
 		return ResultJudgement{}, fmt.Errorf("fetching %s to judge the merge: %w", baseRef, err)
 	}
@@ -371,7 +380,7 @@ func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) 
 		// The base moved between GitHub's answer and the fetch (a push by someone else): judge again shortly.
 		return ResultJudgement{}, river.JobSnooze(2 * time.Second)
 	}
-	return m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.pipe.limits)
+	return m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.limits)
 }
 
 // mergeClaimed sends the merge of sha, bounded so that it ends well within mergeLease, and releases the
@@ -426,7 +435,7 @@ func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a jobs
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(mergeStatusMarker + "\n**catalogbot will not merge this pull request yet:**\n\n")
+	b.WriteString(StatusMarker + "\n**catalogbot will not merge this pull request yet:**\n\n")
 	for _, r := range blocking {
 		b.WriteString("- " + r + "\n")
 	}
@@ -451,7 +460,7 @@ func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a job
 			return nil, fmt.Errorf("listing comments of #%d: %w", a.Number, err)
 		}
 		for _, c := range cs {
-			if strings.HasPrefix(c.GetBody(), mergeStatusMarker) {
+			if strings.HasPrefix(c.GetBody(), StatusMarker) {
 				return c, nil
 			}
 		}
@@ -463,16 +472,16 @@ func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a job
 	return nil, nil
 }
 
-type mergeWorker struct {
+type MergeWorker struct {
 	river.WorkerDefaults[jobs.MergeArgs]
 	m *Merger
 }
 
-func (w *mergeWorker) Work(ctx context.Context, job *river.Job[jobs.MergeArgs]) error {
+func (w *MergeWorker) Work(ctx context.Context, job *river.Job[jobs.MergeArgs]) error {
 	if job.Args.Number == 0 {
-		return waitOutRateLimit(w.m.evaluateHead(ctx, job.Args))
+		return ghapp.WaitOutRateLimit(w.m.evaluateHead(ctx, job.Args))
 	}
-	return waitOutRateLimit(w.m.Evaluate(ctx, job.Args))
+	return ghapp.WaitOutRateLimit(w.m.Evaluate(ctx, job.Args))
 }
 
 // maxPullsScanned bounds the open pull requests read to find those of one head commit.
@@ -514,20 +523,4 @@ func (m *Merger) evaluateHead(ctx context.Context, a jobs.MergeArgs) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkRecorder is what the pipeline tells the merge evaluation.
-type checkRecorder interface {
-	recordChecked(ctx context.Context, a jobs.CheckPRArgs, baseRef string, repo *gitfs.Repo, in *checks.PullRequest) error
-	checksCompleted(ctx context.Context, a jobs.CheckPRArgs) error
-	approvals(ctx context.Context, gh *github.Client, owner, repo string, number int) ([]Review, error)
-}
-
-// mergePlan enqueues a merge evaluation of an open pull request.
-func mergePlan(ec eventContext, pr *github.PullRequest, reason string) jobs.Plan {
-	if pr == nil || pr.GetState() != "open" || pr.GetNumber() <= 0 || ec.InstallationID == 0 || ec.Owner == "" {
-		return jobs.Plan{}
-	}
-	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.MergeArgs{InstallationID: ec.InstallationID, Owner: ec.Owner,
-		Repo: ec.Name, Number: pr.GetNumber(), CloneURL: ec.CloneURL, Reason: reason}}}}
 }

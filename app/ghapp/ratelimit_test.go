@@ -1,4 +1,4 @@
-package app
+package ghapp
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/riverqueue/river"
 )
 
@@ -14,7 +13,7 @@ import (
 // attempt spent) instead of failing an attempt; other errors pass through.
 func TestWaitOutRateLimit(t *testing.T) {
 	until := time.Now().Add(40 * time.Minute)
-	err := waitOutRateLimit(fmt.Errorf("creating check run: %w", &ghapp.RateLimitedError{Identity: 7, Until: until}))
+	err := WaitOutRateLimit(fmt.Errorf("creating check run: %w", &RateLimitedError{Identity: 7, Until: until}))
 	var snooze *river.JobSnoozeError
 	if !errors.As(err, &snooze) {
 		t.Fatalf("rate limited job returned %v, want a snooze", err)
@@ -23,16 +22,16 @@ func TestWaitOutRateLimit(t *testing.T) {
 		t.Errorf("snoozed %v, want between %v and %v", snooze.Duration, lo, hi)
 	}
 
-	err = waitOutRateLimit(&ghapp.RateLimitedError{Until: time.Now().Add(-time.Minute)})
+	err = WaitOutRateLimit(&RateLimitedError{Until: time.Now().Add(-time.Minute)})
 	if !errors.As(err, &snooze) || snooze.Duration < time.Second {
 		t.Errorf("a limit already lifted gave %v, want a snooze of at least a second", err)
 	}
 
 	plain := errors.New("boom")
-	if got := waitOutRateLimit(plain); got != plain {
+	if got := WaitOutRateLimit(plain); got != plain {
 		t.Errorf("other error became %v", got)
 	}
-	if waitOutRateLimit(nil) != nil {
+	if WaitOutRateLimit(nil) != nil {
 		t.Error("nil error became non-nil")
 	}
 }
