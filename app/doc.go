@@ -1,7 +1,14 @@
-// Package app is the GitHub App: webhook intake, the durable job queue, the git
-// cache, check-run reporting, merging and the catalog image rebuild.
+// Package app is the GitHub App: the composition root that builds the server
+// (configuration, health, metrics, worker registration) from the packages
+// below it, and — until they get rooms of their own — the webhook intake, the
+// check pipeline, the catalog image rebuild and recovery.
 //
-// It is being split into layered packages below it; app/jobs (the vocabulary
-// of work: job kinds and arguments, plans, run names, the comment grammar) is
-// the first, and imports nothing of app.
+// The layers under app, each importing only those below it:
+//
+//	app/jobs   the vocabulary of work: job kinds and arguments, plans, run names, the comment grammar
+//	app/store  the one database: queue, delivery log, merge, command, rebuild and update records, leases
+//	app/ghapp  GitHub: clients, transport, git cache, teams, check-run reporting
+//	app/merge  merge facts, decision, merger, merge result, reviewers, comment commands
+//
+// Nothing below app imports app.
 package app
