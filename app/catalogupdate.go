@@ -17,8 +17,8 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
-	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -139,7 +139,7 @@ func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, o
 func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, mainTree *gitfs.FS, pol *policy.Policy, pkg string, adds []template.Addition) (updateResult, error) {
 	a := b.a
 	res := updateResult{Package: pkg}
-	pts, err := checks.PackageTemplates(mainTree, pol, pkg)
+	pts, err := pkgtemplate.List(mainTree, pol, pkg)
 	if err != nil {
 		res.Problem = "the package's template mapping cannot be read: " + err.Error()
 		return res, nil
@@ -200,10 +200,10 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		files[pt.Template] = src
 		// The catalogs are rendered with the bundle directories of the default branch's head and the blobs of
 		// its catalogs.
-		rendered, findings := checks.RenderPackageTemplate(ctx, mainTree, pol, pt, pkg, src, b.r.limits)
+		rendered, findings := pkgtemplate.Render(ctx, mainTree, pol, pt, pkg, src, b.r.limits)
 		if rendered == nil {
 			// Say where, in the template as committed, when it does not render as it is either.
-			if out, before := checks.RenderPackageTemplate(ctx, mainTree, pol, pt, pkg, original, b.r.limits); out == nil && len(before) > 0 {
+			if out, before := pkgtemplate.Render(ctx, mainTree, pol, pt, pkg, original, b.r.limits); out == nil && len(before) > 0 {
 				findings = before
 			}
 			msg := "the template does not render"

@@ -22,6 +22,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -324,8 +325,8 @@ func renderForTest(t *testing.T, files map[string]string, tmpl string) string {
 	// The bundle root's image pattern is the one bundleImagePolicy gives, on the registry the template names.
 	host, _, _ := strings.Cut(strings.SplitN(files[tmpl], "image: ", 2)[1], "/")
 	pol := &policy.Policy{Bundles: []policy.BundleRoot{{Path: "operators", Image: host + "/acme/{package}-bundle:v{version}"}}}
-	pt := checks.PackageTemplate{Template: tmpl, Catalogs: []policy.TemplateCatalog{{Path: "catalogs/v4.16/etcd/catalog.yaml", MigrateLevel: "none"}}}
-	out, fs := checks.RenderPackageTemplate(context.Background(), os.DirFS(dir), pol, pt, "etcd", []byte(files[tmpl]), catalog.Limits{})
+	pt := pkgtemplate.PackageTemplate{Template: tmpl, Catalogs: []policy.TemplateCatalog{{Path: "catalogs/v4.16/etcd/catalog.yaml", MigrateLevel: "none"}}}
+	out, fs := pkgtemplate.Render(context.Background(), os.DirFS(dir), pol, pt, "etcd", []byte(files[tmpl]), catalog.Limits{})
 	if out == nil {
 		t.Fatalf("render: %v", fs)
 	}

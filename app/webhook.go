@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
-	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
 // MaxWebhookBody is GitHub's cap on a webhook payload (25 MiB); anything
@@ -271,7 +271,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "stored, nothing to do\n")
 		return
 	}
-	fmt.Fprintf(w, "stored, %s queued\n", checks.Count(len(p.Jobs), "job", "jobs"))
+	fmt.Fprintf(w, "stored, %s queued\n", markdown.Count(len(p.Jobs), "job", "jobs"))
 }
 
 // validHeaderToken bounds the delivery id and event name: printable ASCII

@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/promote"
 )
 
@@ -160,7 +161,7 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 	if pkg == "" {
 		return nil, "its catalog changes belong to no package"
 	}
-	pts, err := PackageTemplates(pr.Base.FS, pr.Policy, pkg)
+	pts, err := pkgtemplate.List(pr.Base.FS, pr.Policy, pkg)
 	if err != nil || len(pts) == 0 {
 		return nil, "the package has no template"
 	}
@@ -187,7 +188,7 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 		for _, r := range bt.Refs() {
 			had[r.Image] = true
 		}
-		dirs := packageDirResolver(pr.Base.FS, pr.Policy, pt.Root, pkg)
+		dirs := pkgtemplate.DirResolver(pr.Base.FS, pr.Policy, pt.Root, pkg)
 		if dirs == nil {
 			return nil, "the package's bundle directories cannot be read"
 		}
@@ -225,7 +226,7 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 			return nil, pt.Template + " changes more than a catalog update's additions"
 		}
 		explained[pt.Template] = true
-		rendered, _ := renderPackageTemplate(ctx, pr.Base.FS, dirs, pt, head, pr.Limits)
+		rendered, _ := pkgtemplate.RenderWith(ctx, pr.Base.FS, dirs, pt, head, pr.Limits)
 		if rendered == nil {
 			return nil, pt.Template + " does not render"
 		}

@@ -10,6 +10,7 @@ import (
 	cbundle "github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -49,9 +50,9 @@ func TestDerived(t *testing.T) {
 	pol.Catalogs = []policy.Catalog{{Path: "catalogs"}}
 	pol.Bundles = []policy.BundleRoot{{Path: "operators", Image: "quay.io/acme/{package}-bundle:v{version}"}}
 	pol.Templates = []policy.Template{{Path: tmplPath, Catalogs: []policy.TemplateCatalog{{Path: catPath, MigrateLevel: "none"}}}}
-	pt := checks.PackageTemplate{Template: tmplPath, Catalogs: pol.Templates[0].Catalogs}
+	pt := pkgtemplate.PackageTemplate{Template: tmplPath, Catalogs: pol.Templates[0].Catalogs}
 	render := func(fsys fstest.MapFS, src string) string {
-		out, fs := checks.RenderPackageTemplate(ctx, fsys, pol, pt, "etcd", []byte(src), catalog.Limits{})
+		out, fs := pkgtemplate.Render(ctx, fsys, pol, pt, "etcd", []byte(src), catalog.Limits{})
 		if out == nil {
 			t.Fatal(fs)
 		}

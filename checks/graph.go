@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
 const (
@@ -135,7 +136,7 @@ func UpgradeGraphs(in *PullRequest) string {
 				continue
 			}
 			fmt.Fprintf(&sb, "#### Upgrade graph of `%s`, channel `%s`, after the catalog update (previewed; %s)\n\n%s\n",
-				MarkdownCode(g.pkg), MarkdownCode(g.channel), strings.Join(g.catalogs, ", "), g.md)
+				markdown.Code(g.pkg), markdown.Code(g.channel), strings.Join(g.catalogs, ", "), g.md)
 			drawn++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
 // maxGraphNodes bounds the entries drawn per side; a larger channel is drawn
@@ -299,7 +300,7 @@ func union(a, b []string) []string {
 
 // mermaidLabel shortens a bundle name and escapes it for a quoted label.
 func mermaidLabel(s string) string {
-	return mermaidText(TruncateRunes(s, maxNodeLabel+len(" (not in channel)"), "…"))
+	return mermaidText(markdown.TruncateRunes(s, maxNodeLabel+len(" (not in channel)"), "…"))
 }
 
 // mermaidText escapes text for a quoted mermaid label: anything but letters,
@@ -369,12 +370,12 @@ func ChangedChannelGraphs(before, after *catalog.Catalog) string {
 		if i == maxGraphChannels {
 			rest := make([]string, 0, len(changed)-i)
 			for _, r := range changed[i:] {
-				rest = append(rest, "`"+MarkdownCode(r.pkg+"/"+r.channel)+"`")
+				rest = append(rest, "`"+markdown.Code(r.pkg+"/"+r.channel)+"`")
 			}
 			fmt.Fprintf(&sb, "\nAlso changed (not drawn): %s\n", strings.Join(rest, ", "))
 			break
 		}
-		fmt.Fprintf(&sb, "\n**Package `%s`, channel `%s`**\n\n", MarkdownCode(k.pkg), MarkdownCode(k.channel))
+		fmt.Fprintf(&sb, "\n**Package `%s`, channel `%s`**\n\n", markdown.Code(k.pkg), markdown.Code(k.channel))
 		sb.WriteString(UpgradeGraphMermaid(before, after, k.pkg, k.channel))
 	}
 	return sb.String()

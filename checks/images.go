@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -239,10 +240,10 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		res.Title = "Image problems"
 	}
 	res.Summary = fmt.Sprintf("%s in the bundles this pull request adds or changes; %s looked up by HEAD request (no pulls). References outside the allowed registries are never contacted.",
-		Count(len(refs), "image reference", "image references"), Count(asked, "distinct reference was", "distinct references were"))
+		markdown.Count(len(refs), "image reference", "image references"), markdown.Count(asked, "distinct reference was", "distinct references were"))
 	if n := len(refs) - len(contact); n > 0 {
 		res.Summary += fmt.Sprintf(" %s not looked up: outside images.allowedRegistries or, under images.requireDigest, not pinned by digest (the validation check reports %s).",
-			Count(n, "reference was", "references were"), map[bool]string{true: "it", false: "them"}[n == 1])
+			markdown.Count(n, "reference was", "references were"), map[bool]string{true: "it", false: "them"}[n == 1])
 	}
 	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -65,16 +66,16 @@ func (Immutability) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	switch {
 	case len(fs) > 0 && allowed == len(fs):
 		res.Title = "Removals the policy allows"
-		res.Summary = fmt.Sprintf("%s of released content, each allowed by the policy's removals (annotated): the package's owners make or approve them, as the ownership check asks.", Count(allowed, "removal", "removals"))
+		res.Summary = fmt.Sprintf("%s of released content, each allowed by the policy's removals (annotated): the package's owners make or approve them, as the ownership check asks.", markdown.Count(allowed, "removal", "removals"))
 	case len(fs) == 0:
 		res.Title = "Released content unchanged"
 		res.Summary = "No released bundle or channel entry was modified or removed."
 	case res.Conclusion == Success:
 		res.Title = "Released content changed by a maintainer"
-		res.Summary = fmt.Sprintf("@%s is a maintainer, so changes to released content are warnings. %s annotated.", pr.Author, Count(len(fs), "change is", "changes are"))
+		res.Summary = fmt.Sprintf("@%s is a maintainer, so changes to released content are warnings. %s annotated.", pr.Author, markdown.Count(len(fs), "change is", "changes are"))
 	default:
 		res.Title = "Released content was changed"
-		res.Summary = fmt.Sprintf("%s to released content annotated. Bundles on the base branch are released: fix a bundle by publishing a new version with an upgrade edge from it.", Count(len(fs), "change", "changes"))
+		res.Summary = fmt.Sprintf("%s to released content annotated. Bundles on the base branch are released: fix a bundle by publishing a new version with an upgrade edge from it.", markdown.Count(len(fs), "change", "changes"))
 	}
 	return res, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -185,7 +186,7 @@ func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*Bun
 		}
 		pp.Bundles = append(pp.Bundles, pb)
 	}
-	pts, err := PackageTemplates(pr.Head.FS, pr.Policy, pkg)
+	pts, err := pkgtemplate.List(pr.Head.FS, pr.Policy, pkg)
 	if err != nil {
 		pp.Unverified = "the package's template mapping cannot be read: " + err.Error()
 		pp.Templates = true
@@ -224,7 +225,7 @@ func bundleImage(ctx context.Context, fsys fs.FS, bc *BundleChange, version stri
 	return repo + "@" + digest, nil
 }
 
-func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, pts []PackageTemplate) {
+func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, pts []pkgtemplate.PackageTemplate) {
 	lim := pr.Limits
 	var dirs []string
 	adds := make([]template.Addition, 0, len(pp.Bundles))
@@ -321,9 +322,9 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			}
 			return chain
 		}
-		r := newTemplateRendererFrom(tmpl, pt.Opm, pt.Catalogs, docsOf, nil, pull)
+		r := template.NewRenderer(tmpl, pt.Opm, pkgtemplate.Paths(pt.Catalogs), docsOf, nil, pull)
 		for _, c := range pt.Catalogs {
-			out, rf := r.render(ctx, c.MigrateLevel)
+			out, rf := r.Render(ctx, c.MigrateLevel)
 			if out == nil {
 				previewRenderFailure(ctx, pr, pp, pt, original, c, rf)
 				break
@@ -353,7 +354,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 	}
 }
 
-func pkgNames(pt PackageTemplate, pkg string) []string {
+func pkgNames(pt pkgtemplate.PackageTemplate, pkg string) []string {
 	if pt.Root != nil {
 		return []string{pkg}
 	}
@@ -382,7 +383,7 @@ func firstMessage(fs []catalog.Finding) string {
 // previewRenderFailure says why a template does not render with the new bundles: the bundle's doing when the
 // template as committed renders, a could-not-verify otherwise (the template's other bundles cannot be
 // resolved offline, or it is broken already).
-func previewRenderFailure(ctx context.Context, pr *PullRequest, pp *PackagePreview, pt PackageTemplate, original []byte, c policy.TemplateCatalog, rf []catalog.Finding) {
+func previewRenderFailure(ctx context.Context, pr *PullRequest, pp *PackagePreview, pt pkgtemplate.PackageTemplate, original []byte, c policy.TemplateCatalog, rf []catalog.Finding) {
 	unresolvedOnly := true
 	for _, f := range rf {
 		if f.Severity == catalog.SeverityError && f.Rule != "template.bundle-unresolved" {
@@ -392,7 +393,7 @@ func previewRenderFailure(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 	if !unresolvedOnly {
 		if tmpl, _ := template.Parse(pt.Template, original, pr.Limits); tmpl != nil {
 			pull := otherDirs(pr, pt, pp.Package, pp.Bundles[0].Change.Root.Image)
-			if out, _ := newTemplateRenderer(tmpl, pt.Opm, pr.Base.FS, pt.Catalogs, nil, pr.Limits, pull).render(ctx, c.MigrateLevel); out != nil {
+			if out, _ := pkgtemplate.NewRenderer(tmpl, pt.Opm, pr.Base.FS, pt.Catalogs, nil, pr.Limits, pull).Render(ctx, c.MigrateLevel); out != nil {
 				for _, f := range rf {
 					if f.Severity != catalog.SeverityError {
 						continue
@@ -694,9 +695,9 @@ func dirFetcher(fsys fs.FS, dirOf func(ref string) (string, bool)) func(level st
 // otherDirs resolves the template's other bundles from the package's bundle directories of the head: with an
 // image pattern, a reference the pattern gives for a version is that version's directory, read directly
 // (nothing built); without one, by the digest of each directory's image (all of them built once).
-func otherDirs(pr *PullRequest, pt PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
+func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
 	if pattern == "" || !strings.Contains(pattern, "{version}") {
-		dirs := packageDirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...)
+		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...)
 		if dirs == nil {
 			return nil
 		}
@@ -729,7 +730,7 @@ func otherDirs(pr *PullRequest, pt PackageTemplate, pkg, pattern string) func(le
 
 // channelsHead is the one head the channels add joins have in the template's committed catalogs, "" when they
 // have none or several.
-func channelsHead(pt PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), add template.Addition) string {
+func channelsHead(pt pkgtemplate.PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), add template.Addition) string {
 	head := ""
 	for _, c := range pt.Catalogs {
 		docs, ok := docsOf(c.Path)

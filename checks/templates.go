@@ -1,13 +1,11 @@
 package checks
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +13,8 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/markdown"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -178,11 +178,11 @@ func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		res.Title = "No catalog template touched"
 		res.Summary = "The pull request touches no template, and no package whose catalogs are rendered from templates.\n"
 	case errs > 0:
-		res.Title = fmt.Sprintf("%s between templates and their catalogs", Count(errs, "difference", "differences"))
+		res.Title = fmt.Sprintf("%s between templates and their catalogs", markdown.Count(errs, "difference", "differences"))
 	case unverified:
 		res.Title = "Some templates could not be rendered offline"
 	default:
-		res.Title = fmt.Sprintf("%s match %s", Count(checked, "template's catalogs", "templates' catalogs"), map[bool]string{true: "its template", false: "their templates"}[checked == 1])
+		res.Title = fmt.Sprintf("%s match %s", markdown.Count(checked, "template's catalogs", "templates' catalogs"), map[bool]string{true: "its template", false: "their templates"}[checked == 1])
 	}
 	if checked > 0 {
 		res.Summary = b.String()
@@ -283,7 +283,7 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 					}
 					continue
 				}
-				opm := makefileOpm(rev.FS, path.Join(dir, "Makefile"))
+				opm := pkgtemplate.MakefileOpm(rev.FS, path.Join(dir, "Makefile"))
 				for _, m := range ms {
 					var cats []policy.TemplateCatalog
 					for _, c := range m.Catalogs {
@@ -315,24 +315,9 @@ func validFolder(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\")
 }
 
-var opmVersionLine = regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
-
-// makefileOpm reads the opm release a community package renders with (OPM_VERSION ?= v1.46.0 in its
-// Makefile; the file is only read, never run). "" when it does not say.
-func makefileOpm(fsys fs.FS, name string) string {
-	data, err := readFileCapped(fsys, name, 1<<20)
-	if err != nil || data == nil {
-		return ""
-	}
-	if m := opmVersionLine.FindSubmatch(data); m != nil {
-		return string(m[1])
-	}
-	return ""
-}
-
 // fixCommand is the command that writes what should be committed.
 func fixCommand(m mapping, c policy.TemplateCatalog) string {
-	cmd := "catalog-check template render " + m.template + " --output " + outputFormat(c.Path)
+	cmd := "catalog-check template render " + m.template + " --output " + template.OutputFormat(c.Path)
 	if c.MigrateLevel != "" && c.MigrateLevel != "none" {
 		cmd += " --migrate-level " + c.MigrateLevel
 	}
@@ -340,13 +325,6 @@ func fixCommand(m mapping, c policy.TemplateCatalog) string {
 		cmd += " --opm " + m.opm
 	}
 	return "`" + cmd + " > " + c.Path + "` writes what should be committed"
-}
-
-func outputFormat(file string) string {
-	if strings.HasSuffix(file, ".json") {
-		return "json"
-	}
-	return "yaml"
 }
 
 // checkMapping renders one template for each of its catalogs and compares.
@@ -371,7 +349,7 @@ func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *tem
 	if d, ok := c.dirs[key]; ok {
 		return d
 	}
-	d := packageDirResolver(c.pr.Head.FS, c.pr.Policy, root, names...)
+	d := pkgtemplate.DirResolver(c.pr.Head.FS, c.pr.Policy, root, names...)
 	c.dirs[key] = d
 	return d
 }
@@ -488,10 +466,10 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 		}
 	}
 	// The blobs the base revision already renders from these images (digests name content).
-	r := newTemplateRendererFrom(tmpl, m.opm, m.catalogs, cache.docsOf, cache.dirResolver(m.root, names...), pull)
-	r.unv = unv
+	r := template.NewRenderer(tmpl, m.opm, pkgtemplate.Paths(m.catalogs), cache.docsOf, cache.dirResolver(m.root, names...), pull)
+	r.Incomplete = unv.add
 	for _, c := range m.catalogs {
-		out, rf := r.render(ctx, c.MigrateLevel)
+		out, rf := r.Render(ctx, c.MigrateLevel)
 		if out == nil {
 			// Images that could not be read make the template not verified, never a difference: the
 			// findings about them are warnings, the rest (an image the registry says does not exist, a
@@ -509,7 +487,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 					shown = append(shown[:most:most], fmt.Sprintf("and %d more", len(images)-most))
 				}
 				fmt.Fprintf(&b, "- `%s` → `%s`: not verified: %s could not be read: %s%s\n", m.template, c.Path,
-					Count(len(images), "bundle image", "bundle images"), strings.Join(shown, "; "), cache.unreadCatalogs(m.catalogs))
+					markdown.Count(len(images), "bundle image", "bundle images"), strings.Join(shown, "; "), cache.unreadCatalogs(m.catalogs))
 			}
 			findings = append(findings, pkgOf(rf)...)
 			// Every catalog of the template fails the same way; report it once.
@@ -552,7 +530,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 		if n == 0 {
 			fmt.Fprintf(&b, "- `%s` → `%s`: matches\n", m.template, c.Path)
 		} else {
-			fmt.Fprintf(&b, "- `%s` → `%s`: **%s**\n", m.template, c.Path, Count(n, "difference", "differences"))
+			fmt.Fprintf(&b, "- `%s` → `%s`: **%s**\n", m.template, c.Path, markdown.Count(n, "difference", "differences"))
 		}
 	}
 	return findings, b.String(), unverified
@@ -610,25 +588,6 @@ func dedupe(fs []catalog.Finding) []catalog.Finding {
 	return out
 }
 
-// bundleDirsOf lists the <version>/ directories of a package folder that hold metadata/annotations.yaml.
-func bundleDirsOf(fsys fs.FS, pkgDir string) []string {
-	entries, err := fs.ReadDir(fsys, pkgDir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		dir := path.Join(pkgDir, e.Name())
-		if info, err := fs.Stat(fsys, path.Join(dir, "metadata", "annotations.yaml")); err == nil && info.Mode().IsRegular() {
-			out = append(out, dir)
-		}
-	}
-	return out
-}
-
 // templateChangeLine is the first line of the head template the pull request changed, when it changed the
 // template but not the catalog; 0 otherwise.
 func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) int {
@@ -655,206 +614,6 @@ func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) 
 		return max(fl.deletedAt[0], 1)
 	}
 	return 1
-}
-
-// PackageTemplate is one template of a package and the catalogs it renders into.
-type PackageTemplate struct {
-	Template string
-	Catalogs []policy.TemplateCatalog
-	Opm      string
-	// Root is the bundle root whose ci.yaml maps it (nil for the policy's templates:).
-	Root *policy.BundleRoot
-}
-
-// PackageTemplates lists the templates that render package pkg in fsys: the policy's templates whose
-// catalogs are files of a pkg directory, and the fbc.catalog_mapping of <root>/<pkg>/ci.yaml for bundle roots
-// with templatesFromCIYaml.
-func PackageTemplates(fsys fs.FS, pol *policy.Policy, pkg string) ([]PackageTemplate, error) {
-	var out []PackageTemplate
-	for _, tm := range pol.Templates {
-		for _, c := range tm.Catalogs {
-			if strings.Contains("/"+c.Path, "/"+pkg+"/") {
-				out = append(out, PackageTemplate{Template: tm.Path, Catalogs: tm.Catalogs, Opm: tm.Opm})
-				break
-			}
-		}
-	}
-	if !validFolder(pkg) {
-		return out, nil
-	}
-	for i := range pol.Bundles {
-		root := &pol.Bundles[i]
-		if !root.TemplatesFromCIYaml {
-			continue
-		}
-		dir := path.Join(root.Path, pkg)
-		data, err := readFileCapped(fsys, path.Join(dir, "ci.yaml"), maxCIYamlBytes)
-		if err != nil {
-			return nil, err
-		}
-		if data == nil {
-			continue
-		}
-		ms, err := template.CIMappings(dir, pkg, data)
-		if err != nil {
-			return nil, err
-		}
-		opm := makefileOpm(fsys, path.Join(dir, "Makefile"))
-		for _, m := range ms {
-			pt := PackageTemplate{Template: m.Template, Opm: opm, Root: root}
-			for _, c := range m.Catalogs {
-				pt.Catalogs = append(pt.Catalogs, policy.TemplateCatalog{Path: c, MigrateLevel: m.MigrateLevel[c]})
-			}
-			out = append(out, pt)
-		}
-	}
-	return out, nil
-}
-
-// RenderPackageTemplate renders a template of fsys for each of its catalogs, the bundle images resolved from
-// the catalogs of fsys (by digest) and from the package's bundle directories (by digest or the root's image
-// pattern). It returns each catalog's new content; findings say why the template does not render.
-func RenderPackageTemplate(ctx context.Context, fsys fs.FS, pol *policy.Policy, pt PackageTemplate, pkg string, src []byte, lim catalog.Limits) (map[string][]byte, []catalog.Finding) {
-	return renderPackageTemplate(ctx, fsys, packageDirResolver(fsys, pol, pt.Root, pkg), pt, src, lim)
-}
-
-func renderPackageTemplate(ctx context.Context, fsys fs.FS, dirs *template.DirResolver, pt PackageTemplate, src []byte, lim catalog.Limits) (map[string][]byte, []catalog.Finding) {
-	tmpl, findings := template.Parse(pt.Template, src, lim)
-	if tmpl == nil {
-		return nil, findings
-	}
-	r := newTemplateRenderer(tmpl, pt.Opm, fsys, pt.Catalogs, dirs, lim, nil)
-	out := map[string][]byte{}
-	for _, c := range pt.Catalogs {
-		rendered, rf := r.render(ctx, c.MigrateLevel)
-		findings = append(findings, rf...)
-		if rendered == nil {
-			return nil, findings
-		}
-		var buf bytes.Buffer
-		var err error
-		if outputFormat(c.Path) == "json" {
-			err = rendered.WriteJSON(&buf)
-		} else {
-			err = rendered.WriteYAML(&buf)
-		}
-		if err != nil {
-			return nil, append(findings, catalog.Finding{Rule: template.RuleDriftMapping, Severity: catalog.SeverityError, Position: catalog.Position{File: pt.Template}, Message: err.Error()})
-		}
-		out[c.Path] = buf.Bytes()
-	}
-	return out, findings
-}
-
-// templateRenderer renders one template at the migrate levels of its catalogs, each level once, the bundle
-// images resolved from the blobs of its catalogs (read once, by digest), from the package's bundle
-// directories, then, when pull is set, from the registry.
-type templateRenderer struct {
-	tmpl     *template.Template
-	beh      template.Behaviour
-	catalogs *template.CatalogResolver
-	dirs     *template.DirResolver
-	pull     func(level string) template.Resolver
-	done     map[string]*template.Output
-	// unv, when set, records the images whose bundle directories could not all be read.
-	unv *unverifiable
-}
-
-// newTemplateRenderer reads the catalogs' blobs from catalogFS (the base revision, for a pull request: the
-// head's catalogs are what is being judged).
-func newTemplateRenderer(tmpl *template.Template, opm string, catalogFS fs.FS, catalogs []policy.TemplateCatalog, dirs *template.DirResolver, lim catalog.Limits, pull func(string) template.Resolver) *templateRenderer {
-	maxFile := maxFileOf(lim)
-	return newTemplateRendererFrom(tmpl, opm, catalogs, func(name string) ([]catalog.Doc, bool) {
-		data, err := readFileCapped(catalogFS, name, maxFile)
-		if err != nil || data == nil {
-			return nil, false
-		}
-		docs, _ := catalog.ParseFile(name, data, lim)
-		return docs, true
-	}, dirs, pull)
-}
-
-// newTemplateRendererFrom is newTemplateRenderer over catalogs read by docsOf.
-func newTemplateRendererFrom(tmpl *template.Template, opm string, catalogs []policy.TemplateCatalog, docsOf func(string) ([]catalog.Doc, bool), dirs *template.DirResolver, pull func(string) template.Resolver) *templateRenderer {
-	beh, err := template.BehaviourOf(opm)
-	if err != nil {
-		beh, _ = template.BehaviourOf("")
-	}
-	cr, _ := template.NewCatalogResolver("none")
-	for _, c := range catalogs {
-		if docs, ok := docsOf(c.Path); ok {
-			cr.Add(docs)
-		}
-	}
-	return &templateRenderer{tmpl: tmpl, beh: beh, catalogs: cr, dirs: dirs, pull: pull, done: map[string]*template.Output{}}
-}
-
-// render renders at level; the findings come with the first render of a level only.
-func (r *templateRenderer) render(ctx context.Context, level string) (*template.Output, []catalog.Finding) {
-	if out, ok := r.done[level]; ok {
-		return out, nil
-	}
-	// By digest from the catalogs, then the bundle directories, then a tag the catalogs hold verbatim (with a
-	// warning), then the registry.
-	var chain template.Chain
-	cr, err := r.catalogs.AtLevel(level)
-	if err == nil {
-		chain = append(chain, cr)
-	}
-	if r.dirs != nil {
-		var dr template.Resolver = r.dirs.AtLevel(level)
-		if unv := r.unv; unv != nil {
-			inner := dr
-			dr = template.ResolverFunc(func(ctx context.Context, ref string) (*template.Resolved, error) {
-				res, err := inner.Resolve(ctx, ref)
-				if errors.Is(err, template.ErrIncomplete) {
-					unv.add(ref, err.Error())
-				}
-				return res, err
-			})
-		}
-		chain = append(chain, dr)
-	}
-	if err == nil {
-		chain = append(chain, cr.ByTag())
-	}
-	if r.pull != nil {
-		chain = append(chain, r.pull(level))
-	}
-	out, findings := template.Render(ctx, r.tmpl, template.Options{Resolver: chain, Behaviour: r.beh})
-	r.done[level] = out
-	return out, findings
-}
-
-// packageDirResolver resolves images from the bundle directories of a package in fsys: those of root's
-// package folder when a ci.yaml mapping names the root, else the package folders of any bundle root named by
-// one of names (the package, or for a template of the policy the segments of its catalogs' paths:
-// catalogs/v4.16/etcd/catalog.yaml names etcd). Nil when there are none.
-func packageDirResolver(fsys fs.FS, pol *policy.Policy, root *policy.BundleRoot, names ...string) *template.DirResolver {
-	if root != nil && len(names) > 0 {
-		return template.NewDirResolver(fsys, bundleDirsOf(fsys, path.Join(root.Path, names[0])), root.Image, "none")
-	}
-	var dirs []string
-	pattern := ""
-	seen := map[string]bool{}
-	for _, name := range names {
-		if !validFolder(name) || seen[name] {
-			continue
-		}
-		seen[name] = true
-		for _, r := range pol.Bundles {
-			if st, err := fs.Stat(fsys, path.Join(r.Path, name)); err == nil && st.IsDir() {
-				dirs = append(dirs, bundleDirsOf(fsys, path.Join(r.Path, name))...)
-				if pattern == "" {
-					pattern = r.Image
-				}
-			}
-		}
-	}
-	if len(dirs) == 0 {
-		return nil
-	}
-	return template.NewDirResolver(fsys, dirs, pattern, "none")
 }
 
 // catalogPathNames are the directory names of the catalogs' paths, the candidates for their package.

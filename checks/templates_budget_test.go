@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -69,13 +70,13 @@ func manyTemplatesRepo(t *testing.T, versions, templates int) (r *gitRepo, base,
 	for i := 0; i < templates; i++ {
 		pol.Catalogs = append(pol.Catalogs, policy.Catalog{Path: fmt.Sprintf("catalogs/v4.%d", 17+i)})
 	}
-	pts, err := checks.PackageTemplates(fsys, pol, "etcd")
+	pts, err := pkgtemplate.List(fsys, pol, "etcd")
 	if err != nil || len(pts) != templates {
 		t.Fatalf("package templates: %v, %d", err, len(pts))
 	}
 	rendered := map[string]string{}
 	for _, pt := range pts {
-		out, fs := checks.RenderPackageTemplate(context.Background(), fsys, pol, pt, "etcd", []byte(tmpl), catalog.Limits{})
+		out, fs := pkgtemplate.Render(context.Background(), fsys, pol, pt, "etcd", []byte(tmpl), catalog.Limits{})
 		if out == nil {
 			t.Fatal(fs)
 		}

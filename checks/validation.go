@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
 // Validation validates the head revision's catalogs as opm validate would,
@@ -51,7 +52,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		verdict := "valid"
 		if errs > 0 {
-			verdict = "**invalid**: " + Count(errs, "error", "errors")
+			verdict = "**invalid**: " + markdown.Count(errs, "error", "errors")
 		}
 		fmt.Fprintf(&b, "- `%s`: %s (packages checked: %s)\n", cc.Root, verdict, quoteList(nonEmpty(pkgs)))
 	}
@@ -84,7 +85,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		verdict := "valid"
 		if errs > 0 {
-			verdict = "**invalid**: " + Count(errs, "error", "errors")
+			verdict = "**invalid**: " + markdown.Count(errs, "error", "errors")
 		}
 		fmt.Fprintf(&b2, "- bundle `%s`: %s (package `%s`)\n", b.Dir, verdict, b.Package)
 	}
@@ -98,9 +99,9 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			checked++
 			verdict := "allowed"
 			if len(imf) > 0 {
-				verdict = "**" + Count(len(imf), "refused", "refused") + "**"
+				verdict = "**" + markdown.Count(len(imf), "refused", "refused") + "**"
 			}
-			fmt.Fprintf(&b, "- %s added or changed, against images.allowedRegistries and images.requireDigest: %s\n", Count(len(refs), "image reference", "image references"), verdict)
+			fmt.Fprintf(&b, "- %s added or changed, against images.allowedRegistries and images.requireDigest: %s\n", markdown.Count(len(refs), "image reference", "image references"), verdict)
 		}
 	}
 	// The catalog update the merge leads to, previewed: its rendered catalogs must be valid too.
@@ -132,12 +133,12 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 			switch {
 			case errs > 0:
-				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): **invalid**: %s\n", pp.Package, Count(errs, "error", "errors"))
+				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): **invalid**: %s\n", pp.Package, markdown.Count(errs, "error", "errors"))
 			case pp.Unverified != "":
 				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): not verified: %s\n", pp.Package, pp.Unverified)
 			default:
 				fmt.Fprintf(&b, "- catalog update of `%s` (previewed): valid (%s rendered with the new bundles: %s)\n", pp.Package,
-					Count(len(cats), "catalog", "catalogs"), quoteList(cats))
+					markdown.Count(len(cats), "catalog", "catalogs"), quoteList(cats))
 			}
 		}
 	}

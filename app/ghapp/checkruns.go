@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/google/go-github/v62/github"
 )
 
@@ -535,7 +536,9 @@ func TruncateOutput(s string) string {
 }
 
 // truncateRunes keeps at most n runes of s, the last of which is suffix when cut.
-func truncateRunes(s string, n int, suffix string) string { return checks.TruncateRunes(s, n, suffix) }
+func truncateRunes(s string, n int, suffix string) string {
+	return markdown.TruncateRunes(s, n, suffix)
+}
 
 // truncateBytes keeps at most n bytes of s, cut on a rune boundary.
 func truncateBytes(s string, n int) string {
@@ -566,7 +569,7 @@ func MarkdownInline(s string) string {
 func MarkdownCell(s string) string { return strings.ReplaceAll(MarkdownInline(s), "|", `\|`) }
 
 // MarkdownCode makes s safe inside a single-backtick code span.
-func MarkdownCode(s string) string { return checks.MarkdownCode(s) }
+func MarkdownCode(s string) string { return markdown.Code(s) }
 
 // Titles of the runs a job completes without having checked the head.
 const (

@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -110,7 +111,7 @@ func runImages(ctx context.Context, dirs []string, policyFile string, o checkOpt
 	found, unverified, asked := checks.CheckImageRefs(ctx, reg, rules, refs)
 	catalog.SortFindings(found)
 	res := checks.Result{Check: "images", Findings: found, Conclusion: checks.Conclude(found, unverified),
-		Summary: fmt.Sprintf("%s, %s looked up.", checks.Count(len(refs), "image reference", "image references"), checks.Count(asked, "distinct reference", "distinct references"))}
+		Summary: fmt.Sprintf("%s, %s looked up.", markdown.Count(len(refs), "image reference", "image references"), markdown.Count(asked, "distinct reference", "distinct references"))}
 	results := []checks.Result{res}
 	if o.output == "github" {
 		results = repoRelative(results, getenv)

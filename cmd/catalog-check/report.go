@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
 // verdict is the JSON shape of `catalog-check check --output json`.
@@ -239,7 +240,7 @@ func markdownSummary(results []checks.Result, graphs string) string {
 			if f.Hint != "" {
 				msg += "<br>Fix: " + strings.NewReplacer("\n", " ", "|", `\|`).Replace(f.Hint)
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", checks.MarkdownCode(f.Position.String()), f.Severity, checks.MarkdownCode(f.Rule), msg)
+			fmt.Fprintf(&b, "| `%s` | %s | `%s` | %s |\n", markdown.Code(f.Position.String()), f.Severity, markdown.Code(f.Rule), msg)
 		}
 	}
 	if graphs != "" {

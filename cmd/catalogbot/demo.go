@@ -30,6 +30,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -688,11 +689,11 @@ func writeDemoTemplate(ctx context.Context, work string, write func(rel, body st
 	if err != nil {
 		return err
 	}
-	pts, err := checks.PackageTemplates(os.DirFS(work), pol, "redis")
+	pts, err := pkgtemplate.List(os.DirFS(work), pol, "redis")
 	if err != nil || len(pts) != 1 {
 		return fmt.Errorf("the demo's redis template: %v", err)
 	}
-	out, findings := checks.RenderPackageTemplate(ctx, os.DirFS(work), pol, pts[0], "redis", []byte(tmpl), catalog.Limits{})
+	out, findings := pkgtemplate.Render(ctx, os.DirFS(work), pol, pts[0], "redis", []byte(tmpl), catalog.Limits{})
 	if out == nil {
 		return fmt.Errorf("rendering the demo's redis template: %v", findings)
 	}

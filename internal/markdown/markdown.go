@@ -1,4 +1,7 @@
-package checks
+// Package markdown holds the small text helpers of the reports catalogbot writes as GitHub markdown (check-run
+// summaries, comments, the checker's job summary): cutting to a rune budget, code spans safe in a table cell,
+// counted nouns. It imports nothing of ours; checks, app and cmd use it.
+package markdown
 
 import (
 	"strconv"
@@ -22,9 +25,9 @@ func TruncateRunes(s string, n int, suffix string) string {
 	return s
 }
 
-// MarkdownCode makes s safe inside `code` in a markdown table cell: one line, no backquote, no pipe, at
+// Code makes s safe inside `code` in a markdown table cell: one line, no backquote, no pipe, at
 // most 500 runes.
-func MarkdownCode(s string) string {
+func Code(s string) string {
 	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", `\|`).Replace(TruncateRunes(s, 500, "…"))
 }
 
