@@ -83,7 +83,8 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job st
 		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
 	}
 	names := p.runNames()
-	ids, err := p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, 0, job, names)
+	runs := p.reporter.For(gh, a.Owner, a.Repo, a.HeadSHA, 0, job)
+	ids, err := runs.Start(ctx, names)
 	if err != nil {
 		return fmt.Errorf("creating check runs: %w", err)
 	}
@@ -97,7 +98,7 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job st
 		for name, id := range ids {
 			r := res
 			r.Check = name
-			if err := p.reporter.Complete(tell, gh, a.Owner, a.Repo, id, r, ""); err != nil {
+			if err := runs.Complete(tell, id, r, ""); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -110,7 +111,7 @@ func (p *Pipeline) CheckGroup(ctx context.Context, a jobs.MergeGroupArgs, job st
 		if !ok {
 			continue
 		}
-		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, mergeResults(name, results[name]), ""); err != nil {
+		if err := runs.Complete(ctx, id, mergeResults(name, results[name]), ""); err != nil {
 			errs = append(errs, fmt.Errorf("completing %s: %w", name, err))
 		}
 	}

@@ -21,14 +21,9 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// checkRunReporting creates and completes check runs (implemented by
-// *ghapp.CheckRunReporter).
+// checkRunReporting binds a check-run reporter to one job's runs (implemented by *ghapp.CheckRunReporter).
 type checkRunReporting interface {
-	Start(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, error)
-	InProgress(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string) (map[string]int64, error)
-	StartUnlessChecked(ctx context.Context, gh *github.Client, owner, repo, headSHA string, pr int, job string, names []string) (map[string]int64, string, error)
-	Note(ctx context.Context, gh *github.Client, owner, repo string, runID int64, title, summary string) error
-	Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error
+	For(gh *github.Client, owner, repo, headSHA string, pr int, job string) *ghapp.JobRuns
 }
 
 // Pipeline checks one pull request head and reports check runs.
@@ -88,6 +83,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 	if err != nil {
 		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
 	}
+	runs := p.reporter.For(gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job)
 	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
 	if err != nil {
 		return fmt.Errorf("reading pull request %s#%d: %w", full, a.Number, err)
@@ -99,7 +95,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 			// An earlier attempt may have left its runs in progress (it
 			// failed and meant to retry, or it was killed): close them,
 			// or they would spin on the old head for ever.
-			return p.closeLeftovers(ctx, gh, a, job, pr, drop)
+			return closeLeftovers(ctx, runs, a.HeadSHA, pr, drop)
 		}
 		return nil
 	}
@@ -111,14 +107,14 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 		// both ask for this head; the second to run finds the first's
 		// verdict and leaves it, rather than reporting a second set.
 		var by string
-		ids, by, err = p.reporter.StartUnlessChecked(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
+		ids, by, err = runs.StartUnlessChecked(ctx, names)
 		if err == nil && by != "" {
 			log.Info("check dropped", "why", "already checked", "by", by)
 			outcome = "dropped"
 			return nil
 		}
 	} else {
-		ids, err = p.reporter.Start(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job, names)
+		ids, err = runs.Start(ctx, names)
 	}
 	if err != nil {
 		return fmt.Errorf("creating check runs: %w", err)
@@ -126,24 +122,33 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 	log.Info("checking", "runs", len(ids), "completed_before", len(names)-len(ids))
 
 	results, graphs, runErr := p.run(ctx, gh, a, pr)
-	if runErr != nil {
-		// Perhaps the head moved (a force push removes the old head from refs/pull/N/head).
-		if cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number); gerr == nil && whyDrop(cur, a.HeadSHA) != "" {
-			outcome = "superseded"
-			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
+	// Observe: is this head still the pull request's? (A force push also removes the old head from
+	// refs/pull/N/head, which is one way the run fails.) Unreadable counts as still the head.
+	cur, _, gerr := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+	if gerr != nil {
+		cur = nil
+	}
+	// Decide, then act.
+	d := decideRun(runErr, cur, a.HeadSHA, attempt, maxAttempts)
+	switch d.outcome {
+	case runSuperseded:
+		if runErr == nil {
+			log.Info("results dropped", "why", d.why)
 		}
+		outcome = "superseded"
+		return runs.CompleteAll(ctx, ids, supersededResult(d.newHead))
+	case runRetry, runFailed:
 		// The job's own context may be what ended (its timeout): say what
 		// happened on the runs under a short deadline of its own.
 		tell, cancel := context.WithTimeout(context.WithoutCancel(ctx), failureReportTimeout)
 		defer cancel()
-		var perm errPermanent
-		if !errors.As(runErr, &perm) && attempt < maxAttempts {
+		if d.outcome == runRetry {
 			// The runs stay in progress, saying why: the next attempt
 			// completes them (a neutral result now would read as a verdict).
 			summary := fmt.Sprintf("catalogbot could not check this commit: %s\n\nIt will try again (attempt %d of %d).",
 				ghapp.MarkdownInline(runErr.Error()), attempt, maxAttempts)
 			for name, id := range ids {
-				if nerr := p.reporter.Note(tell, gh, a.Owner, a.Repo, id, "Could not run, trying again", summary); nerr != nil {
+				if nerr := runs.Note(tell, id, "Could not run, trying again", summary); nerr != nil {
 					log.Warn("noting the failure on a check run", "check_run", name, "err", nerr)
 				}
 			}
@@ -151,7 +156,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 		}
 		res := checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleCouldNotRun, Err: runErr.Error(),
 			Summary: fmt.Sprintf("catalogbot could not check this commit: %s", runErr)}
-		if cerr := p.completeAll(tell, gh, a, ids, res); cerr != nil {
+		if cerr := runs.CompleteAll(tell, ids, res); cerr != nil {
 			log.Warn("completing check runs after a failure", "err", cerr)
 		}
 		log.Error("check could not run", "err", runErr)
@@ -159,15 +164,6 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 		return nil
 	}
 
-	// Report only if this head is still the PR's: otherwise the newer job reports.
-	cur, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
-	if err == nil {
-		if drop := whyDrop(cur, a.HeadSHA); drop != "" {
-			log.Info("results dropped", "why", drop)
-			outcome = "superseded"
-			return p.completeAll(ctx, gh, a, ids, supersededResult(cur.GetHead().GetSHA()))
-		}
-	}
 	var errs []error
 	for _, name := range names {
 		res := mergeResults(name, results[name])
@@ -179,7 +175,7 @@ func (p *Pipeline) CheckPR(ctx context.Context, a jobs.CheckPRArgs, job string, 
 		if name == "catalogbot/validate" {
 			extra = graphs
 		}
-		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, res, extra); err != nil {
+		if err := runs.Complete(ctx, id, res, extra); err != nil {
 			errs = append(errs, fmt.Errorf("completing %s: %w", name, err))
 			continue
 		}
@@ -210,6 +206,47 @@ func sameHeadAgain(reason string) bool {
 	return false
 }
 
+// runOutcome is what a check job does once its checks ran, or could not.
+type runOutcome int
+
+const (
+	// runReport: the head is still the pull request's and the checks ran: complete the runs with the results.
+	runReport runOutcome = iota
+	// runSuperseded: the pull request moved on (another head, closed): complete the runs as superseded.
+	runSuperseded
+	// runRetry: the checks could not run and another attempt is left: note it on the runs, fail the attempt.
+	runRetry
+	// runFailed: the checks could not run, for good: complete the runs as "could not run" (neutral).
+	runFailed
+)
+
+// runDecision is decideRun's answer: the outcome, and for runSuperseded why and the head that replaced it.
+type runDecision struct {
+	outcome runOutcome
+	why     string
+	newHead string
+}
+
+// decideRun decides what a check job of head does after its checks, from what it observed: runErr (nil
+// when the checks ran), the pull request as read after them (cur; nil when it could not be read, which
+// counts as still the head), and the attempt. A head that is no longer the pull request's is superseded
+// whether or not its checks ran; an error no retry can mend (errPermanent) or the last attempt fails.
+func decideRun(runErr error, cur *github.PullRequest, head string, attempt, maxAttempts int) runDecision {
+	if cur != nil {
+		if drop := whyDrop(cur, head); drop != "" {
+			return runDecision{outcome: runSuperseded, why: drop, newHead: cur.GetHead().GetSHA()}
+		}
+	}
+	if runErr == nil {
+		return runDecision{outcome: runReport}
+	}
+	var perm errPermanent
+	if !errors.As(runErr, &perm) && attempt < maxAttempts {
+		return runDecision{outcome: runRetry}
+	}
+	return runDecision{outcome: runFailed}
+}
+
 // whyDrop says why work for sha on pr must not be reported, or "".
 func whyDrop(pr *github.PullRequest, sha string) string {
 	switch {
@@ -230,10 +267,10 @@ func supersededResult(newSHA string) checks.Result {
 // GitHub about its runs after its own context has ended.
 const failureReportTimeout = 15 * time.Second
 
-// closeLeftovers completes the runs an earlier attempt of job left in
+// closeLeftovers completes the runs an earlier attempt of the job left in
 // progress on a head that is no longer to be checked.
-func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a jobs.CheckPRArgs, job string, cur *github.PullRequest, why string) error {
-	ids, err := p.reporter.InProgress(ctx, gh, a.Owner, a.Repo, a.HeadSHA, a.Number, job)
+func closeLeftovers(ctx context.Context, runs *ghapp.JobRuns, head string, cur *github.PullRequest, why string) error {
+	ids, err := runs.InProgress(ctx)
 	if err != nil {
 		return fmt.Errorf("looking for runs left in progress: %w", err)
 	}
@@ -241,23 +278,11 @@ func (p *Pipeline) closeLeftovers(ctx context.Context, gh *github.Client, a jobs
 		return nil
 	}
 	res := supersededResult(cur.GetHead().GetSHA())
-	if strings.EqualFold(cur.GetHead().GetSHA(), a.HeadSHA) {
+	if strings.EqualFold(cur.GetHead().GetSHA(), head) {
 		res = checks.Result{Conclusion: checks.Neutral, Title: ghapp.TitleNotChecked,
 			Summary: fmt.Sprintf("This commit was not checked: %s.", why)}
 	}
-	return p.completeAll(ctx, gh, a, ids, res)
-}
-
-func (p *Pipeline) completeAll(ctx context.Context, gh *github.Client, a jobs.CheckPRArgs, ids map[string]int64, res checks.Result) error {
-	var errs []error
-	for name, id := range ids {
-		r := res
-		r.Check = name
-		if err := p.reporter.Complete(ctx, gh, a.Owner, a.Repo, id, r, ""); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return runs.CompleteAll(ctx, ids, res)
 }
 
 // run fetches both revisions, builds the checks' input and runs them; the

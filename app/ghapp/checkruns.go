@@ -586,3 +586,56 @@ func placeholderTitle(title string) bool {
 	}
 	return false
 }
+
+// JobRuns is the reporter bound once to one job's runs: the repository, the head, the pull request (0 for
+// a merge group) and the job, so each call names only what changes.
+type JobRuns struct {
+	r                 *CheckRunReporter
+	gh                *github.Client
+	owner, repo, head string
+	pr                int
+	job               string
+}
+
+// For binds the reporter to one job's runs.
+func (r *CheckRunReporter) For(gh *github.Client, owner, repo, headSHA string, pr int, job string) *JobRuns {
+	return &JobRuns{r: r, gh: gh, owner: owner, repo: repo, head: headSHA, pr: pr, job: job}
+}
+
+// Start is CheckRunReporter.Start for the bound job.
+func (j *JobRuns) Start(ctx context.Context, names []string) (map[string]int64, error) {
+	return j.r.Start(ctx, j.gh, j.owner, j.repo, j.head, j.pr, j.job, names)
+}
+
+// StartUnlessChecked is CheckRunReporter.StartUnlessChecked for the bound job.
+func (j *JobRuns) StartUnlessChecked(ctx context.Context, names []string) (map[string]int64, string, error) {
+	return j.r.StartUnlessChecked(ctx, j.gh, j.owner, j.repo, j.head, j.pr, j.job, names)
+}
+
+// InProgress is CheckRunReporter.InProgress for the bound job.
+func (j *JobRuns) InProgress(ctx context.Context) (map[string]int64, error) {
+	return j.r.InProgress(ctx, j.gh, j.owner, j.repo, j.head, j.pr, j.job)
+}
+
+// Note is CheckRunReporter.Note on one of the bound job's runs.
+func (j *JobRuns) Note(ctx context.Context, runID int64, title, summary string) error {
+	return j.r.Note(ctx, j.gh, j.owner, j.repo, runID, title, summary)
+}
+
+// Complete is CheckRunReporter.Complete on one of the bound job's runs.
+func (j *JobRuns) Complete(ctx context.Context, runID int64, res checks.Result, extraMarkdown string) error {
+	return j.r.Complete(ctx, j.gh, j.owner, j.repo, runID, res, extraMarkdown)
+}
+
+// CompleteAll completes every run of ids with res (its Check set to each run's name).
+func (j *JobRuns) CompleteAll(ctx context.Context, ids map[string]int64, res checks.Result) error {
+	var errs []error
+	for name, id := range ids {
+		r := res
+		r.Check = name
+		if err := j.Complete(ctx, id, r, ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
