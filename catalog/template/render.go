@@ -586,6 +586,15 @@ const longPlain = 256
 // catalog and the YAML emitter's slowest work; they are emitted as plain scalars whatever their content, so
 // each is replaced by a short plain token before the conversion and put back after it.
 func jsonToYAML(js []byte) ([]byte, error) {
+	// Most blobs of a rendered catalog need no YAML library at all (yamlout.go).
+	if y, ok := directYAML(js); ok {
+		return y, nil
+	}
+	return jsonToYAMLLibrary(js)
+}
+
+// jsonToYAMLLibrary is jsonToYAML through sigs.k8s.io/yaml, long base64 strings set aside.
+func jsonToYAMLLibrary(js []byte) ([]byte, error) {
 	var long [][]byte
 	var rewritten []byte
 	// A token is "cbtok<len>q<index>"; the length makes it unlikely to be in the blob, checked below.
