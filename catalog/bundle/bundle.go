@@ -84,6 +84,10 @@ type Limits struct {
 	MaxTotalBytes int64
 	// Parse bounds each file (see catalog.Limits).
 	Parse catalog.Limits
+	// RenderOnly leaves out the compressed-size rule (bundle.size), which gzips every file of a large bundle:
+	// for callers that render the bundle and never report its findings (a template's bundle image resolved
+	// from its directory).
+	RenderOnly bool
 }
 
 // The default bounds of a bundle directory.

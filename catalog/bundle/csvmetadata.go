@@ -40,6 +40,8 @@ func Migrate(r *Rendered, b *Bundle, level string) error {
 			kept = append(kept, p)
 		}
 	}
+	// The dropped objects (base64 of every manifest) must not stay reachable through the array's tail.
+	clear(r.Properties[len(kept):])
 	r.Properties = append(kept, Property{Type: "olm.csv.metadata", Value: value})
 	return nil
 }

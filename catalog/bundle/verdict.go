@@ -93,7 +93,9 @@ func (r *reader) checkVerdictRules() {
 		r.checkRelatedImages()
 		r.checkRelease()
 	}
-	r.checkSize()
+	if !r.lim.RenderOnly {
+		r.checkSize()
+	}
 	r.checkDependencyValues()
 }
 
