@@ -330,6 +330,29 @@ type ChangeSet struct {
 	preview        *CatalogPreview
 	previewOnce    sync.Once
 	previewStarted atomic.Bool
+	// bundleDirs is what the checks learn of bundle directories (pr.BundleDirs, else one for this run).
+	bundleDirs *template.DirFactsCache
+	// baseDocs are the base's catalog files the templates check and the preview parsed, shared.
+	baseDocs *baseDocs
+	// dirRenders are what bundle directories rendered to, shared by the templates check and the preview.
+	dirRenders *template.DirRenders
+}
+
+// bundleDirFacts is what the checks of pr learn of bundle directories, shared between them.
+func bundleDirFacts(pr *PullRequest) *template.DirFactsCache {
+	if pr.Changes != nil {
+		return pr.Changes.bundleDirs
+	}
+	return pr.BundleDirs
+}
+
+// bundleDirRenders is what bundle directories rendered to in the checks of pr, shared between them (nil
+// before Prepare: nothing shared).
+func bundleDirRenders(pr *PullRequest) *template.DirRenders {
+	if pr.Changes != nil {
+		return pr.Changes.dirRenders
+	}
+	return nil
 }
 
 // Prepare computes pr.Changes once, before the checks run. The runner calls it;
@@ -341,7 +364,10 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 	if pr.Policy == nil {
 		return errors.New("no policy: the base revision's policy (or the default) must be given")
 	}
-	cs := &ChangeSet{}
+	cs := &ChangeSet{bundleDirs: pr.BundleDirs, baseDocs: newBaseDocs(), dirRenders: template.NewDirRenders()}
+	if cs.bundleDirs == nil {
+		cs.bundleDirs = template.NewDirFactsCache(0)
+	}
 	roots := make([]string, 0, len(pr.Policy.Catalogs))
 	for _, c := range pr.Policy.Catalogs {
 		roots = append(roots, c.Path)

@@ -204,12 +204,8 @@ func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*Bun
 // bundleImage is the reference the App's catalog update adds for a bundle directory: the root's image
 // pattern, pinned by the digest of the image built from the directory. Without a pattern the App pushes
 // nothing; the preview then names the image by digest under a stand-in repository.
-func bundleImage(ctx context.Context, fsys fs.FS, bc *BundleChange, version string) (string, error) {
-	sub, err := fs.Sub(fsys, bc.Dir)
-	if err != nil {
-		return "", err
-	}
-	digest, err := template.BundleImageDigest(ctx, sub)
+func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *BundleChange, version string) (string, error) {
+	digest, err := template.BundleImageDigestOf(ctx, fsys, bc.Dir, bundleDirFacts(pr))
 	if err != nil {
 		return "", err
 	}
@@ -231,7 +227,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 	adds := make([]template.Addition, 0, len(pp.Bundles))
 	for _, pb := range pp.Bundles {
 		bc := pb.Change
-		img, err := bundleImage(ctx, pr.Head.FS, bc, pb.Version)
+		img, err := bundleImage(ctx, pr, pr.Head.FS, bc, pb.Version)
 		if err != nil {
 			pp.Unverified = fmt.Sprintf("the image of %s cannot be built in memory: %v", bc.Dir, err)
 			return
@@ -261,7 +257,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			byImage[pb.Image] = pb.Change.Dir
 		}
 	}
-	newDirs := dirFetcher(pr.Head.FS, func(ref string) (string, bool) { dir, ok := byImage[ref]; return dir, ok })
+	newDirs := dirFetcher(pr, pr.Head.FS, func(ref string) (string, bool) { dir, ok := byImage[ref]; return dir, ok })
 	// Each committed catalog is parsed once: its blobs resolve the templates' images and it is the "before"
 	// of the graphs and of validation.
 	docsOf := newRenderCache(pr).docsOf
@@ -679,16 +675,17 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBund
 }
 
 // dirFetcher resolves the references dirOf maps to a bundle directory of fsys by reading that directory, as
-// opm renders a bundle image built from it; other references are not found.
-func dirFetcher(fsys fs.FS, dirOf func(ref string) (string, bool)) func(level string) template.Resolver {
+// opm renders a bundle image built from it (what a directory renders to is shared with pr's other checks);
+// other references are not found.
+func dirFetcher(pr *PullRequest, fsys fs.FS, dirOf func(ref string) (string, bool)) func(level string) template.Resolver {
 	return func(level string) template.Resolver {
-		return template.FetchResolver(func(_ context.Context, ref string) (fs.FS, error) {
+		return template.FetchDirResolver(fsys, func(ref string) (string, error) {
 			dir, ok := dirOf(ref)
 			if !ok {
-				return nil, fmt.Errorf("%s: built by no bundle directory the preview reads: %w", ref, template.ErrNotFound)
+				return "", fmt.Errorf("%s: built by no bundle directory the preview reads: %w", ref, template.ErrNotFound)
 			}
-			return fs.Sub(fsys, dir)
-		}, level)
+			return dir, nil
+		}, level, bundleDirRenders(pr))
 	}
 }
 
@@ -697,7 +694,7 @@ func dirFetcher(fsys fs.FS, dirOf func(ref string) (string, bool)) func(level st
 // (nothing built); without one, by the digest of each directory's image (all of them built once).
 func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
 	if pattern == "" || !strings.Contains(pattern, "{version}") {
-		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...)
+		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...).WithFacts(bundleDirFacts(pr)).WithRenders(bundleDirRenders(pr))
 		if dirs == nil {
 			return nil
 		}
@@ -713,7 +710,7 @@ func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern str
 			roots = append(roots, r.Path)
 		}
 	}
-	return dirFetcher(pr.Head.FS, func(ref string) (string, bool) {
+	return dirFetcher(pr, pr.Head.FS, func(ref string) (string, bool) {
 		m := re.FindStringSubmatch(ref)
 		if m == nil || !validFolder(m[1]) {
 			return "", false

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -57,6 +58,10 @@ type PullRequest struct {
 	ApprovalsKnown bool
 	// Lines, when set, keeps the changed lines of pairs of contents across checks (the App shares one).
 	Lines *LineDiffCache
+	// BundleDirs, when set, keeps what the checks learn of bundle directories by their content (package,
+	// version, image digest), across pull requests; without it the checks of one pull request share what
+	// they learn.
+	BundleDirs *template.DirFactsCache
 
 	// Provenance answers, from the front end's own records, whether the pull request is a catalog update the
 	// front end made itself (see Derived). Nil, as in the CLI, means no pull request is one: nothing in a pull

@@ -331,14 +331,13 @@ func fixCommand(m mapping, c policy.TemplateCatalog) string {
 // renderCache keeps, for one run of the check, the bundle-directory resolvers (each package's directories
 // read once, whatever number of templates render it) and the parsed catalogs of the base.
 type renderCache struct {
-	pr      *PullRequest
-	dirs    map[string]*template.DirResolver
-	catalog map[string][]catalog.Doc
-	errs    map[string]error
+	pr   *PullRequest
+	dirs map[string]*template.DirResolver
+	docs *baseDocs
 }
 
 func newRenderCache(pr *PullRequest) *renderCache {
-	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, catalog: map[string][]catalog.Doc{}, errs: map[string]error{}}
+	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, docs: baseDocsOf(pr)}
 }
 
 func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *template.DirResolver {
@@ -349,38 +348,21 @@ func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *tem
 	if d, ok := c.dirs[key]; ok {
 		return d
 	}
-	d := pkgtemplate.DirResolver(c.pr.Head.FS, c.pr.Policy, root, names...)
+	d := pkgtemplate.DirResolver(c.pr.Head.FS, c.pr.Policy, root, names...).WithFacts(bundleDirFacts(c.pr)).WithRenders(bundleDirRenders(c.pr))
 	c.dirs[key] = d
 	return d
 }
 
 // docsOf is a base catalog file's documents (false when it cannot be read: absent, or an error kept for
 // errOf).
-func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) {
-	if docs, ok := c.catalog[name]; ok {
-		return docs, docs != nil
-	}
-	data, err := readFileCapped(c.pr.Base.FS, name, maxFileOf(c.pr.Limits))
-	if err != nil {
-		c.errs[name] = err
-	}
-	var docs []catalog.Doc
-	if err == nil && data != nil {
-		docs, _ = catalog.ParseFile(name, data, c.pr.Limits)
-		if docs == nil {
-			docs = []catalog.Doc{}
-		}
-	}
-	c.catalog[name] = docs
-	return docs, docs != nil
-}
+func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) { return c.docs.docsOf(c.pr, name) }
 
 // unreadCatalogs says which of the base catalogs could not be read to resolve images from, and why ("" when
 // every one was read or is absent).
 func (c *renderCache) unreadCatalogs(cats []policy.TemplateCatalog) string {
 	var out []string
 	for _, cat := range cats {
-		if err := c.errs[cat.Path]; err != nil {
+		if err := c.docs.errOf(cat.Path); err != nil {
 			out = append(out, fmt.Sprintf("`%s` (%v)", cat.Path, err))
 		}
 	}

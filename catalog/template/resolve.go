@@ -295,18 +295,24 @@ type DirResolver struct {
 }
 
 // dirIndex is what DirResolvers of several migrate levels share: the directories read and the
-// references that name them.
+// references that name them. It keeps what it learns of each directory (DirFacts), not the bundles: a
+// directory is loaded again only when a reference resolves to it, and a directory whose content key the
+// facts cache knows is not read at all.
 type dirIndex struct {
 	fsys    fs.FS
 	dirs    []string
 	pattern string
 	anyRepo bool
+	// facts keeps what indexing learns by content key; shared with other resolvers when given (WithFacts).
+	facts *DirFactsCache
+	// renders, when set, shares what directories render to with other resolvers (WithRenders).
+	renders *DirRenders
 
 	mu          sync.Mutex
 	indexed     bool
 	wantDigests bool // build the images while indexing (the first lookup was by digest)
 	digested    bool
-	order       []string          // the directories loaded, in order
+	order       []string          // the directories that name an image, in order
 	failed      map[string]error  // directories that could not be read, and why
 	byRef       map[string]string // a pattern reference, or <repository>@sha256:... -> directory
 	// byDigest maps a build's digest to its directory, to say why a reference by that digest in another
@@ -314,7 +320,9 @@ type dirIndex struct {
 	byDigest map[string]string
 	// expect is the repository each directory's image lives in ("" without a pattern).
 	expect map[string]string
-	loaded map[string]*bundle.Bundle
+	// keys are the directories' content keys ("" for one without), info what is known of each.
+	keys map[string]string
+	info map[string]DirFacts
 	// rendered keeps each (reference, level) rendered once: rendering is deterministic.
 	rendered map[[2]string]*Resolved
 }
@@ -323,8 +331,27 @@ type dirIndex struct {
 // root's image, with {package} and {version}; "" names none). The directories are read, and their images
 // built to learn the digests, on the first Resolve.
 func NewDirResolver(fsys fs.FS, dirs []string, pattern, level string) *DirResolver {
-	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern,
-		byRef: map[string]string{}, byDigest: map[string]string{}, expect: map[string]string{}, loaded: map[string]*bundle.Bundle{}, failed: map[string]error{}}}
+	return &DirResolver{level: level, idx: &dirIndex{fsys: fsys, dirs: dirs, pattern: pattern, facts: NewDirFactsCache(0),
+		byRef: map[string]string{}, byDigest: map[string]string{}, expect: map[string]string{}, keys: map[string]string{},
+		info: map[string]DirFacts{}, failed: map[string]error{}}}
+}
+
+// WithFacts makes d keep what it learns of its directories in facts, and take from it what another resolver
+// (of this pull request, or of an earlier one) learnt of the same content. Call it before the first Resolve.
+func (d *DirResolver) WithFacts(facts *DirFactsCache) *DirResolver {
+	if d != nil && facts != nil {
+		d.idx.facts = facts
+	}
+	return d
+}
+
+// WithRenders makes d share what its directories render to with the other resolvers given renders (by the
+// directories' content). Call it before the first Resolve.
+func (d *DirResolver) WithRenders(renders *DirRenders) *DirResolver {
+	if d != nil && renders != nil {
+		d.idx.renders = renders
+	}
+	return d
 }
 
 // AnyRepository makes d take a reference by digest in any repository as the directory whose build has
@@ -374,73 +401,131 @@ func digestOf(ref string) string {
 // absent, so a caller reports it as not verified.
 var ErrIncomplete = errors.New("some bundle directories could not be read")
 
-// index reads every directory once: the bundle is loaded and, when digests are wanted (the first lookup was
-// by digest), its image built from the same reads. Directories that cannot be read are remembered with why.
+// index learns every directory once: from the facts cache when it knows the directory's content, else by
+// loading the bundle and, when digests are wanted (the first lookup was by digest), building its image from
+// the same reads. Directories that cannot be read are remembered with why. No bundle is kept.
 func (d *dirIndex) index(ctx context.Context) {
 	if d.indexed {
 		return
 	}
 	d.indexed = true
 	for _, dir := range d.dirs {
-		sub, err := fs.Sub(d.fsys, dir)
-		if err != nil {
-			d.failed[dir] = err
-			continue
+		key, _ := DirKey(d.fsys, dir)
+		d.keys[dir] = key
+		f, ok := d.facts.get(key)
+		if !ok || (d.wantDigests && !f.built()) {
+			var err error
+			f, err = d.read(ctx, dir, d.wantDigests)
+			if err != nil && !f.Bundle {
+				d.failed[dir] = err
+				continue
+			}
+			if err != nil {
+				d.failed[dir] = err // the bundle loaded, its image could not be built: no digest
+			} else {
+				d.facts.put(key, f)
+			}
 		}
-		memo := newMemoFS(sub)
-		b, found, err := bundle.Load(ctx, memo, bundle.Limits{})
-		if err != nil {
-			d.failed[dir] = err
-			continue
-		}
-		if b == nil || b.CSV == nil || bundle.Unreadable(found) != nil {
-			continue // a directory with a link, or beyond the bounds, names no image: it is never rendered
-		}
-		d.loaded[dir] = b
-		d.order = append(d.order, dir)
-		version := str(field(&b.CSV.Value, "spec", false), "version")
-		if d.pattern != "" && version != "" && b.Package != "" {
-			ref := strings.NewReplacer("{package}", b.Package, "{version}", version).Replace(d.pattern)
-			d.byRef[ref] = dir
-			d.expect[dir] = Repository(ref)
-		}
-		if d.wantDigests {
-			d.digest(ctx, dir, memo)
-		}
+		d.note(dir, f)
 	}
 	if d.wantDigests {
 		d.digested = true
 	}
 }
 
-// digest builds dir's image (from fsys, the directory) to learn its digest.
-func (d *dirIndex) digest(ctx context.Context, dir string, fsys fs.FS) {
-	dg, err := bundleDigest(ctx, fsys, d.loaded[dir])
+// read loads the bundle of dir and, when build is set, builds its image, returning what they tell. An error
+// is about reading; with Bundle set it is the build's, the rest of the facts stand.
+func (d *dirIndex) read(ctx context.Context, dir string, build bool) (DirFacts, error) {
+	sub, err := fs.Sub(d.fsys, dir)
 	if err != nil {
-		if ctx.Err() != nil || !isContentError(err) {
-			d.failed[dir] = err
+		return DirFacts{}, err
+	}
+	memo := newMemoFS(sub)
+	b, found, err := bundle.Load(ctx, memo, renderOnly())
+	if err != nil {
+		return DirFacts{}, err
+	}
+	if b == nil || b.CSV == nil || bundle.Unreadable(found) != nil {
+		return DirFacts{}, nil // a directory with a link, or beyond the bounds, names no image: it is never rendered
+	}
+	f := DirFacts{Bundle: true, Package: b.Package, Version: str(field(&b.CSV.Value, "spec", false), "version")}
+	if build {
+		dg, err := bundleDigest(ctx, memo, b)
+		switch {
+		case err == nil:
+			f.Digest = dg
+		case ctx.Err() != nil || !isContentError(err):
+			return f, err
+		default:
+			f.NoImage = true
 		}
+	}
+	return f, nil
+}
+
+// note records what f says of dir: the references that name it.
+func (d *dirIndex) note(dir string, f DirFacts) {
+	if !f.Bundle {
 		return
 	}
-	d.byDigest[dg] = dir
-	if repo := d.expect[dir]; repo != "" {
-		d.byRef[repo+"@"+dg] = dir
+	if _, seen := d.info[dir]; !seen {
+		d.order = append(d.order, dir)
+	}
+	d.info[dir] = f
+	if d.pattern != "" && f.Version != "" && f.Package != "" {
+		ref := strings.NewReplacer("{package}", f.Package, "{version}", f.Version).Replace(d.pattern)
+		d.byRef[ref] = dir
+		d.expect[dir] = Repository(ref)
+	}
+	if f.Digest != "" {
+		d.byDigest[f.Digest] = dir
+		if repo := d.expect[dir]; repo != "" {
+			d.byRef[repo+"@"+f.Digest] = dir
+		}
 	}
 }
 
-// digests builds the images of the directories read without them (a lookup by digest after lookups by tag).
+// digests builds the images of the directories indexed without them (a lookup by digest after lookups by
+// tag), unless the facts cache has them by now.
 func (d *dirIndex) digests(ctx context.Context) {
 	if d.digested {
 		return
 	}
 	d.digested = true
 	for _, dir := range d.order {
-		sub, err := fs.Sub(d.fsys, dir)
-		if err != nil {
+		if d.info[dir].built() {
 			continue
 		}
-		d.digest(ctx, dir, sub)
+		key := d.keys[dir]
+		if f, ok := d.facts.get(key); ok && f.built() {
+			d.note(dir, f)
+			continue
+		}
+		f, err := d.read(ctx, dir, true)
+		if err != nil {
+			d.failed[dir] = err
+			continue
+		}
+		d.facts.put(key, f)
+		d.note(dir, f)
 	}
+}
+
+// bundleOf loads the bundle of dir. It is not kept: what is rendered of it is (rendered), and a second
+// migrate level, which alone would read it again, is rare.
+func (d *dirIndex) bundleOf(ctx context.Context, dir string) (*bundle.Bundle, error) {
+	sub, err := fs.Sub(d.fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	b, found, err := bundle.Load(ctx, sub, renderOnly())
+	switch {
+	case err != nil:
+		return nil, err
+	case b == nil || b.CSV == nil || bundle.Unreadable(found) != nil:
+		return nil, errors.New("the directory no longer holds a bundle with its CSV")
+	}
+	return b, nil
 }
 
 // isContentError: the directory's content is what stops the image build (a link, a file over the bounds),
@@ -461,18 +546,29 @@ func str(v *catalog.Value, key string) string {
 func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error) {
 	dir, ok := d.DirOf(ctx, img)
 	x := d.idx
-	x.mu.Lock()
-	b := x.loaded[dir]
-	cached := x.rendered[[2]string{img, d.level}]
-	x.mu.Unlock()
 	if !ok {
 		if err := d.incomplete(img); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%s: %w", d.notFound(img), ErrNotFound)
 	}
+	x.mu.Lock()
+	cached := x.rendered[[2]string{img, d.level}]
+	key := x.keys[dir]
+	if cached == nil {
+		cached = x.renders.get(key, img, d.level)
+	}
+	var b *bundle.Bundle
+	var err error
+	if cached == nil {
+		b, err = x.bundleOf(ctx, dir)
+	}
+	x.mu.Unlock()
 	if cached != nil {
 		return cached, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s names bundle directory %s, which could not be read again (%v): %w", img, dir, err, ErrIncomplete)
 	}
 	res, err := resolvedOf(b, img, d.level, dir)
 	if err != nil {
@@ -484,6 +580,7 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	}
 	x.rendered[[2]string{img, d.level}] = res
 	x.mu.Unlock()
+	x.renders.put(key, img, d.level, res)
 	return res, nil
 }
 
@@ -631,7 +728,7 @@ func FetchResolver(fetch func(ctx context.Context, ref string) (fs.FS, error), l
 		if err != nil {
 			return nil, err
 		}
-		b, findings, err := bundle.Load(ctx, fsys, bundle.Limits{})
+		b, findings, err := bundle.Load(ctx, fsys, renderOnly())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ref, err)
 		}
@@ -650,17 +747,67 @@ func FetchResolver(fetch func(ctx context.Context, ref string) (fs.FS, error), l
 	})
 }
 
+// FetchDirResolver resolves the references dirOf maps to a bundle directory of fsys by reading that
+// directory, as opm renders a bundle image built from it (FetchResolver), sharing what each directory renders
+// to through renders (nil: nothing shared). dirOf's error is returned as it is.
+func FetchDirResolver(fsys fs.FS, dirOf func(ref string) (string, error), level string, renders *DirRenders) Resolver {
+	return ResolverFunc(func(ctx context.Context, ref string) (*Resolved, error) {
+		dir, err := dirOf(ref)
+		if err != nil {
+			return nil, err
+		}
+		key, _ := DirKey(fsys, dir)
+		if r := renders.get(key, ref, level); r != nil {
+			return r, nil
+		}
+		res, err := FetchResolver(func(context.Context, string) (fs.FS, error) { return fs.Sub(fsys, dir) }, level).Resolve(ctx, ref)
+		if err == nil {
+			renders.put(key, ref, level, res)
+		}
+		return res, err
+	})
+}
+
 // BundleImageDigest is the digest of the image built from the bundle directory fsys (catalog/image.BundleImage:
 // the same directory always gives the same digest); a template naming the directory's image by digest names it.
 func BundleImageDigest(ctx context.Context, fsys fs.FS) (string, error) {
-	b, _, err := bundle.Load(ctx, fsys, bundle.Limits{})
+	b, _, err := bundle.Load(ctx, fsys, renderOnly())
 	if err != nil {
 		return "", err
 	}
 	return bundleDigest(ctx, fsys, b)
 }
 
+// BundleImageDigestOf is BundleImageDigest of directory dir of fsys, taken from facts when they know the
+// directory's content (DirKey), and kept there when it is built.
+func BundleImageDigestOf(ctx context.Context, fsys fs.FS, dir string, facts *DirFactsCache) (string, error) {
+	key, _ := DirKey(fsys, dir)
+	if f, ok := facts.get(key); ok && f.Digest != "" {
+		return f.Digest, nil
+	}
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return "", err
+	}
+	memo := newMemoFS(sub)
+	b, found, err := bundle.Load(ctx, memo, renderOnly())
+	if err != nil {
+		return "", err
+	}
+	dg, err := bundleDigest(ctx, memo, b)
+	if err != nil {
+		return "", err
+	}
+	if b != nil && b.CSV != nil && bundle.Unreadable(found) == nil {
+		facts.put(key, DirFacts{Bundle: true, Package: b.Package, Version: str(field(&b.CSV.Value, "spec", false), "version"), Digest: dg})
+	}
+	return dg, nil
+}
+
 func bundleDigest(ctx context.Context, fsys fs.FS, b *bundle.Bundle) (string, error) {
+	if b == nil {
+		return "", errors.New("the directory holds no bundle")
+	}
 	img, err := image.BundleImage(ctx, fsys, b.Annotations, image.Limits{})
 	if err != nil {
 		return "", err
@@ -671,3 +818,7 @@ func bundleDigest(ctx context.Context, fsys fs.FS, b *bundle.Bundle) (string, er
 	}
 	return d.String(), nil
 }
+
+// renderOnly loads bundle directories to render them or to build their images: the compressed-size rule,
+// whose findings no resolver reports, is left out (it gzips every file).
+func renderOnly() bundle.Limits { return bundle.Limits{RenderOnly: true} }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -43,6 +44,9 @@ type Options struct {
 	Policies *PolicyCache
 	// Lines, when set, keeps the changed lines of pairs of blobs across builds (see checks.LineDiffCache).
 	Lines *checks.LineDiffCache
+	// BundleDirs, when set, keeps the facts of bundle directories across pull requests (see
+	// checks.PullRequest.BundleDirs).
+	BundleDirs *template.DirFactsCache
 }
 
 // PolicyCache keeps parsed policy files by git blob id. A parsed Policy
@@ -138,7 +142,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 		Repo: opt.Repo, Number: opt.Number, Author: opt.Author,
 		Base:   checks.Revision{SHA: from.String(), FS: baseFS},
 		Head:   checks.Revision{SHA: head.String(), FS: headFS},
-		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines,
+		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines, BundleDirs: opt.BundleDirs,
 	}
 	for _, c := range changes {
 		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})

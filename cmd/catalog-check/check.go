@@ -147,6 +147,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	summaries := o.openSummaries(getenv, opt.Limits, stderr)
 	if summaries != nil {
 		opt.Limits.Index = summaries.Index
+		opt.BundleDirs = summaries.BundleDirs
 	}
 	pr, err := gitpr.Build(ctx, repo, opt)
 	if err != nil {

@@ -18,10 +18,14 @@ import (
 	"runtime/debug"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 )
 
 // FileName is the index's name in the cache directory.
 const FileName = "file-summaries.jsonl"
+
+// DirsFileName is where the facts of bundle directories (template.DirFacts) are kept, by content key.
+const DirsFileName = "bundle-dirs.jsonl"
 
 // maxFileBytes bounds the index read: a million summaries of a few dozen
 // bytes each, with room.
@@ -33,6 +37,9 @@ type Store struct {
 	stamp string
 	// Index is what the loader consults (catalog.Limits.Index).
 	Index *catalog.SummaryIndex
+	// BundleDirs are the facts of bundle directories (checks.PullRequest.BundleDirs): their packages,
+	// versions and image digests, so that a directory seen in an earlier run is neither parsed nor built.
+	BundleDirs *template.DirFactsCache
 }
 
 // Open reads the index of dir written under stamp. A missing, unreadable,
@@ -42,7 +49,13 @@ func Open(dir, stamp string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	s := &Store{dir: dir, stamp: stamp, Index: catalog.NewSummaryIndex(0)}
+	s := &Store{dir: dir, stamp: stamp, Index: catalog.NewSummaryIndex(0), BundleDirs: template.NewDirFactsCache(0)}
+	if f, err := os.Open(filepath.Join(dir, DirsFileName)); err == nil {
+		if c, err := template.ReadDirFactsCache(&capped{r: f, left: maxFileBytes}, stamp, 0); err == nil {
+			s.BundleDirs = c
+		}
+		f.Close()
+	}
 	f, err := os.Open(filepath.Join(dir, FileName))
 	if err != nil {
 		return s, nil
@@ -54,25 +67,38 @@ func Open(dir, stamp string) (*Store, error) {
 	return s, nil
 }
 
-// Save writes the index back when this run added to it.
+// Save writes the index and the bundle directory facts back when this run added to them.
 func (s *Store) Save() error {
-	if s == nil || s.Index.Added() == 0 {
+	if s == nil {
 		return nil
 	}
-	tmp, err := os.CreateTemp(s.dir, FileName+".*.tmp")
+	if s.Index.Added() > 0 {
+		if err := s.write(FileName, "the file summary index", func(w io.Writer) error { return s.Index.WriteTo(w, s.stamp) }); err != nil {
+			return err
+		}
+	}
+	if s.BundleDirs != nil && s.BundleDirs.Added() > 0 {
+		return s.write(DirsFileName, "the bundle directory facts", func(w io.Writer) error { return s.BundleDirs.WriteTo(w, s.stamp) })
+	}
+	return nil
+}
+
+// write writes one file of the cache whole: to a temporary name, then renamed.
+func (s *Store) write(name, what string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(s.dir, name+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("writing the file summary index: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is left to remove
-	if err := s.Index.WriteTo(tmp, s.stamp); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
-		return fmt.Errorf("writing the file summary index: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing the file summary index: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, FileName)); err != nil {
-		return fmt.Errorf("writing the file summary index: %w", err)
+	if err := os.Rename(tmp.Name(), filepath.Join(s.dir, name)); err != nil {
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	return nil
 }
