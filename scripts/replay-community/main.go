@@ -22,6 +22,13 @@
 // removals of pre-release versions (the repository prunes its nightly builds),
 // and crd-safety's compatibility profile (-crd-profile; the catalogs are
 // served by OLM v0 on OpenShift).
+//
+// A run that exits 2 could not verify something, and the table says why:
+// "mirror" when REPO lacks blobs of the packages the pull request touches (a
+// partial clone's missing blobs are never fetched here; a CI checkout of the
+// pull request would hold the head's), "offline" when what was not verified
+// lives only in bundle images (the default checks leave out images, so no
+// registry is contacted), "unexplained" otherwise — the last is a bug.
 package main
 
 import (
@@ -101,6 +108,11 @@ type outcome struct {
 	Examples map[string][]string `json:"examples,omitempty"`
 	Errors   []string            `json:"errors,omitempty"` // checks that could not run, and why
 	Stderr   string              `json:"stderr,omitempty"`
+	// Absent are the blobs of the touched packages (operators/<pkg>/ and catalogs/*/<pkg>/, base and head)
+	// that REPO lacks ("path (blob, rev)"): a partial clone leaves out blobs nobody fetched, and a CI checkout
+	// of the pull request would have those of the head, so a run that could not verify for want of them says
+	// nothing about the pull request.
+	Absent []string `json:"absent,omitempty"`
 }
 
 func run(ctx context.Context, o options) error {
@@ -229,6 +241,9 @@ func replay(ctx context.Context, o options, src, scratch, work string, c commit)
 	}
 	out.Kind, out.Package = classify(changed)
 	out.Author = firstReviewer(ctx, src, out.Package, c.parent, c.sha)
+	if out.Absent, err = absentBlobs(ctx, src, touchedPackages(changed), c.parent, c.sha); err != nil {
+		return out, err
+	}
 	pol, err := policyFor(ctx, src, c.parent, o.roots, o.crdProfile)
 	if err != nil {
 		return out, err
@@ -327,6 +342,91 @@ func classify(nameStatus string) (kind, pkg string) {
 		kind = "catalog"
 	}
 	return kind, pkg
+}
+
+// touchedPackages are the package folders the changed paths are under (operators/<pkg>/...,
+// catalogs/<version>/<pkg>/...), sorted.
+func touchedPackages(nameStatus string) []string {
+	set := map[string]bool{}
+	for line := range strings.Lines(nameStatus) {
+		_, p, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(p, "/")
+		switch {
+		case parts[0] == "operators" && len(parts) >= 3:
+			set[parts[1]] = true
+		case parts[0] == "catalogs" && len(parts) >= 4:
+			set[parts[2]] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// maxAbsentListed bounds the absent blobs listed for one pull request.
+const maxAbsentListed = 20
+
+// absentBlobs lists the blobs of the packages pkgs in revs that src does not have, as "path (blob, rev)".
+func absentBlobs(ctx context.Context, src string, pkgs []string, revs ...string) ([]string, error) {
+	if len(pkgs) == 0 {
+		return nil, nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, rev := range revs {
+		versions, err := git(ctx, src, nil, "ls-tree", "--name-only", rev, "catalogs/")
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"ls-tree", "-r", rev, "--"}
+		for _, p := range pkgs {
+			args = append(args, "operators/"+p)
+			for v := range strings.Lines(versions) {
+				args = append(args, strings.TrimSpace(v)+"/"+p)
+			}
+		}
+		listing, err := git(ctx, src, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		pathOf := map[string][]string{}
+		for line := range strings.Lines(listing) {
+			meta, p, ok := strings.Cut(strings.TrimRight(line, "\n"), "\t")
+			f := strings.Fields(meta)
+			if !ok || len(f) != 3 || f[1] != "blob" {
+				continue
+			}
+			if _, ok := pathOf[f[2]]; !ok {
+				ids = append(ids, f[2])
+			}
+			pathOf[f[2]] = append(pathOf[f[2]], p)
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		check, err := git(ctx, src, strings.NewReader(strings.Join(ids, "\n")+"\n"), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+		if err != nil {
+			return nil, err
+		}
+		for line := range strings.Lines(check) {
+			f := strings.Fields(line)
+			if len(f) != 2 || f[1] != "missing" {
+				continue
+			}
+			for _, p := range pathOf[f[0]] {
+				if seen[p+f[0]] {
+					continue
+				}
+				seen[p+f[0]] = true
+				if len(out) < maxAbsentListed {
+					out = append(out, fmt.Sprintf("%s (%s, %s)", p, f[0][:12], rev[:min(9, len(rev))]))
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // firstReviewer is the first reviewer of operators/<pkg>/ci.yaml at the first of revs that has one.
@@ -522,12 +622,22 @@ func report(w io.Writer, o options, all []outcome) {
 		rss = append(rss, a.RSSMiB)
 	}
 	fmt.Fprintf(w, "\nExit codes: %v. Kinds: %v.\n", exits, kinds)
+	causes := map[string]int{}
+	for _, a := range all {
+		if a.Exit == 2 {
+			c, _, _ := strings.Cut(exit2Cause(a), ":")
+			causes[c]++
+		}
+	}
+	if len(causes) > 0 {
+		fmt.Fprintf(w, "Runs that could not verify (exit 2), by cause: %v.\n", causes)
+	}
 	sort.Float64s(secs)
 	sort.Float64s(cpu)
 	sort.Float64s(rss)
 	fmt.Fprintf(w, "Time per pull request: median %.2f s, p95 %.2f s, max %.2f s (CPU: median %.2f s, p95 %.2f s, max %.2f s). Peak RSS: median %.0f MiB, p95 %.0f MiB, max %.0f MiB.\n",
 		pct(secs, 50), pct(secs, 95), pct(secs, 100), pct(cpu, 50), pct(cpu, 95), pct(cpu, 100), pct(rss, 50), pct(rss, 95), pct(rss, 100))
-	fmt.Fprintf(w, "\nPull requests with a verdict other than success:\n\n| commit | kind | package | subject | exit | s | MiB | verdicts | rules |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "\nPull requests with a verdict other than success:\n\n| commit | kind | package | subject | exit | s | MiB | verdicts | rules | why not verified |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, a := range all {
 		line := verdictLine(a)
 		if line == "" && a.Exit == 0 {
@@ -550,9 +660,37 @@ func report(w io.Writer, o options, all []outcome) {
 		if len(extra) > 200 {
 			extra = extra[:200] + "…"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %.2f | %.0f | %s | %s%s |\n", a.Commit[:9], a.Kind, a.Package,
-			strings.ReplaceAll(a.Subject, "|", "/"), a.Exit, a.Seconds, a.RSSMiB, line, strings.Join(rules, ", "), strings.ReplaceAll(extra, "|", "/"))
+		why := ""
+		if a.Exit == 2 {
+			why = exit2Cause(a)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %.2f | %.0f | %s | %s%s | %s |\n", a.Commit[:9], a.Kind, a.Package,
+			strings.ReplaceAll(a.Subject, "|", "/"), a.Exit, a.Seconds, a.RSSMiB, line, strings.Join(rules, ", "), strings.ReplaceAll(extra, "|", "/"), strings.ReplaceAll(why, "|", "/"))
 	}
+}
+
+// exit2Cause says why a run could not verify: "mirror: ..." when REPO lacks blobs of the touched packages
+// (a CI checkout of the pull request would have the head's), "offline: ..." when what was not verified are
+// bundle images the run does not read (no images check), "unexplained: ..." otherwise.
+func exit2Cause(a outcome) string {
+	if len(a.Absent) > 0 {
+		return fmt.Sprintf("mirror: REPO lacks %d blobs of the touched packages, e.g. %s", len(a.Absent), a.Absent[0])
+	}
+	offline := false
+	for k, msgs := range a.Examples {
+		if !strings.HasSuffix(k, " warning") {
+			continue
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, "reading bundle images is off") || strings.Contains(m, "registry access is off") {
+				offline = true
+			}
+		}
+	}
+	if offline {
+		return "offline: bundle images are not read without the images check (CRDs or template bundles only in images)"
+	}
+	return "unexplained: " + firstLine(a.Stderr)
 }
 
 func pct(sorted []float64, p int) float64 {
