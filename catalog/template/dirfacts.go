@@ -2,6 +2,7 @@ package template
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -240,35 +241,59 @@ func DirKey(fsys fs.FS, dir string) (key string, ok bool) {
 
 // DirRenders keeps what bundle directories rendered to, by the directory's content key, the reference and
 // the migrate level, for the resolvers of one pull request: the templates check and the catalog preview
-// render the same package's directories, and each is then loaded and rendered once. Bounded; safe for
-// concurrent use; what it returns is shared and must not be modified.
+// render the same package's directories at the same time, and each is then loaded and rendered once (a
+// resolver asking for a render under way waits for it). Bounded; safe for concurrent use; what it returns
+// is shared and must not be modified.
 type DirRenders struct {
 	mu sync.Mutex
-	m  map[[3]string]*Resolved
+	m  map[[3]string]*dirRender
+}
+
+type dirRender struct {
+	done chan struct{}
+	res  *Resolved // nil when the render failed: each caller then renders for itself, with its own error
 }
 
 // maxDirRenders bounds the renders kept: far more than the bundle directories of the largest package.
 const maxDirRenders = 10_000
 
 // NewDirRenders makes an empty DirRenders.
-func NewDirRenders() *DirRenders { return &DirRenders{m: map[[3]string]*Resolved{}} }
+func NewDirRenders() *DirRenders { return &DirRenders{m: map[[3]string]*dirRender{}} }
 
-func (c *DirRenders) get(key, ref, level string) *Resolved {
+// do returns what the directory of content key renders to under ref at level: kept, or rendered by render
+// (once, whoever asks first; errors are not kept).
+func (c *DirRenders) do(ctx context.Context, key, ref, level string, render func() (*Resolved, error)) (*Resolved, error) {
 	if c == nil || key == "" {
-		return nil
+		return render()
 	}
+	k := [3]string{key, ref, level}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[[3]string{key, ref, level}]
-}
-
-func (c *DirRenders) put(key, ref, level string, r *Resolved) {
-	if c == nil || key == "" || r == nil {
-		return
+	if e, ok := c.m[k]; ok {
+		c.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.res != nil {
+			return e.res, nil
+		}
+		return render()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) < maxDirRenders {
-		c.m[[3]string{key, ref, level}] = r
+	if len(c.m) >= maxDirRenders {
+		c.mu.Unlock()
+		return render()
 	}
+	e := &dirRender{done: make(chan struct{})}
+	c.m[k] = e
+	c.mu.Unlock()
+	res, err := render()
+	if err != nil {
+		c.mu.Lock()
+		delete(c.m, k)
+		c.mu.Unlock()
+	}
+	e.res = res
+	close(e.done)
+	return res, err
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -320,4 +321,46 @@ func FuzzReadDirFactsCache(f *testing.F) {
 			t.Fatalf("written back: %v, %d of %d", err, again.Len(), got.Len())
 		}
 	})
+}
+
+// Resolvers sharing DirRenders load and render a directory once, even when they ask at the same time; what
+// they get is the same render.
+func TestDirRendersShared(t *testing.T) {
+	ctx := context.Background()
+	m := etcdDirs("1.0.0", "1.1.0")
+	var opens atomic.Int64
+	fsys := keyedFS{files: m, opens: &opens}
+	dirs := []string{"operators/etcd/1.0.0", "operators/etcd/1.1.0"}
+	const ref = "quay.io/acme/etcd-bundle:v1.1.0"
+	facts, renders := NewDirFactsCache(0), NewDirRenders()
+	NewDirResolver(fsys, dirs, "quay.io/acme/{package}-bundle:v{version}", "none").WithFacts(facts).DirOf(ctx, ref) // learn the directories
+	opens.Store(0)
+	results := make([]*Resolved, 8)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r Resolver
+			if i%2 == 0 {
+				r = NewDirResolver(fsys, dirs, "quay.io/acme/{package}-bundle:v{version}", "none").WithFacts(facts).WithRenders(renders)
+			} else {
+				r = FetchDirResolver(fsys, func(string) (string, error) { return "operators/etcd/1.1.0", nil }, "none", renders)
+			}
+			res, err := r.Resolve(ctx, ref)
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r != results[0] {
+			t.Errorf("resolver %d got another render", i)
+		}
+	}
+	if n := opens.Load(); n != 2 { // the CSV and the annotations, once
+		t.Errorf("%d files opened for one directory rendered by 8 resolvers", n)
+	}
 }

@@ -555,24 +555,23 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	x.mu.Lock()
 	cached := x.rendered[[2]string{img, d.level}]
 	key := x.keys[dir]
-	if cached == nil {
-		cached = x.renders.get(key, img, d.level)
-	}
-	var b *bundle.Bundle
-	var err error
-	if cached == nil {
-		b, err = x.bundleOf(ctx, dir)
-	}
 	x.mu.Unlock()
 	if cached != nil {
 		return cached, nil
 	}
+	res, err := x.renders.do(ctx, key, img, d.level, func() (*Resolved, error) {
+		b, err := x.bundleOf(ctx, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s names bundle directory %s, which could not be read again (%v): %w", img, dir, err, ErrIncomplete)
+		}
+		res, err := resolvedOf(b, img, d.level, dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s (bundle directory %s): %w", img, dir, err)
+		}
+		return res, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s names bundle directory %s, which could not be read again (%v): %w", img, dir, err, ErrIncomplete)
-	}
-	res, err := resolvedOf(b, img, d.level, dir)
-	if err != nil {
-		return nil, fmt.Errorf("%s (bundle directory %s): %w", img, dir, err)
+		return nil, err
 	}
 	x.mu.Lock()
 	if x.rendered == nil {
@@ -580,7 +579,6 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	}
 	x.rendered[[2]string{img, d.level}] = res
 	x.mu.Unlock()
-	x.renders.put(key, img, d.level, res)
 	return res, nil
 }
 
@@ -757,14 +755,9 @@ func FetchDirResolver(fsys fs.FS, dirOf func(ref string) (string, error), level 
 			return nil, err
 		}
 		key, _ := DirKey(fsys, dir)
-		if r := renders.get(key, ref, level); r != nil {
-			return r, nil
-		}
-		res, err := FetchResolver(func(context.Context, string) (fs.FS, error) { return fs.Sub(fsys, dir) }, level).Resolve(ctx, ref)
-		if err == nil {
-			renders.put(key, ref, level, res)
-		}
-		return res, err
+		return renders.do(ctx, key, ref, level, func() (*Resolved, error) {
+			return FetchResolver(func(context.Context, string) (fs.FS, error) { return fs.Sub(fsys, dir) }, level).Resolve(ctx, ref)
+		})
 	})
 }
 
