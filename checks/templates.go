@@ -460,6 +460,15 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 			if len(images) > 0 {
 				unverified = true
 			}
+			if why := cache.unreadCatalogs(m.catalogs); why != "" {
+				// The annotation says what it lacked too: a base catalog that would have resolved the image
+				// offline (a blob a partial clone left out, a read budget exhausted).
+				for i := range rf {
+					if rf[i].Rule == ruleTemplateUnverified {
+						rf[i].Message += why
+					}
+				}
+			}
 			if hasErrorFindings(rf) {
 				fmt.Fprintf(&b, "- `%s` → `%s`: the template does not render\n", m.template, c.Path)
 			} else {
