@@ -450,9 +450,18 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 	// The blobs the base revision already renders from these images (digests name content).
 	r := template.NewRenderer(tmpl, m.opm, pkgtemplate.Paths(m.catalogs), cache.docsOf, cache.dirResolver(m.root, names...), pull)
 	r.Incomplete = unv.add
+	// A template that does not render at one migrate level may at another (community templates render into
+	// catalogs/v4.16 as they are and into v4.17 on with olm.csv.metadata, from other base catalogs): each
+	// level is judged on its own, and the catalogs of a level that did not render are said so once.
+	failedLevels := map[string]bool{}
 	for _, c := range m.catalogs {
+		if failedLevels[c.MigrateLevel] {
+			fmt.Fprintf(&b, "- `%s` → `%s`: not verified, as above (the same rendering)\n", m.template, c.Path)
+			continue
+		}
 		out, rf := r.Render(ctx, c.MigrateLevel)
 		if out == nil {
+			failedLevels[c.MigrateLevel] = true
 			// Images that could not be read make the template not verified, never a difference: the
 			// findings about them are warnings, the rest (an image the registry says does not exist, a
 			// template that does not parse) stay errors.
@@ -481,8 +490,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 					markdown.Count(len(images), "bundle image", "bundle images"), strings.Join(shown, "; "), cache.unreadCatalogs(m.catalogs))
 			}
 			findings = append(findings, pkgOf(rf)...)
-			// Every catalog of the template fails the same way; report it once.
-			return dedupe(findings), b.String(), unverified
+			continue
 		}
 		findings = append(findings, pkgOf(rf)...)
 		data, err := readFileCapped(pr.Head.FS, c.Path, maxFile)
@@ -524,7 +532,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 			fmt.Fprintf(&b, "- `%s` → `%s`: **%s**\n", m.template, c.Path, markdown.Count(n, "difference", "differences"))
 		}
 	}
-	return findings, b.String(), unverified
+	return dedupe(findings), b.String(), unverified
 }
 
 // unverifiedFindings turns the unresolved-image findings of images recorded in unv into
