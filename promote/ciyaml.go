@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	sigsyaml "sigs.k8s.io/yaml"
@@ -90,7 +91,7 @@ func (c *CIConfig) MappingOf(name string) *CIMapping {
 
 // validCatalogName is what promotion accepts as a catalog directory name: what the community uses (v4.22)
 // and anything plain like it; it is written into ci.yaml unquoted.
-var validCatalogName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}$`)
+var validCatalogName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._-]{0,62}$`) })
 
 // ParseCI reads a ci.yaml. Every problem is a *CIError naming the file and line.
 func ParseCI(file string, data []byte) (*CIConfig, error) {
@@ -241,13 +242,13 @@ func checkAliases(file string, n *yaml.Node, depth int) error {
 	return nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // yamlError turns a parser error into a CIError on its line.
 func yamlError(file string, err error) error {
 	msg := err.Error()
 	line := 1
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		fmt.Sscanf(m[1], "%d", &line)
 		msg = m[2]
 	} else {
@@ -297,7 +298,7 @@ func kindName(n *yaml.Node) string {
 // new one must hold exactly the old values plus the name; when a text edit cannot be made so, the document is
 // written anew (comments kept, layout normalised). changed is false when an entry names to already.
 func AddCatalogName(file string, src []byte, from, to string) (out []byte, changed bool, err error) {
-	if !validCatalogName.MatchString(to) {
+	if !validCatalogName().MatchString(to) {
 		return nil, false, fmt.Errorf("%q is not a catalog name promotion writes (letters, digits, '.', '-', '_', starting with a letter)", to)
 	}
 	cfg, err := ParseCI(file, src)

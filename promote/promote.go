@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -131,7 +132,7 @@ func (p *Plan) Count(o Outcome, s Strategy) int {
 // commit's policy, or policy.Default()).
 func Compute(ctx context.Context, fsys fs.FS, pol *policy.Policy, opt Options) (*Plan, error) {
 	for _, v := range []string{opt.From, opt.To} {
-		if !validCatalogName.MatchString(v) {
+		if !validCatalogName().MatchString(v) {
 			return nil, fmt.Errorf("%q is not a catalog name (a directory of %s/ such as v4.22)", v, CatalogsDir)
 		}
 	}
@@ -207,7 +208,7 @@ func bundleRoots(pol *policy.Policy) []policy.BundleRoot {
 	return []policy.BundleRoot{{Path: "operators"}}
 }
 
-var packageName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+var packageName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`) })
 
 // packageNames lists the packages to consider: the package directories of the source catalog, and the
 // packages whose ci.yaml maps catalogs (so one that stopped short of the source version is reported), or
@@ -217,7 +218,7 @@ func packageNames(ctx context.Context, fsys fs.FS, source string, roots []policy
 		seen := map[string]bool{}
 		var out []string
 		for _, n := range only {
-			if !packageName.MatchString(n) || len(n) > 253 {
+			if !packageName().MatchString(n) || len(n) > 253 {
 				return nil, fmt.Errorf("%q is not a package name", n)
 			}
 			if !seen[n] {
@@ -234,7 +235,7 @@ func packageNames(ctx context.Context, fsys fs.FS, source string, roots []policy
 		return nil, fmt.Errorf("reading %s: %w", source, err)
 	}
 	for _, e := range entries {
-		if e.IsDir() && packageName.MatchString(e.Name()) {
+		if e.IsDir() && packageName().MatchString(e.Name()) {
 			set[e.Name()] = true
 		}
 	}
@@ -247,7 +248,7 @@ func packageNames(ctx context.Context, fsys fs.FS, source string, roots []policy
 			if len(set) > maxPackages {
 				break
 			}
-			if !e.IsDir() || set[e.Name()] || !packageName.MatchString(e.Name()) {
+			if !e.IsDir() || set[e.Name()] || !packageName().MatchString(e.Name()) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
@@ -468,7 +469,7 @@ func (p *promoter) render(ctx context.Context, name string, root policy.BundleRo
 	}
 	opm := ""
 	if mk, _ := readCapped(p.fsys, path.Join(pkgDir, "Makefile"), maxMakefileBytes); mk != nil {
-		if mm := opmVersionLine.FindSubmatch(mk); mm != nil {
+		if mm := opmVersionLine().FindSubmatch(mk); mm != nil {
 			opm = string(mm[1])
 		}
 	}
@@ -541,7 +542,9 @@ func (p *promoter) render(ctx context.Context, name string, root policy.BundleRo
 
 func pathOr(root policy.BundleRoot, name string) string { return path.Join(root.Path, name, "ci.yaml") }
 
-var opmVersionLine = regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
+var opmVersionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
+})
 
 // bundleDirs lists the <version>/ directories of a package folder holding metadata/annotations.yaml.
 func bundleDirs(fsys fs.FS, pkgDir string) []string {

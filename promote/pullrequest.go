@@ -30,7 +30,7 @@ func ParseBranch(ref string) (to, pkg string, ok bool) {
 		return "", "", false
 	}
 	to, pkg, found = strings.Cut(rest, "/")
-	if !found || !validCatalogName.MatchString(to) || !packageName.MatchString(pkg) {
+	if !found || !validCatalogName().MatchString(to) || !packageName().MatchString(pkg) {
 		return "", "", false
 	}
 	return to, pkg, true
@@ -118,7 +118,7 @@ func NewTargets(fsys fs.FS, before, after *policy.Policy) []Target {
 	var out []Target
 	for _, c := range after.Catalogs {
 		dir, name := path.Split(c.Path)
-		if strings.TrimSuffix(dir, "/") != CatalogsDir || policy.IsPattern(c.Path) || !validCatalogName.MatchString(name) {
+		if strings.TrimSuffix(dir, "/") != CatalogsDir || policy.IsPattern(c.Path) || !validCatalogName().MatchString(name) {
 			continue
 		}
 		if before != nil && declares(before, c.Path) {
