@@ -3,10 +3,7 @@ package app
 import (
 	"context"
 	"crypto/rsa"
-	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,57 +12,27 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
+// The fake GitHub's installation and repository (internal/githubfake's test environment).
 const (
-	testAppID  = 4242
-	testInstID = 77
-	testOwner  = "acme"
-	testRepo   = "catalog"
+	testAppID  = githubfake.TestAppID
+	testInstID = githubfake.TestInstallation
+	testOwner  = githubfake.TestOwner
+	testRepo   = githubfake.TestRepo
 )
-
-// testAppKey is made once per test binary: RSA key generation is slow.
-var testAppKey = sync.OnceValues(func() (keyPEM, error) {
-	k, p, err := githubfake.GenerateAppKey()
-	return keyPEM{k, p}, err
-})
 
 type keyPEM struct {
 	key *rsa.PrivateKey
 	pem []byte
 }
 
+// testAppKey is the process's test App key (made once: RSA key generation is slow).
+func testAppKey() (keyPEM, error) {
+	k, err := githubfake.TestAppKey()
+	return keyPEM{k.Key, k.PEM}, err
+}
+
 // recordingMetrics keeps every call the transport reports.
-type recordingMetrics struct {
-	mu        sync.Mutex
-	calls     []string // "endpoint status"
-	remaining map[int64]int
-}
-
-func (m *recordingMetrics) APICall(endpoint string, status int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls = append(m.calls, endpoint+" "+http.StatusText(status))
-}
-
-func (m *recordingMetrics) RateLimitRemaining(id int64, n int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.remaining == nil {
-		m.remaining = map[int64]int{}
-	}
-	m.remaining[id] = n
-}
-
-func (m *recordingMetrics) count(prefix string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, c := range m.calls {
-		if strings.HasPrefix(c, prefix) {
-			n++
-		}
-	}
-	return n
-}
+type recordingMetrics = githubfake.CallRecorder
 
 type fakeEnv struct {
 	fake    *githubfake.Fake
@@ -78,30 +45,16 @@ type fakeEnv struct {
 // a GitHub factory pointed at it. Retries are fast unless policy says otherwise.
 func newFakeEnv(t testing.TB, policy ghapp.RetryPolicy, opts ...func(*githubfake.Options)) *fakeEnv {
 	t.Helper()
-	kp, err := testAppKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := githubfake.Options{AppID: testAppID, PublicKey: &kp.key.PublicKey}
-	for _, fn := range opts {
-		fn(&o)
-	}
-	f := githubfake.New(o)
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	f.AddInstallation(testInstID, testOwner)
-	if err := f.AddRepo(githubfake.Repo{Owner: testOwner, Name: testRepo, Installation: testInstID}); err != nil {
-		t.Fatal(err)
-	}
+	env := githubfake.NewTestEnv(t, opts...)
 	if policy.BackoffBase == 0 {
 		policy.BackoffBase = time.Millisecond
 	}
 	m := &recordingMetrics{}
-	gh, err := ghapp.NewGitHub(ghapp.GitHubConfig{AppID: testAppID, PrivateKeyPEM: kp.pem, BaseURL: githubfake.APIURL(srv.URL), Retry: policy}, m)
+	gh, err := ghapp.NewGitHub(ghapp.GitHubConfig{AppID: testAppID, PrivateKeyPEM: env.Key.PEM, BaseURL: env.APIURL(), Retry: policy}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeEnv{fake: f, srv: srv, gh: gh, metrics: m}
+	return &fakeEnv{fake: env.Fake, srv: env.Server, gh: gh, metrics: m}
 }
 
 func (e *fakeEnv) installation(t *testing.T) *github.Client {

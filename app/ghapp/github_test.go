@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,57 +14,27 @@ import (
 	"github.com/google/go-github/v62/github"
 )
 
+// The fake GitHub's installation and repository (internal/githubfake's test environment).
 const (
-	testAppID  = 4242
-	testInstID = 77
-	testOwner  = "acme"
-	testRepo   = "catalog"
+	testAppID  = githubfake.TestAppID
+	testInstID = githubfake.TestInstallation
+	testOwner  = githubfake.TestOwner
+	testRepo   = githubfake.TestRepo
 )
-
-// testAppKey is made once per test binary: RSA key generation is slow.
-var testAppKey = sync.OnceValues(func() (keyPEM, error) {
-	k, p, err := githubfake.GenerateAppKey()
-	return keyPEM{k, p}, err
-})
 
 type keyPEM struct {
 	key *rsa.PrivateKey
 	pem []byte
 }
 
+// testAppKey is the process's test App key (made once: RSA key generation is slow).
+func testAppKey() (keyPEM, error) {
+	k, err := githubfake.TestAppKey()
+	return keyPEM{k.Key, k.PEM}, err
+}
+
 // recordingMetrics keeps every call the transport reports.
-type recordingMetrics struct {
-	mu        sync.Mutex
-	calls     []string // "endpoint status"
-	remaining map[int64]int
-}
-
-func (m *recordingMetrics) APICall(endpoint string, status int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls = append(m.calls, endpoint+" "+http.StatusText(status))
-}
-
-func (m *recordingMetrics) RateLimitRemaining(id int64, n int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.remaining == nil {
-		m.remaining = map[int64]int{}
-	}
-	m.remaining[id] = n
-}
-
-func (m *recordingMetrics) count(prefix string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, c := range m.calls {
-		if strings.HasPrefix(c, prefix) {
-			n++
-		}
-	}
-	return n
-}
+type recordingMetrics = githubfake.CallRecorder
 
 type fakeEnv struct {
 	fake    *githubfake.Fake
@@ -78,30 +47,16 @@ type fakeEnv struct {
 // a GitHub factory pointed at it. Retries are fast unless policy says otherwise.
 func newFakeEnv(t testing.TB, policy RetryPolicy, opts ...func(*githubfake.Options)) *fakeEnv {
 	t.Helper()
-	kp, err := testAppKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := githubfake.Options{AppID: testAppID, PublicKey: &kp.key.PublicKey}
-	for _, fn := range opts {
-		fn(&o)
-	}
-	f := githubfake.New(o)
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
-	f.AddInstallation(testInstID, testOwner)
-	if err := f.AddRepo(githubfake.Repo{Owner: testOwner, Name: testRepo, Installation: testInstID}); err != nil {
-		t.Fatal(err)
-	}
+	env := githubfake.NewTestEnv(t, opts...)
 	if policy.BackoffBase == 0 {
 		policy.BackoffBase = time.Millisecond
 	}
 	m := &recordingMetrics{}
-	gh, err := NewGitHub(GitHubConfig{AppID: testAppID, PrivateKeyPEM: kp.pem, BaseURL: githubfake.APIURL(srv.URL), Retry: policy}, m)
+	gh, err := NewGitHub(GitHubConfig{AppID: testAppID, PrivateKeyPEM: env.Key.PEM, BaseURL: env.APIURL(), Retry: policy}, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeEnv{fake: f, srv: srv, gh: gh, metrics: m}
+	return &fakeEnv{fake: env.Fake, srv: env.Server, gh: gh, metrics: m}
 }
 
 func (e *fakeEnv) installation(t *testing.T) *github.Client {
@@ -177,7 +132,7 @@ func TestInstallationTokensAreCached(t *testing.T) {
 	if tok1 != tok2 || !strings.HasPrefix(tok1, "ghs_") {
 		t.Errorf("tokens %q and %q, want one cached ghs_ token", tok1, tok2)
 	}
-	if n := e.metrics.count("POST /app/installations/{id}/access_tokens Created"); n != 1 {
+	if n := e.metrics.Count("POST /app/installations/{id}/access_tokens Created"); n != 1 {
 		t.Errorf("token requests = %d, want 1", n)
 	}
 	if _, _, err := e.gh.App().Apps.Get(ctx, ""); err != nil {
@@ -187,9 +142,7 @@ func TestInstallationTokensAreCached(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not installed") {
 		t.Errorf("Installation(999) = %v, want an error saying the App is not installed", err)
 	}
-	e.metrics.mu.Lock()
-	rem, ok := e.metrics.remaining[testInstID]
-	e.metrics.mu.Unlock()
+	rem, ok := e.metrics.Remaining(testInstID)
 	if !ok || rem <= 0 || rem >= 5000 {
 		t.Errorf("rate limit remaining of the installation = %d (%v), want a value below 5000", rem, ok)
 	}
@@ -263,7 +216,7 @@ func TestTransportRetries(t *testing.T) {
 			if got := httpStatus(err); got != tt.wantStatus {
 				t.Errorf("status %d (%v), want %d", got, err, tt.wantStatus)
 			}
-			if got := e.metrics.count(tt.endpoint + " "); got != tt.wantCalls {
+			if got := e.metrics.Count(tt.endpoint + " "); got != tt.wantCalls {
 				t.Errorf("%s exchanges = %d, want %d", tt.endpoint, got, tt.wantCalls)
 			}
 		})
@@ -301,7 +254,7 @@ func TestTransportWaitHonoursContext(t *testing.T) {
 	if !errors.As(err, &rl) || rl.Identity != testInstID || time.Until(rl.Until) < 25*time.Second {
 		t.Errorf("second request: %v, want a RateLimitedError of installation %d for about 30 s", err, testInstID)
 	}
-	if n := e.metrics.count("GET /repos/{owner}/{repo} "); n != 1 {
+	if n := e.metrics.Count("GET /repos/{owner}/{repo} "); n != 1 {
 		t.Errorf("exchanges = %d, want 1 (the second request must not be sent)", n)
 	}
 }
@@ -325,7 +278,7 @@ func TestConditionalRequests(t *testing.T) {
 	if r2.Rate.Remaining != r1.Rate.Remaining {
 		t.Errorf("remaining after a 304 = %d, want unchanged %d", r2.Rate.Remaining, r1.Rate.Remaining)
 	}
-	if n := e.metrics.count("GET /repos/{owner}/{repo}/pulls/{id} Not Modified"); n != 1 {
+	if n := e.metrics.Count("GET /repos/{owner}/{repo}/pulls/{id} Not Modified"); n != 1 {
 		t.Errorf("304 exchanges = %d, want 1", n)
 	}
 	// A change is seen: the ETag no longer matches.
@@ -359,12 +312,10 @@ func TestTokenRequestIsRetriedOn5xx(t *testing.T) {
 	if _, err := e.gh.Installation(context.Background(), testInstID); err != nil {
 		t.Fatalf("Installation after one 502 on the token request: %v", err)
 	}
-	if n := e.metrics.count("POST /app/installations/{id}/access_tokens "); n != 2 {
+	if n := e.metrics.Count("POST /app/installations/{id}/access_tokens "); n != 2 {
 		t.Errorf("token exchanges = %d, want 2", n)
 	}
-	e.metrics.mu.Lock()
-	_, app := e.metrics.remaining[0]
-	e.metrics.mu.Unlock()
+	_, app := e.metrics.Remaining(0)
 	if !app {
 		t.Error("the token request's rate limit was not reported as the App's (installation 0)")
 	}

@@ -130,7 +130,7 @@ func TestRedeliverFailed(t *testing.T) {
 	if len(again) != 1 || again[0].GUID != b2.GUID {
 		t.Errorf("redeliveries = %+v, want one of guid %s", again, b2.GUID)
 	}
-	if pages := e.metrics.count("GET /app/hook/deliveries OK"); pages < 3 {
+	if pages := e.metrics.Count("GET /app/hook/deliveries OK"); pages < 3 {
 		t.Errorf("listed %d pages of deliveries, want at least 3 (cursor pagination)", pages)
 	}
 	// The redelivery succeeded: a second sweep has nothing to do.
@@ -173,9 +173,9 @@ func TestTeamResolver(t *testing.T) {
 		t.Errorf("IsOwner(stranger) = %v, want unresolved (a team could not be read)", d)
 	}
 	// Members are listed once per resolver.
-	before := e.metrics.count("GET /orgs/{org}/teams/{team}/members")
+	before := e.metrics.Count("GET /orgs/{org}/teams/{team}/members")
 	tr.TeamMembers(ctx, testOwner, "catalog-admins")
-	if after := e.metrics.count("GET /orgs/{org}/teams/{team}/members"); after != before {
+	if after := e.metrics.Count("GET /orgs/{org}/teams/{team}/members"); after != before {
 		t.Errorf("a second lookup made %d requests, want 0", after-before)
 	}
 }

@@ -98,7 +98,7 @@ func TestRateLimitBeyondMaxWaitIsNotSent(t *testing.T) {
 	if !errors.As(err, &rl) || rl.Identity != testInstID || time.Until(rl.Until) < 25*time.Second {
 		t.Errorf("request during the limit: %v, want a RateLimitedError of installation %d until about 31 s from now", err, testInstID)
 	}
-	if n := e.metrics.count("GET /repos/{owner}/{repo} "); n != 1 {
+	if n := e.metrics.Count("GET /repos/{owner}/{repo} "); n != 1 {
 		t.Errorf("exchanges = %d, want 1", n)
 	}
 }
