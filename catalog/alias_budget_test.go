@@ -42,12 +42,12 @@ func TestAliasExpansionBoundedPerFile(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	var alias []Finding
 	for _, f := range fs {
-		if f.Rule == ruleLoadAliasExpansion {
+		if f.Rule == "load.alias-expansion" {
 			alias = append(alias, f)
 		}
 	}
 	if len(alias) != 1 || !strings.Contains(alias[0].Message, "in this file") {
-		t.Fatalf("findings = %v; want one %s about the file", fs, ruleLoadAliasExpansion)
+		t.Fatalf("findings = %v; want one %s about the file", fs, "load.alias-expansion")
 	}
 	if len(docs) > 12 {
 		t.Errorf("%d documents read, want the file to stop near 1,000,000 alias values (about 10 documents)", len(docs))
@@ -69,7 +69,7 @@ func TestAliasExpansionBoundedPerRead(t *testing.T) {
 	}
 	n := 0
 	for _, f := range fs {
-		if f.Rule == ruleLoadAliasExpansion && strings.Contains(f.Message, "read together") {
+		if f.Rule == "load.alias-expansion" && strings.Contains(f.Message, "read together") {
 			n++
 		}
 	}

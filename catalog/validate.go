@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	blang "github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog/decode"
 )
 
 // ValidateOptions selects what Validate looks at.
@@ -52,7 +54,7 @@ func Validate(c *Catalog, opt ValidateOptions) []Finding {
 	// is not judged by the model rules: the load finding is the one thing to fix, not a cascade.
 	broken := map[string]bool{}
 	for _, f := range c.LoadFindings {
-		if f.Severity == SeverityError && f.File != "" && stopsReading(f.Rule) {
+		if f.Severity == SeverityError && f.File != "" && decode.StopsReading(f.Rule) {
 			broken[f.File] = true
 		}
 	}
@@ -101,17 +103,6 @@ func Validate(c *Catalog, opt ValidateOptions) []Finding {
 	}
 	SortFindings(out)
 	return out
-}
-
-// stopsReading says whether a load rule leaves the rest of its file (or document) unread: a syntax error,
-// a file or document over a bound. Rules about one value of a blob that was read are not among them.
-func stopsReading(rule string) bool {
-	switch rule {
-	case ruleLoadYAMLSyntax, ruleLoadJSONSyntax, ruleLoadYAMLSeparator, ruleLoadFileTooLarge,
-		ruleLoadTooManyDocs, ruleLoadTooDeep, ruleLoadAliasExpansion:
-		return true
-	}
-	return false
 }
 
 // inBrokenFile reports whether any blob of p is in one of the files that did not read whole.

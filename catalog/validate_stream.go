@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync/atomic"
 
 	blang "github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog/decode"
 )
 
 // FSValidation is what ValidateFS says about a catalog.
@@ -63,21 +64,15 @@ func ValidateFS(ctx context.Context, fsys fs.FS, lim Limits) (*FSValidation, err
 }
 
 func validateStream(ctx context.Context, fsys fs.FS, lim Limits, lagFiles int, lagBytes int64) (*FSValidation, error) {
-	if fsys == nil {
-		return nil, errors.New("read catalog: no file system given")
-	}
-	lim = lim.withDefaults()
-	lim.aliasSpent = new(atomic.Int64)
-	lim.Cache = nil
-	tree, err := listFiles(ctx, fsys, lim)
+	r, err := openReader(ctx, fsys, lim, readStream, nil)
 	if err != nil {
 		return nil, err
 	}
-	s := newStreamValidator(fsys, tree.Files, lim, lagFiles, lagBytes)
+	s := newStreamValidator(r, lagFiles, lagBytes)
 	if err := s.run(ctx); err != nil {
 		return nil, err
 	}
-	return s.result(tree.Findings), nil
+	return s.result(r.set.Findings), nil
 }
 
 // ValidateDir is ValidateFS on a directory of the local file system.
@@ -101,12 +96,8 @@ const (
 	streamLagBytes = 8 << 20
 )
 
-// streamAheadBytes bounds, per worker, the bytes of files parsed ahead of
-// the file being taken (one file is always allowed, whatever its size).
-const streamAheadBytes = 4 << 20
-
 type streamValidator struct {
-	fsys  fs.FS
+	r     *reader
 	files []CatalogFile
 	lim   Limits
 	// lagFiles and lagBytes: streamLagFiles and streamLagBytes (tests
@@ -165,8 +156,9 @@ type streamRequirement struct {
 	req    PackageRequired
 }
 
-func newStreamValidator(fsys fs.FS, files []CatalogFile, lim Limits, lagFiles int, lagBytes int64) *streamValidator {
-	s := &streamValidator{fsys: fsys, files: files, lim: lim, lagFiles: lagFiles, lagBytes: lagBytes,
+func newStreamValidator(r *reader, lagFiles int, lagBytes int64) *streamValidator {
+	files := r.set.Files
+	s := &streamValidator{r: r, files: files, lim: r.lim, lagFiles: lagFiles, lagBytes: lagBytes,
 		end: make([]int64, len(files)), broken: make([]bool, len(files)),
 		stash: map[int][]Doc{}, pkgs: map[string]*streamPackage{}}
 	var sum int64
@@ -199,7 +191,7 @@ func (s *streamValidator) run(ctx context.Context) error {
 			judges.Wait()
 		}
 	}()
-	ahead := newStreamAhead(s.fsys, s.files, s.lim)
+	ahead := newStreamAhead(s.r)
 	stop := ahead.start(ctx)
 	defer stop()
 	for i := range s.files {
@@ -237,7 +229,7 @@ func (s *streamValidator) give(p *streamPackage) {
 func (s *streamValidator) file(i int, r *fileResult) error {
 	s.stats.Files++
 	for _, f := range r.findings {
-		if f.Severity == SeverityError && f.File != "" && stopsReading(f.Rule) {
+		if f.Severity == SeverityError && f.File != "" && decode.StopsReading(f.Rule) {
 			s.broken[i] = true
 		}
 	}
@@ -316,7 +308,7 @@ func (s *streamValidator) reopen(p *streamPackage) error {
 	for _, i := range p.files {
 		docs, ok := s.stash[int(i)]
 		if !ok {
-			r, spare, err := readCatalogFile(s.fsys, s.files[i], s.lim, 0, &total, buf)
+			r, spare, err := s.r.readFile(s.files[i], 0, &total, buf)
 			if err != nil {
 				return err
 			}
@@ -413,108 +405,4 @@ func (s *streamValidator) result(treeFindings []Finding) *FSValidation {
 		out.Findings = all
 	}
 	return out
-}
-
-// streamAhead parses files in order on lim.Concurrency workers, at most
-// streamAheadBytes per worker ahead of the file the consumer takes.
-type streamAhead struct {
-	fsys   fs.FS
-	files  []CatalogFile
-	lim    Limits
-	window int64
-	total  atomic.Int64
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	next   int           // the next file for a worker
-	taken  int           // files the consumer took
-	ahead  int64         // bytes of files given to workers and not taken
-	peak   int64         // most bytes ahead
-	parsed []*fileResult // by file, until taken
-	err    error
-}
-
-var errStreamStopped = errors.New("stopped")
-
-func newStreamAhead(fsys fs.FS, files []CatalogFile, lim Limits) *streamAhead {
-	a := &streamAhead{fsys: fsys, files: files, lim: lim, parsed: make([]*fileResult, len(files)),
-		window: int64(max(lim.Concurrency, 1)) * streamAheadBytes}
-	a.cond = sync.NewCond(&a.mu)
-	return a
-}
-
-// start runs the workers; the returned func stops them and waits for them.
-func (a *streamAhead) start(ctx context.Context) (stop func()) {
-	var wg sync.WaitGroup
-	for range min(a.lim.Concurrency, len(a.files)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a.work(ctx)
-		}()
-	}
-	return func() {
-		a.fail(errStreamStopped)
-		wg.Wait()
-	}
-}
-
-func (a *streamAhead) fail(err error) {
-	a.mu.Lock()
-	if a.err == nil {
-		a.err = err
-	}
-	a.cond.Broadcast()
-	a.mu.Unlock()
-}
-
-func (a *streamAhead) work(ctx context.Context) {
-	var buf []byte
-	for {
-		a.mu.Lock()
-		for a.err == nil && a.next < len(a.files) && a.next > a.taken && a.ahead+a.files[a.next].Size > a.window {
-			a.cond.Wait()
-		}
-		if a.err != nil || a.next >= len(a.files) {
-			a.mu.Unlock()
-			return
-		}
-		i := a.next
-		a.next++
-		a.ahead += a.files[i].Size
-		a.peak = max(a.peak, a.ahead)
-		a.mu.Unlock()
-		if err := ctx.Err(); err != nil {
-			a.fail(err)
-			return
-		}
-		r, spare, err := readCatalogFile(a.fsys, a.files[i], a.lim, 0, &a.total, buf)
-		buf = spare
-		if err != nil {
-			a.fail(err)
-			return
-		}
-		a.mu.Lock()
-		a.parsed[i] = &r
-		a.cond.Broadcast()
-		a.mu.Unlock()
-	}
-}
-
-// take waits for file i's parse; files are taken in order.
-func (a *streamAhead) take(i int) (*fileResult, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for a.parsed[i] == nil && a.err == nil {
-		a.cond.Wait()
-	}
-	if a.err != nil {
-		return nil, a.err
-	}
-	r := a.parsed[i]
-	a.parsed[i] = nil
-	a.taken = i + 1
-	a.ahead -= a.files[i].Size
-	a.cond.Broadcast()
-	return r, nil
 }

@@ -92,7 +92,7 @@ const opmParityCasesDir = "../testdata/opm-parity/cases"
 // TestValidateFSLoadCases: the loader's cases, each alone and all of them
 // as one catalog, and under tight limits.
 func TestValidateFSLoadCases(t *testing.T) {
-	for _, dir := range []string{"testdata/load/cases", "testdata/load/regressions"} {
+	for _, dir := range []string{"decode/testdata/load/cases", "decode/testdata/load/regressions"} {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package catalog
+package decode
 
 import (
 	"bufio"
@@ -11,12 +11,10 @@ import (
 	"testing"
 )
 
-// updateGolden reports whether the package's -update flag (defined by the
-// validation golden tests) is set, without defining it a second time.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+var update = flag.Bool("update", false, "rewrite testdata/load/cases.golden from the current output")
+
+// updateGolden reports whether -update is set.
+func updateGolden() bool { return *update }
 
 // renderParse writes what ParseFile makes of a file, for golden files.
 func renderParse(name string, data []byte) string {

@@ -2,9 +2,7 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"io/fs"
-	"sync/atomic"
 )
 
 // PartialOptions says what LoadPartial must read.
@@ -51,17 +49,17 @@ type Outline struct {
 // index, and kept only when it is needed, so a first load holds the wanted
 // packages, not the catalog.
 func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOptions, lim Limits) (*Catalog, *Outline, error) {
-	if fsys == nil {
-		return nil, nil, errors.New("read catalog: no file system given")
+	r, err := openReader(ctx, fsys, lim, readPartial, &set)
+	if err != nil {
+		return nil, nil, err
 	}
-	lim = lim.withDefaults()
-	lim.aliasSpent = new(atomic.Int64)
+	lim = r.lim
 	files := set.Files
 	out := &Outline{Files: files, Summaries: make([]FileSummary, len(files)), Parsed: make([]bool, len(files)), Wanted: map[string]bool{"": true}}
 	for _, p := range opt.Packages {
 		out.Wanted[p] = true
 	}
-	keyer, _ := fsys.(ContentKeyer)
+	keyer := r.keyer
 	keys := make([]string, len(files))
 	var asked, rest []int // files to parse: those asked for, and those the index does not know
 	for i, f := range files {
@@ -82,17 +80,17 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		rest = append(rest, i)
 	}
 	results := make([]fileResult, len(files))
-	summarize := func(i int, r *fileResult) {
-		s := Summarize(r.docs, r.findings)
-		s.Aliases = r.aliases
+	summarize := func(i int, res *fileResult) {
+		s := Summarize(res.docs, res.findings)
+		s.Aliases = res.aliases
 		out.Summaries[i] = s
 		if lim.Index != nil && keys[i] != "" {
 			lim.Index.Put(keys[i], s)
 		}
 	}
 	// The files asked for come first: their packages decide what else is kept.
-	if err := readInto(ctx, fsys, out, asked, lim, results, func(i int, r *fileResult) bool {
-		summarize(i, r)
+	if err := r.readInto(ctx, out, asked, results, func(i int, res *fileResult) bool {
+		summarize(i, res)
 		return true
 	}); err != nil {
 		return nil, nil, err
@@ -105,8 +103,8 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		}
 	}
 	// Files the index does not know: parse, summarize, keep what is wanted so far.
-	if err := readInto(ctx, fsys, out, rest, lim, results, func(i int, r *fileResult) bool {
-		summarize(i, r)
+	if err := r.readInto(ctx, out, rest, results, func(i int, res *fileResult) bool {
+		summarize(i, res)
 		return out.Summaries[i].Concerns(out.Wanted)
 	}); err != nil {
 		return nil, nil, err
@@ -123,7 +121,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 			out.Wanted[p] = true
 		}
 	}
-	if err := readWanted(ctx, fsys, out, lim, results); err != nil {
+	if err := r.readWanted(ctx, out, results); err != nil {
 		return nil, nil, err
 	}
 	c := assemble(set, results)
@@ -141,7 +139,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		}
 	}
 	if more {
-		if err := readWanted(ctx, fsys, out, lim, results); err != nil {
+		if err := r.readWanted(ctx, out, results); err != nil {
 			return nil, nil, err
 		}
 		c = assemble(set, results)
@@ -150,19 +148,19 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 }
 
 // readWanted parses the files that hold something wanted and are not parsed yet.
-func readWanted(ctx context.Context, fsys fs.FS, out *Outline, lim Limits, results []fileResult) error {
+func (r *reader) readWanted(ctx context.Context, out *Outline, results []fileResult) error {
 	var todo []int
 	for i := range out.Files {
 		if !out.Parsed[i] && out.Summaries[i].Concerns(out.Wanted) {
 			todo = append(todo, i)
 		}
 	}
-	return readInto(ctx, fsys, out, todo, lim, results, nil)
+	return r.readInto(ctx, out, todo, results, nil)
 }
 
 // readInto parses out.Files[at...] and stores at results[i] what keep keeps
 // (everything when keep is nil), marking it parsed.
-func readInto(ctx context.Context, fsys fs.FS, out *Outline, at []int, lim Limits, results []fileResult, keep func(i int, r *fileResult) bool) error {
+func (r *reader) readInto(ctx context.Context, out *Outline, at []int, results []fileResult, keep func(i int, res *fileResult) bool) error {
 	if len(at) == 0 {
 		return nil
 	}
@@ -171,8 +169,8 @@ func readInto(ctx context.Context, fsys fs.FS, out *Outline, at []int, lim Limit
 		sub[k] = out.Files[i]
 	}
 	kept := make([]bool, len(at))
-	got, err := readFiles(ctx, fsys, sub, lim, func(k int, r *fileResult) bool {
-		kept[k] = keep == nil || keep(at[k], r)
+	got, err := r.parse(ctx, sub, func(k int, res *fileResult) bool {
+		kept[k] = keep == nil || keep(at[k], res)
 		return kept[k]
 	})
 	if err != nil {
@@ -198,13 +196,4 @@ func (p *Package) bundles() []*Bundle {
 		return nil
 	}
 	return p.Bundles
-}
-
-// fileKey is the content key of f: the one its walk recorded, else keyer's.
-func fileKey(keyer ContentKeyer, f CatalogFile) string {
-	if f.Key != "" {
-		return f.Key
-	}
-	k, _ := keyer.ContentKey(f.Path)
-	return k
 }

@@ -1,88 +1,66 @@
-package catalog
+package decode
 
 import (
 	"bytes"
 	"fmt"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/cases"
 )
 
-// Limits bound every input the loader reads. A zero field means its default
-// (see DefaultLimits).
+// Limits bound what one parse reads. A zero field means its default (see DefaultLimits).
 type Limits struct {
-	// MaxFileSize is the largest file read, in bytes (at most 2 GiB - 1,
-	// the longest text a Value holds; larger settings are lowered to it).
+	// MaxFileSize is the largest file read, in bytes (at most MaxSourceLen, the longest text a Value
+	// holds; larger settings are lowered to it).
 	MaxFileSize int64
-	// MaxTotalSize bounds the bytes of all files of one tree.
-	MaxTotalSize int64
-	// MaxFiles bounds the files of one tree (directories not counted).
-	MaxFiles int
 	// MaxDocuments bounds the documents of one file.
 	MaxDocuments int
 	// MaxDepth bounds the nesting of objects and arrays.
 	MaxDepth int
 	// MaxAliasExpansion bounds the values YAML aliases may produce in one document.
 	MaxAliasExpansion int
-	// MaxAliasExpansionPerFile bounds the values aliases may produce in all
-	// documents of one file, and MaxAliasExpansionPerRead in all files of
-	// one ReadFS (one revision of a pull request): many small alias bombs,
-	// each under the per-document bound, cannot add up to gigabytes.
+	// MaxAliasExpansionPerFile bounds the values aliases may produce in all documents of one file, and
+	// MaxAliasExpansionPerRead in all files of one read (one revision of a pull request) that share
+	// AliasSpent: many small alias bombs, each under the per-document bound, cannot add up to gigabytes.
 	MaxAliasExpansionPerFile int
 	MaxAliasExpansionPerRead int64
-	// Concurrency is how many files ReadFS parses at once (default GOMAXPROCS).
-	Concurrency int
-	// aliasSpent counts, across the files of one ReadFS, the values aliases produced.
-	aliasSpent *atomic.Int64
-	// Cache, when set and the file system is a ContentKeyer, lets ReadFS
-	// reuse the parse of contents it has seen. It is not a bound: it is here
-	// because Limits travels with every read.
-	Cache *ParseCache
-	// Index, when set and the file system is a ContentKeyer, keeps what
-	// each file content holds (FileSummary) for LoadPartial, which then
-	// parses only the files the packages it is asked for need.
-	Index *SummaryIndex
+	// AliasSpent, when set, counts the values aliases produced across the files of one read; the reader
+	// of a tree gives each of its files the same counter. Nil: each file is bounded alone.
+	AliasSpent *atomic.Int64
 }
 
-// DefaultLimits returns the limits used for zero fields. They are far above
-// real catalogs (the largest community package file is a few MB, the deepest
-// CRD schema a few dozen levels) and low enough that hostile input is refused
-// in milliseconds.
+// MaxSourceLen is the longest file a parse reads: a Value's text and children are counted in 32 bits.
+const MaxSourceLen = maxValueLen
+
+// DefaultLimits returns the limits used for zero fields. They are far above real catalogs (the largest
+// community package file is a few MB, the deepest CRD schema a few dozen levels) and low enough that
+// hostile input is refused in milliseconds.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxFileSize:       256 << 20,
-		MaxTotalSize:      2 << 30,
-		MaxFiles:          100_000,
 		MaxDocuments:      1_000_000,
 		MaxDepth:          200,
 		MaxAliasExpansion: 100_000,
-		// About 50 MiB of values per file and 200 MiB per read; real
-		// catalogs use a handful of aliases, if any.
+		// About 50 MiB of values per file and 200 MiB per read; real catalogs use a handful of
+		// aliases, if any.
 		MaxAliasExpansionPerFile: 1_000_000,
 		MaxAliasExpansionPerRead: 4_000_000,
-		Concurrency:              runtime.GOMAXPROCS(0),
 	}
 }
 
-// withDefaults fills zero fields from DefaultLimits.
-func (l Limits) withDefaults() Limits {
+// WithDefaults fills zero fields from DefaultLimits and lowers MaxFileSize to MaxSourceLen.
+func (l Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	if l.MaxFileSize <= 0 {
 		l.MaxFileSize = d.MaxFileSize
 	}
-	l.MaxFileSize = min(l.MaxFileSize, maxValueLen)
-	if l.MaxTotalSize <= 0 {
-		l.MaxTotalSize = d.MaxTotalSize
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
+	l.MaxFileSize = min(l.MaxFileSize, MaxSourceLen)
 	if l.MaxDocuments <= 0 {
 		l.MaxDocuments = d.MaxDocuments
 	}
@@ -97,9 +75,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxAliasExpansionPerRead <= 0 {
 		l.MaxAliasExpansionPerRead = d.MaxAliasExpansionPerRead
-	}
-	if l.Concurrency <= 0 {
-		l.Concurrency = d.Concurrency
 	}
 	return l
 }
@@ -120,7 +95,7 @@ type Doc struct {
 // catalog file: a file whose first non-space byte (within 4096 bytes) is '{' is
 // a stream of JSON objects, any other is YAML split on '---' lines. name only
 // labels positions. Malformed content yields findings (never a panic); the
-// documents that parsed are still returned. Besides syntax, the loader reports
+// documents that parsed are still returned. Besides syntax, the decoder reports
 // what opm's reading of a blob refuses: documents that are not objects, blank
 // or comment-only YAML documents, top-level keys equal under case folding,
 // non-string schema/package/name, and a missing or empty schema
@@ -134,9 +109,9 @@ func parseData(name string, data []byte, lim Limits, plain bool) ([]Doc, []Findi
 	if len(data) == 0 {
 		return nil, nil
 	}
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	if int64(len(data)) > lim.MaxFileSize {
-		return nil, []Finding{newLoadFinding(ruleLoadFileTooLarge, name,
+		return nil, []Finding{fileFinding(ruleLoadFileTooLarge, name,
 			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize))}
 	}
 	// One copy of the file: the values' strings are substrings of it (until
@@ -153,6 +128,35 @@ func parseData(name string, data []byte, lim Limits, plain bool) ([]Doc, []Findi
 // metadata. A document that is not an object is a finding.
 func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	return parseData(name, data, lim, true)
+}
+
+// Parsed is what one file holds.
+type Parsed struct {
+	Docs     []Doc
+	Findings []Finding
+	// Aliases is set when the file's YAML expanded aliases.
+	Aliases bool
+}
+
+// ParseShared is ParseFile on a buffer the documents may keep: their strings are slices of data, moved out
+// of it afterwards (into one block of their exact size) unless they make up most of it. kept reports that
+// the documents still point into data, which must then never be written again; otherwise the caller may
+// reuse data at once. lim must have its defaults (Limits.WithDefaults) and data be within lim.MaxFileSize.
+func ParseShared(name string, data []byte, lim Limits) (res Parsed, kept bool) {
+	if len(data) == 0 {
+		return Parsed{}, false
+	}
+	src := unsafe.String(unsafe.SliceData(data), len(data))
+	p := newFileParser(name, src, lim)
+	p.parse()
+	res = Parsed{Docs: p.docs, Findings: p.findings, Aliases: p.aliasValues > 0}
+	return res, compactStrings(p.docs, src, cap(data), true)
+}
+
+// fileFinding is a finding of rule about a whole file (its first line).
+func fileFinding(rule, file, msg string) Finding {
+	r := ruleHints[rule]
+	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
 }
 
 // fileParser holds the state of parsing one file.
@@ -210,10 +214,10 @@ func looksLikeJSON(src string) bool {
 	return len(trimmed) > 0 && trimmed[0] == '{'
 }
 
-// ruleHints maps each loader rule id to its table entry (an immutable table).
+// ruleHints maps each rule id of the decoder to its table entry (an immutable table).
 var ruleHints = func() map[string]Rule {
 	m := map[string]Rule{}
-	for _, r := range LoadRules() {
+	for _, r := range Rules() {
 		m[r.ID] = r
 	}
 	return m

@@ -1,4 +1,4 @@
-package catalog
+package decode
 
 import (
 	"encoding/base64"
@@ -164,7 +164,7 @@ func (c *nodeConverter) count(n *yaml.Node) bool {
 			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in this file (summed over its documents); the document was not read", c.p.lim.MaxAliasExpansionPerFile)
 			return false
 		}
-		if spent := c.p.lim.aliasSpent; spent != nil && spent.Add(1) > c.p.lim.MaxAliasExpansionPerRead {
+		if spent := c.p.lim.AliasSpent; spent != nil && spent.Add(1) > c.p.lim.MaxAliasExpansionPerRead {
 			c.fail(n, ruleLoadAliasExpansion, "aliases expand to more than %d values in the files read together with this one; the document was not read", c.p.lim.MaxAliasExpansionPerRead)
 			return false
 		}

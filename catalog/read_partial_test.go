@@ -158,7 +158,7 @@ func TestPartialLoadEqualsWholeLoad(t *testing.T) {
 	for _, dir := range cases {
 		checkPartial(t, dir, os.DirFS(dir), rng, 3)
 	}
-	cases, _ = filepath.Glob(filepath.Join("testdata", "load", "*", "catalog"))
+	cases, _ = filepath.Glob(filepath.Join("decode", "testdata", "load", "*", "catalog"))
 	for _, dir := range cases {
 		checkPartial(t, dir, os.DirFS(dir), rng, 2)
 	}

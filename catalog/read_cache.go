@@ -147,3 +147,12 @@ func (c *ParseCache) put(read int64, key, file string, size int64, r fileResult)
 	c.entries[key] = c.order.PushFront(p)
 	c.used += cost
 }
+
+// fileKey is the content key of f: the one its walk recorded, else keyer's.
+func fileKey(keyer ContentKeyer, f CatalogFile) string {
+	if f.Key != "" {
+		return f.Key
+	}
+	k, _ := keyer.ContentKey(f.Path)
+	return k
+}

@@ -1,4 +1,4 @@
-package catalog
+package decode
 
 import (
 	"strings"
@@ -84,7 +84,7 @@ func (p *fileParser) aliasBudgetSpent() bool {
 	if p.aliasValues > p.lim.MaxAliasExpansionPerFile {
 		return true
 	}
-	return p.lim.aliasSpent != nil && p.lim.aliasSpent.Load() > p.lim.MaxAliasExpansionPerRead
+	return p.lim.AliasSpent != nil && p.lim.AliasSpent.Load() > p.lim.MaxAliasExpansionPerRead
 }
 
 // blankYAML reports whether a chunk holds only blank lines, comment lines and

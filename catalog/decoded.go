@@ -1,0 +1,54 @@
+package catalog
+
+import "github.com/catalogbot/catalogbot/catalog/decode"
+
+// The decoder's vocabulary (package decode), re-exported so that code using the model imports catalog
+// alone: positions and findings, parsed values and documents.
+type (
+	Position = decode.Position
+	Severity = decode.Severity
+	Finding  = decode.Finding
+	Rule     = decode.Rule
+	Value    = decode.Value
+	Kind     = decode.Kind
+	Field    = decode.Field
+	Doc      = decode.Doc
+)
+
+const (
+	SeverityError   = decode.SeverityError
+	SeverityWarning = decode.SeverityWarning
+	SeverityIgnore  = decode.SeverityIgnore
+)
+
+const (
+	KindNull   = decode.KindNull
+	KindBool   = decode.KindBool
+	KindNumber = decode.KindNumber
+	KindString = decode.KindString
+	KindObject = decode.KindObject
+	KindArray  = decode.KindArray
+)
+
+// ParseSeverity accepts error, warning and ignore.
+func ParseSeverity(s string) (Severity, error) { return decode.ParseSeverity(s) }
+
+// SortFindings orders findings by position, then rule, then message, so output is stable.
+func SortFindings(fs []Finding) { decode.SortFindings(fs) }
+
+// AppendJSONString appends s as a JSON string (decode.AppendJSONString).
+func AppendJSONString(b []byte, s string, escapeHTML bool) []byte {
+	return decode.AppendJSONString(b, s, escapeHTML)
+}
+
+// ParseFile parses one file's bytes into documents, as opm v1.60.0 reads a
+// catalog file (decode.ParseFile, under l's bounds of one file).
+func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	return decode.ParseFile(name, data, lim.decoding())
+}
+
+// ParseDocuments reads a YAML or JSON stream as opm's reader does, without the rules of catalog blobs
+// (decode.ParseDocuments, under l's bounds of one file): for Kubernetes manifests and bundle metadata.
+func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	return decode.ParseDocuments(name, data, lim.decoding())
+}

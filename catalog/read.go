@@ -1,0 +1,302 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/catalogbot/catalogbot/catalog/decode"
+)
+
+// Reading a catalog tree. Every entry point (ReadFS, Load, LoadDir, LoadPartial, ValidateFS) opens one
+// reader, the one place that decides how a tree is read: its files are listed once (ListFiles' walk, in
+// read_walk.go), then parsed by one strategy, each file through reader.readFile (a bounded read, the parse
+// cache by content key, decode.ParseShared):
+//
+//   - readWhole: every file, largest first on lim.Concurrency workers (ReadFS, Load);
+//   - readPartial: only the files the packages asked for need, the others known by content key from the
+//     summary index (LoadPartial, read_partial.go);
+//   - readStream: in file order, a window of bytes ahead of the consumer, nothing cached: each package is
+//     judged and let go as soon as its files are read (ValidateFS, read_stream.go).
+type readStrategy uint8
+
+const (
+	readWhole readStrategy = iota
+	readPartial
+	readStream
+)
+
+// reader is one read of a catalog tree.
+type reader struct {
+	fsys fs.FS
+	// lim has its defaults and this read's alias budget (shared by all its files).
+	lim Limits
+	set FileSet
+	// keyer names file contents (a git tree), for lim.Cache and lim.Index; nil when fsys cannot.
+	keyer ContentKeyer
+}
+
+// openReader prepares a read of fsys by strategy how, walking it unless set (a ListFiles of fsys) is given.
+// The error is for an I/O failure, a limit on the whole tree (files or bytes) or ctx's end.
+func openReader(ctx context.Context, fsys fs.FS, lim Limits, how readStrategy, set *FileSet) (*reader, error) {
+	if fsys == nil {
+		return nil, errors.New("read catalog: no file system given")
+	}
+	lim = lim.withDefaults()
+	lim.aliasSpent = new(atomic.Int64)
+	if how == readStream {
+		// A streamed file is judged and let go: keeping its parse would hold the catalog.
+		lim.Cache = nil
+	}
+	r := &reader{fsys: fsys, lim: lim}
+	r.keyer, _ = fsys.(ContentKeyer)
+	if set != nil {
+		r.set = *set
+		return r, nil
+	}
+	var err error
+	if r.set, err = listFiles(ctx, fsys, lim); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReadFS reads every catalog file of fsys as opm v1.60.0 does: it walks the
+// tree in lexical order, skips .indexignore files and what their patterns
+// exclude, and parses every other regular file whatever its name. Files are
+// parsed concurrently (lim.Concurrency at once); the documents come back in
+// lexical file order, then document order. Symbolic links are never
+// followed: each is a load.symlink finding.
+//
+// The error is only for an I/O failure, a limit on the whole tree (too many
+// files or bytes) or ctx's end; everything wrong inside a file is a finding.
+func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, error) {
+	r, err := openReader(ctx, fsys, lim, readWhole, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	results, err := r.parse(ctx, r.set.Files, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, findings := joinResults(r.set.Findings, results)
+	return docs, findings, nil
+}
+
+// Load reads every catalog file of fsys (as opm does: every regular file not
+// excluded by .indexignore) and decodes the blobs into the model. Problems in
+// the content are findings kept in LoadFindings; the error is only for a tree
+// that could not be read at all (or a cancelled context).
+func Load(ctx context.Context, fsys fs.FS, lim Limits) (*Catalog, error) {
+	docs, findings, err := ReadFS(ctx, fsys, lim)
+	if err != nil {
+		return nil, err
+	}
+	return NewCatalog(docs, findings), nil
+}
+
+// LoadDir is Load on a directory of the local file system.
+func LoadDir(ctx context.Context, dir string, lim Limits) (*Catalog, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	return Load(ctx, os.DirFS(dir), lim)
+}
+
+// joinResults puts the files' documents in the files' order and their
+// findings, with the tree's, in the findings' order.
+func joinResults(treeFindings []Finding, results []fileResult) ([]Doc, []Finding) {
+	findings := append([]Finding(nil), treeFindings...)
+	n := 0
+	for i := range results {
+		n += len(results[i].docs)
+	}
+	docs := make([]Doc, 0, n)
+	for i := range results {
+		docs = append(docs, results[i].docs...)
+		findings = append(findings, results[i].findings...)
+	}
+	SortFindings(findings)
+	return docs, findings
+}
+
+type fileResult struct {
+	docs     []Doc
+	findings []Finding
+	// aliases is set when the file's YAML expanded aliases (see FileSummary.Aliases).
+	aliases bool
+}
+
+// parse parses files on lim.Concurrency workers; results keep the order of files. When keep is
+// set it sees each file's result as soon as it is parsed and says whether
+// to keep it: a result not kept is dropped at once (its slot stays empty),
+// so a read that only needs a few files' blobs does not hold every file.
+func (r *reader) parse(ctx context.Context, files []CatalogFile, keep func(i int, res *fileResult) bool) ([]fileResult, error) {
+	lim := r.lim
+	results := make([]fileResult, len(files))
+	var total atomic.Int64
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	// Largest files first, so that one big file read last does not leave
+	// the other workers idle; results keep the given order.
+	order := make([]int, len(files))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return files[order[a]].Size > files[order[b]].Size })
+
+	var read int64 // this read's number in the cache, which keeps what it uses
+	if lim.Cache != nil {
+		read = lim.Cache.beginRead()
+	}
+	next := atomic.Int64{}
+	workers := min(lim.Concurrency, len(files))
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// One read buffer per worker, reused until a file's documents
+			// keep it; the largest file comes first, so it is sized once.
+			var buf []byte
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(files) || ctx.Err() != nil {
+					return
+				}
+				i := order[k]
+				var res fileResult
+				var err error
+				res, buf, err = r.readFile(files[i], read, &total, buf)
+				if err != nil {
+					cancel(err)
+					return
+				}
+				if keep == nil || keep(i, &res) {
+					results[i] = res
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// ruleHints maps each loader rule id to its table entry (an immutable table).
+var ruleHints = func() map[string]Rule {
+	m := map[string]Rule{}
+	for _, r := range LoadRules() {
+		m[r.ID] = r
+	}
+	return m
+}()
+
+func newLoadFinding(rule, file, msg string) Finding {
+	r := ruleHints[rule]
+	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
+}
+
+// readFile reads and parses one file, reading into buf when it is
+// large enough; read is this read's number in the parse cache (0: none). spare is a buffer the caller may pass again: buf, or the one
+// read into, unless the documents keep it. The error is for I/O failure and
+// the tree's byte limit only.
+func (r *reader) readFile(f CatalogFile, read int64, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
+	lim := r.lim
+	if f.Size > lim.MaxFileSize {
+		return fileResult{findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
+			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}, buf, nil
+	}
+	var key string
+	if r.keyer != nil && lim.Cache != nil {
+		if k := fileKey(r.keyer, f); k != "" {
+			key = k
+			if res, ok := lim.Cache.get(read, key, f.Path); ok {
+				if total.Add(f.Size) > lim.MaxTotalSize {
+					return fileResult{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+				}
+				return res, buf, nil
+			}
+		}
+	}
+	data, err := readBounded(r.fsys, f.Path, lim.MaxFileSize, buf)
+	if errors.Is(err, errTooLarge) {
+		return fileResult{findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
+			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, buf, nil
+	}
+	if err != nil {
+		return fileResult{}, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
+	}
+	if total.Add(int64(len(data))) > lim.MaxTotalSize {
+		return fileResult{}, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+	}
+	if len(data) == 0 {
+		return fileResult{}, data[:0], nil
+	}
+	// The parser slices strings out of the buffer without copying; they
+	// are moved out of it afterwards unless they make up most of the file,
+	// in which case the documents keep the buffer and it is never written
+	// again.
+	parsed, kept := decode.ParseShared(f.Path, data, lim.decoding())
+	res = fileResult{docs: parsed.Docs, findings: parsed.Findings, aliases: parsed.Aliases}
+	if !kept {
+		spare = data[:0]
+	}
+	if key != "" {
+		lim.Cache.put(read, key, f.Path, int64(len(data)), res)
+	}
+	return res, spare, nil
+}
+
+var errTooLarge = errors.New("file too large")
+
+// readBounded reads a whole file, refusing more than max bytes. It reads
+// into buf when the file fits in its capacity.
+func readBounded(fsys fs.FS, name string, max int64, buf []byte) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(512)
+	if info, err := f.Stat(); err == nil && info.Size() > 0 {
+		if info.Size() > max {
+			return nil, errTooLarge
+		}
+		size = info.Size() + 1 // one more byte to see EOF without growing
+	}
+	if int64(cap(buf)) >= size {
+		buf = buf[:0]
+	} else {
+		buf = make([]byte, 0, size)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > max {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
