@@ -133,6 +133,7 @@ func (p *Pipeline) runGroup(ctx context.Context, a jobs.MergeGroupArgs) (map[str
 	in, err := gitpr.Build(ctx, repo, gitpr.Options{
 		Base: a.BaseSHA, Head: a.HeadSHA, Repo: a.Owner + "/" + a.Repo,
 		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits, Policies: p.policies, Lines: p.lines,
+		BundleDirs: p.bundleDirs,
 	})
 	if err != nil {
 		return nil, err

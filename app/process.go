@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -36,8 +37,9 @@ type Pipeline struct {
 	checkTimeout time.Duration
 	catalogs     []string
 	limits       catalog.Limits
-	policies     *gitpr.PolicyCache    // parsed base policies by blob, shared by every check
-	lines        *checks.LineDiffCache // changed lines by pair of blobs, shared by every check
+	policies     *gitpr.PolicyCache      // parsed base policies by blob, shared by every check
+	lines        *checks.LineDiffCache   // changed lines by pair of blobs, shared by every check
+	bundleDirs   *template.DirFactsCache // a bundle directory's package, version and image digest by its tree, shared by every check
 	metrics      *Metrics
 	log          *slog.Logger
 	// checked, when set, learns what each check saw and when it completed (the merge).
@@ -308,6 +310,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 		Base: baseFull, Head: a.HeadSHA, Author: pr.GetUser().GetLogin(),
 		Repo: a.Owner + "/" + a.Repo, Number: a.Number, DiffFromMergeBase: true,
 		Catalogs: p.catalogs, Teams: p.teams(gh), Limits: p.limits, Policies: p.policies, Lines: p.lines,
+		BundleDirs: p.bundleDirs,
 	})
 	if err != nil {
 		var pe *policy.ParseError

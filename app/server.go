@@ -18,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/policy"
@@ -154,6 +155,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		policies: gitpr.NewPolicyCache(),
 		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
 		lines: checks.NewLineDiffCache(0),
+		// A bundle directory's facts by its git tree: an unchanged directory is neither parsed nor built again.
+		bundleDirs: template.NewDirFactsCache(0),
 	}
 	s.pipeline.checked = merger
 	s.pipeline.bot = o.github.bot
