@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -47,7 +48,7 @@ func (b *baseDocs) docsOf(pr *PullRequest, name string) ([]catalog.Doc, bool) {
 		b.byName[name] = docs
 		return docs, true
 	}
-	data, err := readFileCapped(pr.Base.FS, name, maxFileOf(pr.Limits))
+	data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, name, pkgtemplate.MaxFileOf(pr.Limits))
 	if err != nil {
 		b.errs[name] = err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -157,22 +158,6 @@ func readBundle(ctx context.Context, fsys fs.FS, dir string) (*bundle.Bundle, []
 	return b, found, nil
 }
 
-// readFileCapped reads a regular file of at most max bytes; nil when there is none (absent, a directory, a
-// link). An object the repository lacks (a partial clone) is an error, never "no file".
-func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
-	info, err := fs.Stat(fsys, name)
-	if err != nil && errors.Is(err, gitfs.ErrObjectMissing) {
-		return nil, err
-	}
-	if err != nil || !info.Mode().IsRegular() {
-		return nil, nil
-	}
-	if info.Size() > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
-	}
-	return fs.ReadFile(fsys, name)
-}
-
 // readCIOwners reads, from the base revision only, the reviewers of <root>/<pkg>/ci.yaml of every bundle
 // root whose policy says ownersFromCIYaml, for each of pkgs.
 func readCIOwners(pr *PullRequest, pkgs []string) (bundleOwners, error) {
@@ -182,11 +167,11 @@ func readCIOwners(pr *PullRequest, pkgs []string) (bundleOwners, error) {
 			continue
 		}
 		for _, pkg := range pkgs {
-			if !validFolder(pkg) {
+			if !pkgtemplate.ValidFolder(pkg) {
 				continue
 			}
 			ci := path.Join(root.Path, pkg, "ci.yaml")
-			data, err := readFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
+			data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
 			if errors.Is(err, gitfs.ErrObjectMissing) {
 				return nil, fmt.Errorf("could not verify who owns package %q: %s of the base revision: %w", pkg, ci, err)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -704,7 +705,7 @@ func NewToRepository(pr *PullRequest, pkg string) bool {
 			}
 		}
 	}
-	if !validFolder(pkg) {
+	if !pkgtemplate.ValidFolder(pkg) {
 		return true
 	}
 	for _, r := range pr.Policy.Bundles {
@@ -989,9 +990,9 @@ func changedTemplatePackages(ctx context.Context, pr *PullRequest, files []FileC
 
 // templateRevPackages names the packages a policy template renders in one revision.
 func templateRevPackages(ctx context.Context, pr *PullRequest, fsys fs.FS, tm policy.Template) []string {
-	maxFile := maxFileOf(pr.Limits)
+	maxFile := pkgtemplate.MaxFileOf(pr.Limits)
 	var out []string
-	data, err := readFileCapped(fsys, tm.Path, maxFile)
+	data, err := pkgtemplate.ReadFileCapped(fsys, tm.Path, maxFile)
 	if err == nil && data != nil {
 		if t, _ := template.Parse(tm.Path, data, pr.Limits); t != nil {
 			for _, e := range t.Entries {
@@ -1009,7 +1010,7 @@ func templateRevPackages(ctx context.Context, pr *PullRequest, fsys fs.FS, tm po
 		if ctx.Err() != nil {
 			break
 		}
-		data, err := readFileCapped(fsys, c.Path, maxFile)
+		data, err := pkgtemplate.ReadFileCapped(fsys, c.Path, maxFile)
 		if err != nil || data == nil {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/crd"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -548,7 +549,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 		folder := path.Join(d.bc.Root.Path, d.bc.Folder)
 		for _, cand := range []string{version, "v" + version} {
 			dir := path.Join(folder, cand)
-			if dir == d.bc.Dir || !validFolder(cand) {
+			if dir == d.bc.Dir || !pkgtemplate.ValidFolder(cand) {
 				continue
 			}
 			if b, _, err := readBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {

@@ -171,11 +171,11 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 		if !changed[pt.Template] {
 			continue
 		}
-		base, err := readFileCapped(pr.Base.FS, pt.Template, maxTemplateBytes)
+		base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, pt.Template, maxTemplateBytes)
 		if err != nil || base == nil {
 			return nil, pt.Template + " cannot be read from the base"
 		}
-		head, err := readFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
+		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
 		if err != nil || head == nil {
 			return nil, pt.Template + " cannot be read from the head"
 		}
@@ -231,7 +231,7 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 			return nil, pt.Template + " does not render"
 		}
 		for p, want := range rendered {
-			got, err := readFileCapped(pr.Head.FS, p, catalog.DefaultLimits().MaxFileSize)
+			got, err := pkgtemplate.ReadFileCapped(pr.Head.FS, p, catalog.DefaultLimits().MaxFileSize)
 			if err != nil || !bytes.Equal(got, want) {
 				return nil, p + " is not what the template renders to"
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/internal/markdown"
+	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -259,7 +260,7 @@ func templateImageRefs(pr *PullRequest) []ImageRef {
 			continue
 		}
 		seen[m.template] = true
-		head, err := readFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
 		if err != nil || head == nil {
 			continue
 		}
@@ -268,7 +269,7 @@ func templateImageRefs(pr *PullRequest) []ImageRef {
 			continue
 		}
 		had := map[string]bool{}
-		if base, err := readFileCapped(pr.Base.FS, m.template, maxTemplateBytes); err == nil && base != nil {
+		if base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, m.template, maxTemplateBytes); err == nil && base != nil {
 			if bt, _ := template.Parse(m.template, base, pr.Limits); bt != nil {
 				for _, r := range bt.Refs() {
 					had[r.Image] = true

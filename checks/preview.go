@@ -116,7 +116,7 @@ func previewOf(ctx context.Context, pr *PullRequest) *CatalogPreview {
 	byPkg := map[string][]*BundleChange{}
 	var pkgs []string
 	for _, bc := range pr.Changes.Bundles {
-		if bc.Head == nil || bc.Head.CSV == nil || bc.Package == "" || !validFolder(bc.Package) {
+		if bc.Head == nil || bc.Head.CSV == nil || bc.Package == "" || !pkgtemplate.ValidFolder(bc.Package) {
 			continue
 		}
 		if _, ok := byPkg[bc.Package]; !ok {
@@ -266,7 +266,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			pp.Unverified = ctx.Err().Error()
 			return
 		}
-		src, err := readFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
+		src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
 		if err != nil || src == nil {
 			why := "it does not exist"
 			if err != nil {
@@ -558,7 +558,7 @@ func fallbackPredecessors(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 func updateGraphMode(pr *PullRequest, bc *BundleChange) string {
 	ci := path.Join(bc.Root.Path, bc.Folder, "ci.yaml")
 	for _, rev := range []Revision{pr.Base, pr.Head} {
-		data, err := readFileCapped(rev.FS, ci, maxCIYamlBytes)
+		data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, maxCIYamlBytes)
 		if err != nil || data == nil {
 			continue
 		}
@@ -712,7 +712,7 @@ func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern str
 	}
 	return dirFetcher(pr, pr.Head.FS, func(ref string) (string, bool) {
 		m := re.FindStringSubmatch(ref)
-		if m == nil || !validFolder(m[1]) {
+		if m == nil || !pkgtemplate.ValidFolder(m[1]) {
 			return "", false
 		}
 		for _, root := range roots {

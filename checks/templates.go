@@ -264,14 +264,14 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 		}
 		sort.Strings(names)
 		for _, pkg := range names {
-			if !validFolder(pkg) {
+			if !pkgtemplate.ValidFolder(pkg) {
 				continue
 			}
 			dir := path.Join(root.Path, pkg)
 			ci := path.Join(dir, "ci.yaml")
 			seen := map[string]int{}
 			for _, rev := range []Revision{pr.Base, pr.Head} {
-				data, err := readFileCapped(rev.FS, ci, maxCIYamlBytes)
+				data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, maxCIYamlBytes)
 				if err != nil || data == nil {
 					continue
 				}
@@ -309,10 +309,6 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 		}
 	}
 	return out, findings
-}
-
-func validFolder(name string) bool {
-	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\")
 }
 
 // fixCommand is the command that writes what should be committed.
@@ -391,7 +387,7 @@ func readError(err error) string {
 
 func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping, cache *renderCache) ([]catalog.Finding, string, bool) {
 	var findings []catalog.Finding
-	maxFile := maxFileOf(pr.Limits)
+	maxFile := pkgtemplate.MaxFileOf(pr.Limits)
 	var b strings.Builder
 	pkgOf := func(fs []catalog.Finding) []catalog.Finding {
 		for i := range fs {
@@ -401,7 +397,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 		}
 		return fs
 	}
-	src, err := readFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+	src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
 	if why := readError(err); why != "" {
 		// Not a fault of the mapping: the template could not be read.
 		findings = append(findings, catalog.Finding{Rule: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Position: catalog.Position{File: m.template}, Package: m.pkg,
@@ -493,7 +489,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 			continue
 		}
 		findings = append(findings, pkgOf(rf)...)
-		data, err := readFileCapped(pr.Head.FS, c.Path, maxFile)
+		data, err := pkgtemplate.ReadFileCapped(pr.Head.FS, c.Path, maxFile)
 		if why := readError(err); why != "" {
 			unverified = true
 			findings = append(findings, catalog.Finding{Rule: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Position: catalog.Position{File: c.Path}, Package: m.pkg,
@@ -622,12 +618,4 @@ func catalogPathNames(catalogs []policy.TemplateCatalog) []string {
 		names = append(names, strings.Split(path.Dir(c.Path), "/")...)
 	}
 	return names
-}
-
-// maxFileOf is the largest catalog file read under lim (the loader's default when lim sets none).
-func maxFileOf(lim catalog.Limits) int64 {
-	if lim.MaxFileSize > 0 {
-		return lim.MaxFileSize
-	}
-	return catalog.DefaultLimits().MaxFileSize
 }

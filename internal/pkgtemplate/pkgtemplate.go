@@ -46,7 +46,7 @@ func List(fsys fs.FS, pol *policy.Policy, pkg string) ([]PackageTemplate, error)
 			}
 		}
 	}
-	if !validFolder(pkg) {
+	if !ValidFolder(pkg) {
 		return out, nil
 	}
 	for i := range pol.Bundles {
@@ -55,7 +55,7 @@ func List(fsys fs.FS, pol *policy.Policy, pkg string) ([]PackageTemplate, error)
 			continue
 		}
 		dir := path.Join(root.Path, pkg)
-		data, err := readFileCapped(fsys, path.Join(dir, "ci.yaml"), maxCIYamlBytes)
+		data, err := ReadFileCapped(fsys, path.Join(dir, "ci.yaml"), maxCIYamlBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -98,9 +98,9 @@ func RenderWith(ctx context.Context, fsys fs.FS, dirs *template.DirResolver, pt 
 // NewRenderer is template.NewRenderer over the catalogs' files read from catalogFS (the base revision, for a
 // pull request: the head's catalogs are what is being judged), each within lim's file size.
 func NewRenderer(tmpl *template.Template, opm string, catalogFS fs.FS, catalogs []policy.TemplateCatalog, dirs *template.DirResolver, lim catalog.Limits, pull func(string) template.Resolver) *template.Renderer {
-	maxFile := maxFileOf(lim)
+	maxFile := MaxFileOf(lim)
 	return template.NewRenderer(tmpl, opm, Paths(catalogs), func(name string) ([]catalog.Doc, bool) {
-		data, err := readFileCapped(catalogFS, name, maxFile)
+		data, err := ReadFileCapped(catalogFS, name, maxFile)
 		if err != nil || data == nil {
 			return nil, false
 		}
@@ -139,7 +139,7 @@ func DirResolver(fsys fs.FS, pol *policy.Policy, root *policy.BundleRoot, names 
 	pattern := ""
 	seen := map[string]bool{}
 	for _, name := range names {
-		if !validFolder(name) || seen[name] {
+		if !ValidFolder(name) || seen[name] {
 			continue
 		}
 		seen[name] = true
@@ -163,7 +163,7 @@ var opmVersionLine = regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0
 // MakefileOpm reads the opm release a community package renders with (OPM_VERSION ?= v1.46.0 in its
 // Makefile; the file is only read, never run). "" when it does not say.
 func MakefileOpm(fsys fs.FS, name string) string {
-	data, err := readFileCapped(fsys, name, 1<<20)
+	data, err := ReadFileCapped(fsys, name, 1<<20)
 	if err != nil || data == nil {
 		return ""
 	}
@@ -173,13 +173,14 @@ func MakefileOpm(fsys fs.FS, name string) string {
 	return ""
 }
 
-func validFolder(name string) bool {
+// ValidFolder reports whether name is one path element a package or catalog folder may have.
+func ValidFolder(name string) bool {
 	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\\")
 }
 
-// readFileCapped reads a regular file of at most max bytes: nil when it is absent or not a regular file, an
+// ReadFileCapped reads a regular file of at most max bytes: nil when it is absent or not a regular file, an
 // error when it is larger or its object is missing from a partial clone.
-func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
+func ReadFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 	info, err := fs.Stat(fsys, name)
 	if err != nil && errors.Is(err, gitfs.ErrObjectMissing) {
 		return nil, err
@@ -193,8 +194,8 @@ func readFileCapped(fsys fs.FS, name string, max int64) ([]byte, error) {
 	return fs.ReadFile(fsys, name)
 }
 
-// maxFileOf is the largest catalog file read under lim (the loader's default when lim sets none).
-func maxFileOf(lim catalog.Limits) int64 {
+// MaxFileOf is the largest catalog file read under lim (the loader's default when lim sets none).
+func MaxFileOf(lim catalog.Limits) int64 {
 	if lim.MaxFileSize > 0 {
 		return lim.MaxFileSize
 	}
