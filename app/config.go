@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-containerregistry/pkg/name"
 	"sigs.k8s.io/yaml"
@@ -424,4 +425,16 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// Rebuild is the post-merge rebuild's part of the configuration.
+func (c *Config) Rebuild() rebuild.Config {
+	return rebuild.Config{BaseImage: c.RebuildBaseImage, AllowedImages: c.RebuildAllowedImages, AppID: c.AppID,
+		PushAuthFile: c.RebuildPushAuthFile, Registry: c.registry()}
+}
+
+// registry is the registry client's part of the configuration.
+func (c *Config) registry() rebuild.RegistryConfig {
+	return rebuild.RegistryConfig{AuthFile: c.RegistryAuthFile, InternalHosts: c.RegistryInternalHosts,
+		InsecureHosts: c.RegistryInsecureHosts}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/merge"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -47,7 +48,7 @@ type Pipeline struct {
 	// updates and bot are the App's own records and login, from which a catalog update is known to be the
 	// App's (checks.Provenance); without them no pull request is derived.
 	updates store.UpdateStore
-	bot     *botIdentity
+	bot     *rebuild.BotIdentity
 }
 
 // runNames lists the check runs of the configured checks, in order.
@@ -350,7 +351,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 		if err := p.checked.RecordChecked(ctx, a, baseFull, repo, in); err != nil {
 			return nil, "", fmt.Errorf("recording the check for the merge: %w", err)
 		}
-		if why := checks.NotDerivedReason(in); why != "" && strings.HasPrefix(pr.GetHead().GetRef(), catalogUpdateBranch("")) {
+		if why := checks.NotDerivedReason(in); why != "" && strings.HasPrefix(pr.GetHead().GetRef(), rebuild.CatalogUpdateBranch("")) {
 			p.log.Info("not a derived catalog update", "repo", a.Owner+"/"+a.Repo, "pr", a.Number, "head", a.HeadSHA, "why", why)
 		}
 	}
@@ -365,8 +366,8 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 	return out, checks.UpgradeGraphs(in), nil
 }
 
-// provenance is what the App knows of the pull request from its own doing (see updateProvenance).
-func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*updateProvenance, error) {
+// provenance is what the App knows of the pull request from its own doing (see rebuild.UpdateProvenance).
+func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*rebuild.UpdateProvenance, error) {
 	if strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]") && p.bot != nil {
 		// A bot's pull request may be the App's own: know the App's login now, or try the job again, rather
 		// than judge it as anyone's.
@@ -386,8 +387,7 @@ func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.Chec
 	if err != nil {
 		return nil, err
 	}
-	return &updateProvenance{store: p.updates, bot: p.bot, repo: repo, owner: a.Owner, name: a.Repo, pr: pr,
-		defaultHead: defaultHead, mergeBase: mergeBase, head: head}, nil
+	return rebuild.NewUpdateProvenance(p.updates, p.bot, repo, a.Owner, a.Repo, pr, defaultHead, mergeBase, head), nil
 }
 
 // mergeResults makes one check run's result out of the checks it shows.

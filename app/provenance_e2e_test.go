@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -61,7 +62,7 @@ func (e *rebuildEnv) mergeBundle(files map[string]string, msg string) (string, g
 	}
 	var pr githubfake.PR
 	for _, p := range e.pullRequests() {
-		if p.HeadRef == catalogUpdateBranch("etcd") && p.State == "open" && p.Author == e.fake.BotLogin() {
+		if p.HeadRef == rebuild.CatalogUpdateBranch("etcd") && p.State == "open" && p.Author == e.fake.BotLogin() {
 			pr = p
 		}
 	}
@@ -252,7 +253,7 @@ func TestCatalogUpdateOnlyFromTheApp(t *testing.T) {
 	// The App's own pull request, once someone else pushed a commit to its branch (the very content, in
 	// the bot's name): an ordinary pull request. maria, a maintainer, approves it, and it merges on that.
 	pushed := e.forgedCommit(tree, app.HeadSHA, "touch up")
-	if err := e.fake.PushBranch("acme", "catalog", catalogUpdateBranch("etcd"), pushed); err != nil {
+	if err := e.fake.PushBranch("acme", "catalog", rebuild.CatalogUpdateBranch("etcd"), pushed); err != nil {
 		t.Fatal(err)
 	}
 	e.deliverPR(app.Number, "synchronize")

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -126,7 +127,7 @@ func TestMergedBundleBecomesItsImage(t *testing.T) {
 // succeeds once the registry is back.
 func TestBundleImageRetriesRegistryFailures(t *testing.T) {
 	e := newRebuildEnv(t, store.BackendSQLite, bundleImagePolicy)
-	e.tune = func(rb *Rebuilder) { rb.retryWait = 500 * time.Millisecond }
+	e.tune = func(rb *rebuild.Rebuilder) { rb.Tune(func(t *rebuild.Tuning) { t.RetryWait = 500 * time.Millisecond }) }
 	e.reg.down.Store(true)
 	e.start()
 	before, sha := e.commitMain(e2eBundle("1.2.0", "registry+v1"), "merge #10")

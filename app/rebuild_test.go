@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -23,10 +22,9 @@ import (
 	ggcr "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-github/v62/github"
-	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/checks"
@@ -137,7 +135,7 @@ type rebuildEnv struct {
 	cfg     *Config
 	main    string // the head of main
 	// tune adjusts each server's Rebuilder (tests of its limits).
-	tune func(*Rebuilder)
+	tune func(*rebuild.Rebuilder)
 	// checks are the pull request checks of the server (default: validation).
 	checks []checks.Check
 }
@@ -204,7 +202,7 @@ func (e *rebuildEnv) newServer(ctx context.Context) *Server {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rb.wait, rb.retryWait = 100*time.Millisecond, 100*time.Millisecond
+	rb.Tune(func(t *rebuild.Tuning) { t.Wait, t.RetryWait = 100*time.Millisecond, 100*time.Millisecond })
 	if e.tune != nil {
 		e.tune(rb)
 	}
@@ -360,8 +358,8 @@ func TestRebuildPushesImage(t *testing.T) {
 	for _, backend := range backendNames {
 		t.Run(backend, func(t *testing.T) {
 			e := newRebuildEnv(t, backend, rebuildPolicy)
-			var rb *Rebuilder
-			e.tune = func(r *Rebuilder) { rb = r }
+			var rb *rebuild.Rebuilder
+			e.tune = func(r *rebuild.Rebuilder) { rb = r }
 			srv, _, _ := e.start()
 			before, sha := e.commitMain(map[string]string{"notes/README.md": "etcd\n"}, "merge #1")
 			e.deliverPush(before, sha)
@@ -446,10 +444,10 @@ func TestRebuildPushesImage(t *testing.T) {
 			}
 			// The unchanged catalog was neither validated nor compressed again: its tree validated before, and
 			// its layer came from the layer cache.
-			if n := rb.validations.Load(); n != 1 {
+			if n := rb.Validations(); n != 1 {
 				t.Errorf("the catalog was validated %d times, want once (the re-run's tree is the same)", n)
 			}
-			if hits, misses := rb.imgLimits.Cache.Stats(); hits != 1 || misses != 1 {
+			if hits, misses := rb.LayerCache().Stats(); hits != 1 || misses != 1 {
 				t.Errorf("layer cache: %d hits, %d misses; want the first build to miss and the re-run to hit", hits, misses)
 			}
 			waitQueueIdle(t, srv.Queue())
@@ -678,20 +676,6 @@ func TestRebuildLease(t *testing.T) {
 	}
 }
 
-func TestSummariseRebuild(t *testing.T) {
-	res := summarise("abc", []targetResult{
-		{Catalog: "a", Image: "q.io/x/a:latest", Pushed: []string{"q.io/x/a:latest", "q.io/x/a:abc"}, Digest: "sha256:1", Platforms: []string{"linux/amd64"}},
-		{Catalog: "b", Image: "q.io/x/b:latest", Problem: "no base image"},
-	}, nil, 3)
-	if res.Conclusion != checks.Failure || res.Title != "Pushed 1, not pushed 1" ||
-		!strings.Contains(res.Summary, "`sha256:1`") || !strings.Contains(res.Summary, "**`b` was not pushed:** no base image") {
-		t.Errorf("summary: %s %q\n%s", res.Conclusion, res.Title, res.Summary)
-	}
-	if got := pushTags("latest", "abc"); fmt.Sprint(got) != "[latest abc]" {
-		t.Errorf("pushTags = %v", got)
-	}
-}
-
 // branchReads counts GitHub's answers about main.
 func (e *rebuildEnv) branchReads() int {
 	n := 0
@@ -708,7 +692,7 @@ func (e *rebuildEnv) branchReads() int {
 // older one, and builds once GitHub shows it.
 func TestRebuildWaitsForGitHub(t *testing.T) {
 	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
-	e.tune = func(rb *Rebuilder) { rb.maxTries = 1000 }
+	e.tune = func(rb *rebuild.Rebuilder) { rb.Tune(func(t *rebuild.Tuning) { t.MaxTries = 1000 }) }
 	e.start()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #3")
 	e.fake.SetBranch("acme", "catalog", "main", before) // GitHub has not caught up yet
@@ -763,7 +747,7 @@ func TestRebuildBranchWentBack(t *testing.T) {
 // bounded tries.
 func TestRebuildRetriesRegistryFailures(t *testing.T) {
 	e := newRebuildEnv(t, store.BackendSQLite, rebuildPolicy)
-	e.tune = func(rb *Rebuilder) { rb.retryWait = 500 * time.Millisecond } // 0.5 s, then 1 s: time to see the note
+	e.tune = func(rb *rebuild.Rebuilder) { rb.Tune(func(t *rebuild.Tuning) { t.RetryWait = 500 * time.Millisecond }) } // 0.5 s, then 1 s: time to see the note
 	e.reg.down.Store(true)
 	e.start()
 	before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #5")
@@ -842,53 +826,6 @@ func TestRebuildPolicyUnusable(t *testing.T) {
 	}
 }
 
-// releaseStore takes every lease and records whether the release of one was
-// bounded in time.
-type releaseStore struct {
-	store.RebuildStore
-	released chan bool // whether the release's context had a deadline
-}
-
-func (s releaseStore) AcquireRebuild(context.Context, string, string, string, time.Time, time.Time) (bool, error) {
-	return true, nil
-}
-
-func (s releaseStore) ReleaseRebuild(ctx context.Context, _, _, _ string) error {
-	_, ok := ctx.Deadline()
-	s.released <- ok
-	return nil
-}
-
-type noClients struct{}
-
-func (noClients) Installation(context.Context, int64) (*github.Client, error) {
-	return nil, errors.New("no GitHub here")
-}
-func (noClients) InstallationToken(context.Context, int64) (string, error) {
-	return "", errors.New("no GitHub here")
-}
-
-// TestRebuildReleaseBounded: the lease is released even when the job's
-// context is done, and that database call has a deadline of its own (a
-// database that hangs must not hold the worker forever).
-func TestRebuildReleaseBounded(t *testing.T) {
-	s := releaseStore{released: make(chan bool, 1)}
-	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := rb.handle(ctx, jobs.RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}, ""); err == nil {
-		t.Error("handle without GitHub succeeded")
-	}
-	select {
-	case bounded := <-s.released:
-		if !bounded {
-			t.Error("the lease was released with a context without deadline")
-		}
-	default:
-		t.Error("the lease was not released")
-	}
-}
-
 // TestRebuildKeepsItsLease: a build that runs past its lease renews it, so
 // no other build takes the repository; a build whose lease was taken anyway
 // (a clock that jumped, a database that was away) stops before it pushes,
@@ -899,9 +836,11 @@ func TestRebuildKeepsItsLease(t *testing.T) {
 	var skew atomic.Int64
 	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	logs := &logRecorder{}
-	e.tune = func(rb *Rebuilder) {
-		rb.lease, rb.renewEvery, rb.now = time.Minute, 20*time.Millisecond, clock
-		rb.log = slog.New(logs)
+	e.tune = func(rb *rebuild.Rebuilder) {
+		rb.Tune(func(t *rebuild.Tuning) {
+			t.Lease, t.RenewEvery, t.Now = time.Minute, 20*time.Millisecond, clock
+			t.Log = slog.New(logs)
+		})
 	}
 	hold := make(chan struct{})
 	var release sync.Once
@@ -1023,33 +962,6 @@ func (l *logRecorder) waitFor(t *testing.T, msg string, n int) {
 			t.Fatalf("%q logged %d times in 30 s, want %d", msg, got, n)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestRebuildRetryTakesOverItsLease: a build killed while holding the
-// repository's lease leaves it unexpired; the retry of that job (same key)
-// takes it over at once, where any other job waits for it to expire.
-func TestRebuildRetryTakesOverItsLease(t *testing.T) {
-	q := openTestQueue(t, store.BackendSQLite, testConfig(t), jobHandlers{})
-	ctx := context.Background()
-	s := q.Rebuilds()
-	now := time.Now()
-	if ok, err := s.AcquireRebuild(ctx, "acme", "catalog", "job:42.1700000000000000", now, now.Add(time.Hour)); err != nil || !ok {
-		t.Fatalf("the killed attempt's lease: %v %v", ok, err)
-	}
-	rb := &Rebuilder{log: testLogger(t), store: s, gh: noClients{}, lease: time.Minute, wait: time.Second, now: time.Now}
-	a := jobs.RebuildArgs{Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: strings.Repeat("a", 40)}
-
-	// Another job finds the lease taken and snoozes.
-	_, err := rb.handle(ctx, a, "43.1700000000000000")
-	var snooze *river.JobSnoozeError
-	if !errors.As(err, &snooze) {
-		t.Errorf("another job with the lease held: %v, want a snooze", err)
-	}
-	// The same job goes on (here to GitHub, which this test does not have).
-	_, err = rb.handle(ctx, a, "42.1700000000000000")
-	if errors.As(err, &snooze) || err == nil || !strings.Contains(err.Error(), "no GitHub here") {
-		t.Errorf("the retried job: %v, want it past the lease, failing on GitHub", err)
 	}
 }
 

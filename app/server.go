@@ -15,6 +15,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/merge"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -72,7 +73,7 @@ type githubDeps struct {
 	teams    func(*github.Client) policy.TeamResolver
 	recovery recoveryGitHub
 	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
-	bot *botIdentity
+	bot *rebuild.BotIdentity
 }
 
 // WithBuildInfo names the running build in the catalogbot_build_info metric.
@@ -197,8 +198,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	}
 	recovery.cmds = q.Commands()
 	s.pipeline.updates = q.Updates()
-	if rb, ok := o.rebuild.(*Rebuilder); ok {
-		if err := rb.attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
+	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
+		if err := rb.Attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
 			q.Close()
 			return nil, err
 		}
@@ -206,8 +207,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	s.queue, s.dbReady = q, q.Ready
 	s.metrics.registerQueue(q, log)
 	var layers *image.LayerCache
-	if rb, ok := o.rebuild.(*Rebuilder); ok {
-		layers = rb.imgLimits.Cache
+	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
+		layers = rb.LayerCache()
 	}
 	s.metrics.registerCaches(s.pipeline.limits.Cache, s.pipeline.limits.Index, s.pipeline.lines, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
@@ -235,33 +236,17 @@ func defaultChecks(reg *registry.Client) []checks.Check {
 }
 
 func (s *Server) newRegistry() (*registry.Client, error) {
-	reg, err := newRegistryClient(s.cfg, s.log)
+	reg, err := rebuild.NewRegistryClient(s.cfg.registry(), s.log)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
 	}
 	return reg, nil
 }
 
-// newRegistryClient is a registry client with the configuration's
-// credentials (authFiles first, then registry.auth_file) behind its address
-// guard (registry.internal_hosts, registry.insecure_hosts).
-func newRegistryClient(cfg *Config, log *slog.Logger, authFiles ...string) (*registry.Client, error) {
-	ro := []registry.Option{registry.WithLogger(log)}
-	for _, f := range authFiles {
-		if f != "" {
-			ro = append(ro, registry.WithAuthFile(f))
-		}
-	}
-	if cfg.RegistryAuthFile != "" {
-		ro = append(ro, registry.WithAuthFile(cfg.RegistryAuthFile))
-	}
-	if len(cfg.RegistryInternalHosts) > 0 {
-		ro = append(ro, registry.WithAllowedHosts(cfg.RegistryInternalHosts...))
-	}
-	if len(cfg.RegistryInsecureHosts) > 0 {
-		ro = append(ro, registry.WithInsecureHosts(cfg.RegistryInsecureHosts...))
-	}
-	return registry.New(ro...)
+// NewRebuilder builds the post-merge rebuild (app/rebuild) from the App's
+// configuration.
+func NewRebuilder(cfg *Config, log *slog.Logger) (*rebuild.Rebuilder, error) {
+	return rebuild.NewRebuilder(cfg.Rebuild(), log)
 }
 
 // Handler is the server's HTTP routes (for tests and embedding).

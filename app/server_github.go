@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -22,7 +23,7 @@ func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (
 		clients:  gh,
 		reporter: ghapp.NewCheckRunReporter(log),
 		teams:    func(c *github.Client) policy.TeamResolver { return ghapp.NewTeamResolver(c) },
-		bot:      newBotIdentity(gh.App),
+		bot:      rebuild.NewBotIdentity(gh.App),
 		recovery: recoveryGitHub{
 			installation: gh.Installation,
 			app:          gh.App,

@@ -1,4 +1,4 @@
-package app
+package rebuild
 
 import (
 	"context"
@@ -22,8 +22,8 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 )
 
-// catalogUpdateBranch is the branch of the catalog update pull request of a package.
-func catalogUpdateBranch(pkg string) string { return "catalogbot/catalog-update/" + pkg }
+// CatalogUpdateBranch is the branch of the catalog update pull request of a package.
+func CatalogUpdateBranch(pkg string) string { return "catalogbot/catalog-update/" + pkg }
 
 // catalogUpdateMarker ends every commit message of ours on a catalog update branch.
 const catalogUpdateMarker = "Generated-by: catalogbot"
@@ -148,7 +148,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		res.Action = "no template"
 		return res, nil
 	}
-	branch := catalogUpdateBranch(pkg)
+	branch := CatalogUpdateBranch(pkg)
 	open, _, err := b.gh.PullRequests.List(ctx, a.Owner, a.Repo, &github.PullRequestListOptions{State: "open", Head: a.Owner + ":" + branch})
 	if err != nil {
 		return res, fmt.Errorf("listing the pull requests of %s: %w", branch, err)

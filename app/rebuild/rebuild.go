@@ -1,4 +1,4 @@
-package app
+package rebuild
 
 import (
 	"context"
@@ -85,7 +85,7 @@ type Rebuilder struct {
 	updates   store.UpdateStore
 	limits    catalog.Limits
 	imgLimits image.Limits
-	metrics   *Metrics
+	metrics   JobObserver
 	// valid remembers the catalogs (by image.ContentKey) that validated, with their findings: an unchanged
 	// catalog is neither read nor validated again, and its layer comes from imgLimits.Cache.
 	valid validatedCatalogs
@@ -137,17 +137,17 @@ func (v *validatedCatalogs) put(key string, findings []catalog.Finding) {
 // base image, the allowed push targets, and a registry client that reads
 // bases and pushes with the push credentials (rebuild.push_auth_file, then
 // registry.auth_file), behind the same address guard as the checks.
-func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
+func NewRebuilder(cfg Config, log *slog.Logger) (*Rebuilder, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	reg, err := newRegistryClient(cfg, log, cfg.RebuildPushAuthFile)
+	reg, err := NewRegistryClient(cfg.Registry, log, cfg.PushAuthFile)
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client of the rebuild: %w", err)
 	}
 	return &Rebuilder{
-		log: log, reg: reg, baseImage: cfg.RebuildBaseImage, appID: cfg.AppID,
-		allowed: policy.Images{AllowedRegistries: cfg.RebuildAllowedImages},
+		log: log, reg: reg, baseImage: cfg.BaseImage, appID: cfg.AppID,
+		allowed: policy.Images{AllowedRegistries: cfg.AllowedImages},
 		lease:   2 * time.Minute, renewEvery: 30 * time.Second, wait: 5 * time.Second,
 		maxTries: 3, retryWait: 15 * time.Second, now: time.Now,
 		// An unchanged catalog (a push outside it, a re-run, a retry) gets
@@ -156,8 +156,8 @@ func NewRebuilder(cfg *Config, log *slog.Logger) (*Rebuilder, error) {
 	}, nil
 }
 
-// attach gives the rebuild what the server owns, once its queue is open.
-func (r *Rebuilder) attach(ctx context.Context, gh ghapp.Clients, cache *ghapp.GitCache, q *store.Queue, limits catalog.Limits, m *Metrics) error {
+// Attach gives the rebuild what the server owns, once its queue is open.
+func (r *Rebuilder) Attach(ctx context.Context, gh ghapp.Clients, cache *ghapp.GitCache, q *store.Queue, limits catalog.Limits, m JobObserver) error {
 	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, q.Rebuilds(), q.Updates(), limits, m
 	return nil
 }
@@ -897,3 +897,34 @@ func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) 
 func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res checks.Result) error {
 	return ghapp.CompleteRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, name, ghapp.RenderCheckRun(res, ""), nil)
 }
+
+// LayerCache is the cache of catalog image layers (for the server's metrics).
+func (r *Rebuilder) LayerCache() *image.LayerCache { return r.imgLimits.Cache }
+
+// Tuning is the rebuild's timing, tries and log, which tests of the whole
+// server shorten or watch (see Tune).
+type Tuning struct {
+	// Wait is how long a job waits for GitHub or a held lease before asking again.
+	Wait time.Duration
+	// RetryWait is the first wait before a failed push is tried again.
+	RetryWait time.Duration
+	// MaxTries bounds the tries of one build.
+	MaxTries int
+	// Lease is how long a build holds its repository; RenewEvery how often it renews it.
+	Lease, RenewEvery time.Duration
+	// Now is the lease clock.
+	Now func() time.Time
+	// Log is where the rebuild logs.
+	Log *slog.Logger
+}
+
+// Tune changes the rebuild's timing before it is attached to a server.
+func (r *Rebuilder) Tune(f func(*Tuning)) {
+	t := Tuning{Wait: r.wait, RetryWait: r.retryWait, MaxTries: r.maxTries, Lease: r.lease, RenewEvery: r.renewEvery, Now: r.now, Log: r.log}
+	f(&t)
+	r.wait, r.retryWait, r.maxTries, r.lease, r.renewEvery, r.now, r.log = t.Wait, t.RetryWait, t.MaxTries, t.Lease, t.RenewEvery, t.Now, t.Log
+}
+
+// Validations is how many catalogs the rebuild has read and validated (not
+// those known valid by their content).
+func (r *Rebuilder) Validations() int64 { return r.validations.Load() }

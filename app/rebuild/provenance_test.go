@@ -1,4 +1,4 @@
-package app
+package rebuild
 
 import (
 	"context"
@@ -18,10 +18,9 @@ func TestUpdateProvenance(t *testing.T) {
 	for _, backend := range backendNames {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
+			q := openTestQueue(t, backend)
 			st := q.Updates()
-			gs := newGitServer(t)
-			w := gs.newRepo(t, "acme", "catalog")
+			w := newWorkRepo(t)
 			const tmpl = "templates/etcd.yaml"
 			const img = "quay.io/acme/etcd-bundle@sha256:1111111111111111111111111111111111111111111111111111111111111111"
 			m0 := w.commit(map[string]string{tmpl: "entries: []\n"}, "template")
@@ -58,7 +57,7 @@ func TestUpdateProvenance(t *testing.T) {
 			if err := st.RecordUpdateCommit(ctx, "acme", "catalog", store.UpdateCommit{SHA: appCommit, Package: "etcd", Base: m2, Bundles: []string{img}, Created: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			bot := &botIdentity{login: "catalogbot[bot]"}
+			bot := &BotIdentity{login: "catalogbot[bot]"}
 			repoJSON := &github.Repository{ID: github.Int64(1), FullName: github.String("acme/catalog"), DefaultBranch: github.String("main")}
 			pull := func(mod func(*github.PullRequest)) *github.PullRequest {
 				p := &github.PullRequest{
@@ -71,8 +70,8 @@ func TestUpdateProvenance(t *testing.T) {
 				}
 				return p
 			}
-			prov := func(p *github.PullRequest, head, defaultHead string) *updateProvenance {
-				return &updateProvenance{store: st, bot: bot, repo: repo, owner: "acme", name: "catalog", pr: p,
+			prov := func(p *github.PullRequest, head, defaultHead string) *UpdateProvenance {
+				return &UpdateProvenance{store: st, bot: bot, repo: repo, owner: "acme", name: "catalog", pr: p,
 					defaultHead: h(defaultHead), mergeBase: h(m2), head: h(head)}
 			}
 
@@ -131,7 +130,7 @@ func TestUpdateStore(t *testing.T) {
 	for _, backend := range backendNames {
 		t.Run(backend, func(t *testing.T) {
 			ctx := context.Background()
-			q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
+			q := openTestQueue(t, backend)
 			st := q.Updates()
 			now := time.Now()
 			for i, c := range []store.UpdateCommit{

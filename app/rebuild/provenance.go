@@ -1,4 +1,4 @@
-package app
+package rebuild
 
 import (
 	"bytes"
@@ -25,16 +25,16 @@ const (
 	maxHistoryBytes    = 64 << 20 // the templates read on one walk
 )
 
-// botIdentity is the App's own login ("<slug>[bot]"), read once from GET /app.
-type botIdentity struct {
+// BotIdentity is the App's own login ("<slug>[bot]"), read once from GET /app.
+type BotIdentity struct {
 	get func(ctx context.Context) (string, error)
 
 	mu    sync.Mutex
 	login string
 }
 
-func newBotIdentity(app func() *github.Client) *botIdentity {
-	return &botIdentity{get: func(ctx context.Context) (string, error) {
+func NewBotIdentity(app func() *github.Client) *BotIdentity {
+	return &BotIdentity{get: func(ctx context.Context) (string, error) {
 		a, _, err := app().Apps.Get(ctx, "")
 		if err != nil {
 			return "", err
@@ -47,7 +47,7 @@ func newBotIdentity(app func() *github.Client) *botIdentity {
 }
 
 // Login is the App's bot login.
-func (b *botIdentity) Login(ctx context.Context) (string, error) {
+func (b *BotIdentity) Login(ctx context.Context) (string, error) {
 	if b == nil {
 		return "", errors.New("the App's own login is not known here")
 	}
@@ -67,13 +67,13 @@ func (b *botIdentity) Login(ctx context.Context) (string, error) {
 	return l, nil
 }
 
-// updateProvenance answers checks.Provenance for one pull request from what the App did itself: its bot
+// UpdateProvenance answers checks.Provenance for one pull request from what the App did itself: its bot
 // login, the commits it created on its catalog update branches and the bundle images its post-merge build
 // pushed (store.UpdateStore). What the pull request says of itself (branch name aside, which GitHub sets) counts
 // for nothing.
-type updateProvenance struct {
+type UpdateProvenance struct {
 	store       store.UpdateStore
-	bot         *botIdentity
+	bot         *BotIdentity
 	repo        *gitfs.Repo
 	owner, name string
 	pr          *github.PullRequest
@@ -81,7 +81,7 @@ type updateProvenance struct {
 	defaultHead, mergeBase, head gitfs.Hash
 }
 
-func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, string) {
+func (p *UpdateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, string) {
 	bot, err := p.bot.Login(ctx)
 	if err != nil {
 		return false, err.Error()
@@ -90,8 +90,8 @@ func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 	if !strings.EqualFold(user.GetLogin(), bot) || !strings.EqualFold(user.GetType(), "Bot") {
 		return false, fmt.Sprintf("the pull request was opened by @%s, not by catalogbot (@%s)", user.GetLogin(), bot)
 	}
-	if ref := p.pr.GetHead().GetRef(); ref != catalogUpdateBranch(pkg) {
-		return false, fmt.Sprintf("its branch %q is not %q", ref, catalogUpdateBranch(pkg))
+	if ref := p.pr.GetHead().GetRef(); ref != CatalogUpdateBranch(pkg) {
+		return false, fmt.Sprintf("its branch %q is not %q", ref, CatalogUpdateBranch(pkg))
 	}
 	headRepo, baseRepo := p.pr.GetHead().GetRepo(), p.pr.GetBase().GetRepo()
 	full := p.owner + "/" + p.name
@@ -132,7 +132,7 @@ func (p *updateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 	return true, ""
 }
 
-func (p *updateProvenance) BundleRecorded(ctx context.Context, pkg, template, image, dir string) (bool, string) {
+func (p *UpdateProvenance) BundleRecorded(ctx context.Context, pkg, template, image, dir string) (bool, string) {
 	b, ok, err := p.store.BundleBuild(ctx, p.owner, p.name, image)
 	if err != nil {
 		return false, "reading the App's bundle builds: " + err.Error()
@@ -220,4 +220,11 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 		}
 		prev, c = c, parents[0]
 	}
+}
+
+// NewUpdateProvenance is the provenance of one pull request: what the App did itself in owner/name (updates
+// records, bot login), read against the fetched repository's default head, merge base and pull request head.
+func NewUpdateProvenance(updates store.UpdateStore, bot *BotIdentity, repo *gitfs.Repo, owner, name string, pr *github.PullRequest, defaultHead, mergeBase, head gitfs.Hash) *UpdateProvenance {
+	return &UpdateProvenance{store: updates, bot: bot, repo: repo, owner: owner, name: name, pr: pr,
+		defaultHead: defaultHead, mergeBase: mergeBase, head: head}
 }
