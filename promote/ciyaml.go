@@ -95,6 +95,22 @@ var validCatalogName = sync.OnceValue(func() *regexp.Regexp { return regexp.Must
 
 // ParseCI reads a ci.yaml. Every problem is a *CIError naming the file and line.
 func ParseCI(file string, data []byte) (*CIConfig, error) {
+	cfg, err := parseCI(file, data)
+	var ce *CIError
+	if errors.As(err, &ce) {
+		// The YAML parser counts a lone CR as a line break, editors and GitHub do not: a position past the
+		// file's last line is reported on its last.
+		if lines := bytes.Count(data, []byte("\n")) + 1; ce.Line > lines {
+			ce.Line, ce.Col = lines, 1
+		}
+		if ce.Line < 1 {
+			ce.Line, ce.Col = 1, 1
+		}
+	}
+	return cfg, err
+}
+
+func parseCI(file string, data []byte) (*CIConfig, error) {
 	if len(data) > MaxCIYamlBytes {
 		return nil, &CIError{File: file, Line: 1, Col: 1, Message: fmt.Sprintf("the file is %d bytes, more than the %d read", len(data), MaxCIYamlBytes)}
 	}
