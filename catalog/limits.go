@@ -61,33 +61,19 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults fills zero fields from DefaultLimits.
+// withDefaults fills zero fields from DefaultLimits: the per-file bounds as the decoder fills them
+// (decode.Limits.WithDefaults), then the tree's.
 func (l Limits) withDefaults() Limits {
+	f := l.decoding().WithDefaults()
+	l.MaxFileSize, l.MaxDocuments, l.MaxDepth = f.MaxFileSize, f.MaxDocuments, f.MaxDepth
+	l.MaxAliasExpansion, l.MaxAliasExpansionPerFile, l.MaxAliasExpansionPerRead =
+		f.MaxAliasExpansion, f.MaxAliasExpansionPerFile, f.MaxAliasExpansionPerRead
 	d := DefaultLimits()
-	if l.MaxFileSize <= 0 {
-		l.MaxFileSize = d.MaxFileSize
-	}
-	l.MaxFileSize = min(l.MaxFileSize, decode.MaxSourceLen)
 	if l.MaxTotalSize <= 0 {
 		l.MaxTotalSize = d.MaxTotalSize
 	}
 	if l.MaxFiles <= 0 {
 		l.MaxFiles = d.MaxFiles
-	}
-	if l.MaxDocuments <= 0 {
-		l.MaxDocuments = d.MaxDocuments
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = d.MaxDepth
-	}
-	if l.MaxAliasExpansion <= 0 {
-		l.MaxAliasExpansion = d.MaxAliasExpansion
-	}
-	if l.MaxAliasExpansionPerFile <= 0 {
-		l.MaxAliasExpansionPerFile = d.MaxAliasExpansionPerFile
-	}
-	if l.MaxAliasExpansionPerRead <= 0 {
-		l.MaxAliasExpansionPerRead = d.MaxAliasExpansionPerRead
 	}
 	if l.Concurrency <= 0 {
 		l.Concurrency = d.Concurrency
