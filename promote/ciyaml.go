@@ -226,7 +226,7 @@ func parseNode(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, yamlError(file, err, bytes.Count(data, []byte("\n"))+1)
+		return nil, yamlError(file, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -260,15 +260,13 @@ func checkAliases(file string, n *yaml.Node, depth int) error {
 
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
-// yamlError turns a parser error into a CIError on its line. The parser counts a lone CR as a line break, editors
-// and GitHub do not: a line past the file's last (lines) is reported on its last.
-func yamlError(file string, err error, lines int) error {
+// yamlError turns a parser error into a CIError on its line (ParseCI keeps the line within the file).
+func yamlError(file string, err error) error {
 	msg := err.Error()
 	line := 1
 	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		fmt.Sscanf(m[1], "%d", &line)
 		msg = m[2]
-		line = max(1, min(line, lines))
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
 	}
