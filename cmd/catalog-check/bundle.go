@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -94,6 +97,8 @@ type bundleChecks struct {
 	olmv1, strict bool
 	suites        []string
 	suiteOptions  bundle.SuiteOptions
+	// workers bounds the directories judged at once (0: as many as the process may run, GOMAXPROCS).
+	workers int
 }
 
 func runBundleValidate(ctx context.Context, dirs []string, output string, opts bundleChecks, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -103,50 +108,15 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, opts b
 		fmt.Fprintf(stderr, "catalog-check bundle validate: unknown output %q (want text, json or github)\n", output)
 		return exitCannotRun
 	}
-	var reports []bundleReport
+	reports := validateBundleDirs(ctx, dirs, opts)
 	code := exitPass
-	for _, dir := range dirs {
-		rep := bundleReport{Dir: dir, Findings: []catalog.Finding{}}
-		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-			rep.Error = fmt.Sprintf("%s is not a directory", dir)
+	for _, rep := range reports {
+		switch {
+		case rep.Error != "":
 			code = exitCannotRun
-			reports = append(reports, rep)
-			continue
-		}
-		b, fs, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
-		if err != nil {
-			rep.Error = err.Error()
-			if errors.Is(err, bundle.ErrNotABundle) {
-				rep.Error = dir + ": " + err.Error()
-			}
-			code = exitCannotRun
-			reports = append(reports, rep)
-			continue
-		}
-		if opts.strict {
-			bundle.Strict(fs)
-		}
-		fs = append(fs, bundle.RunSuites(opts.suites, b, opts.suiteOptions)...)
-		for _, f := range bundle.OLMv1(b) {
-			if opts.olmv1 {
-				f.Severity = catalog.SeverityError
-			}
-			fs = append(fs, f)
-		}
-		catalog.SortFindings(fs)
-		for _, f := range fs {
-			f.File = filepath.Join(dir, filepath.FromSlash(f.File))
-			rep.Findings = append(rep.Findings, f)
-		}
-		rep.Valid = !catalog.HasErrors(rep.Findings)
-		rep.Package = b.Package
-		if b.CSV != nil {
-			rep.CSV = b.CSV.Name
-		}
-		if !rep.Valid && code == exitPass {
+		case !rep.Valid && code == exitPass:
 			code = exitFail
 		}
-		reports = append(reports, rep)
 	}
 	switch output {
 	case "json":
@@ -192,6 +162,72 @@ func runBundleValidate(ctx context.Context, dirs []string, output string, opts b
 		}
 	}
 	return code
+}
+
+// validateBundleDirs judges each directory, on opts.workers goroutines (a bundle is read, judged and dropped by
+// one of them, so at most that many bundles are held at a time); the reports are
+// in the order of dirs, whatever order they finish in.
+func validateBundleDirs(ctx context.Context, dirs []string, opts bundleChecks) []bundleReport {
+	reports := make([]bundleReport, len(dirs))
+	workers := opts.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(dirs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(dirs) {
+					return
+				}
+				reports[i] = validateBundleDir(ctx, dirs[i], opts)
+			}
+		})
+	}
+	wg.Wait()
+	return reports
+}
+
+// validateBundleDir is one directory's report: its findings with paths below dir, or the error that kept it
+// from being read.
+func validateBundleDir(ctx context.Context, dir string, opts bundleChecks) bundleReport {
+	rep := bundleReport{Dir: dir, Findings: []catalog.Finding{}}
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		rep.Error = fmt.Sprintf("%s is not a directory", dir)
+		return rep
+	}
+	b, fs, err := bundle.Load(ctx, os.DirFS(dir), bundle.Limits{})
+	if err != nil {
+		rep.Error = err.Error()
+		if errors.Is(err, bundle.ErrNotABundle) {
+			rep.Error = dir + ": " + err.Error()
+		}
+		return rep
+	}
+	if opts.strict {
+		bundle.Strict(fs)
+	}
+	fs = append(fs, bundle.RunSuites(opts.suites, b, opts.suiteOptions)...)
+	for _, f := range bundle.OLMv1(b) {
+		if opts.olmv1 {
+			f.Severity = catalog.SeverityError
+		}
+		fs = append(fs, f)
+	}
+	catalog.SortFindings(fs)
+	for _, f := range fs {
+		f.File = filepath.Join(dir, filepath.FromSlash(f.File))
+		rep.Findings = append(rep.Findings, f)
+	}
+	rep.Valid = !catalog.HasErrors(rep.Findings)
+	rep.Package = b.Package
+	if b.CSV != nil {
+		rep.CSV = b.CSV.Name
+	}
+	return rep
 }
 
 func orNone(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,4 +170,27 @@ func loadAverage() (float64, bool) {
 		return 0, false
 	}
 	return l, true
+}
+
+// BenchmarkBundleValidateAll runs `bundle validate` over every bundle directory of the shared test data in
+// process (no start-up): what the all-bundles case of BenchmarkBundleProcessVsOpm spends after main.
+//
+//	go test ./cmd/catalog-check -run '^$' -bench BundleValidateAll -benchtime 5x
+func BenchmarkBundleValidateAll(b *testing.B) {
+	anns, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "testdata", "bundles", "*", "*", "metadata", "annotations.yaml"))
+	if len(anns) == 0 {
+		b.Skip("the shared test data is absent")
+	}
+	sort.Strings(anns)
+	var dirs []string
+	for _, a := range anns {
+		dirs = append(dirs, filepath.Dir(filepath.Dir(a)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := runBundleValidate(context.Background(), dirs, "text", bundleChecks{}, io.Discard, io.Discard, os.Getenv); code > 1 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N)/float64(len(dirs)), "ms/bundle")
 }

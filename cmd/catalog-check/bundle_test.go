@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,6 +92,80 @@ func TestBundleValidateCommand(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 1 || reps[0].Valid || !hasRule(reps[0], "bundle.mediatype") {
 		t.Errorf("json = %s (%v), exit %d", out, err, code)
+	}
+}
+
+// Directories are judged concurrently; what is printed, and the exit code, must be what judging them one by
+// one gives, in the order given: every output format, with valid, invalid, unreadable and missing directories
+// mixed, and the community bundles when the shared test data is there.
+func TestBundleValidateManyDirectoriesInOrder(t *testing.T) {
+	good := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": bundleCSV})
+	helm := writeBundle(t, map[string]string{"metadata/annotations.yaml": strings.Replace(bundleAnnotations, "registry+v1", "helm", 1), "manifests/csv.yaml": bundleCSV})
+	noVersion := writeBundle(t, map[string]string{"metadata/annotations.yaml": bundleAnnotations, "manifests/csv.yaml": strings.Replace(bundleCSV, "  version: 1.0.0\n", "", 1) + "  relatedImages: [{name: x, image: ''}]\n"})
+	empty := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "absent")
+	dirs := []string{helm, good, noVersion, empty, good, missing, helm}
+	anns, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "testdata", "bundles", "*", "*", "metadata", "annotations.yaml"))
+	for i, a := range anns {
+		if testing.Short() && i > 20 {
+			continue
+		}
+		dirs = append(dirs, filepath.Dir(filepath.Dir(a)))
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), append([]string{"bundle", "validate"}, args...), &out, &errb, env{getenv: func(string) string { return "" }})
+		return code, out.String(), errb.String()
+	}
+	for _, output := range []string{"text", "github", "json"} {
+		for _, cut := range [][]string{dirs, dirs[:3], dirs[:2], dirs[:1]} {
+			code, out, errs := run(append([]string{"--strict", "--output", output}, cut...)...)
+			wantCode, wantOut, wantErr := exitPass, "", ""
+			var wantJSON []json.RawMessage
+			for _, d := range cut {
+				c, o, e := run("--strict", "--output", output, d)
+				switch {
+				case c == exitCannotRun:
+					wantCode = exitCannotRun
+				case c == exitFail && wantCode == exitPass:
+					wantCode = exitFail
+				}
+				if output == "json" {
+					var one []json.RawMessage
+					if err := json.Unmarshal([]byte(o), &one); err != nil || len(one) != 1 {
+						t.Fatalf("%s alone, json: %v\n%s", d, err, o)
+					}
+					wantJSON = append(wantJSON, one[0])
+					continue
+				}
+				wantOut += o
+				wantErr += e
+			}
+			if output == "json" {
+				var got []json.RawMessage
+				if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != len(wantJSON) {
+					t.Fatalf("json of %d directories: %v, %d reports\n%s", len(cut), err, len(got), out)
+				}
+				for i := range got {
+					if !bytes.Equal(got[i], wantJSON[i]) {
+						t.Errorf("json report %d (%s) differs from the directory alone:\n%s\nwant\n%s", i, cut[i], got[i], wantJSON[i])
+					}
+				}
+			} else if output == "text" && (out != wantOut || errs != wantErr) {
+				t.Errorf("%s output of %d directories differs from one directory at a time:\n%s%s\nwant\n%s%s", output, len(cut), out, errs, wantOut, wantErr)
+			}
+			// GitHub's output keeps the first annotations only: the same as judging them in a single goroutine.
+			var seq bytes.Buffer
+			seqCode := runBundleValidate(context.Background(), cut, output, bundleChecks{strict: true, workers: 1}, &seq, io.Discard, func(string) string { return "" })
+			var par bytes.Buffer
+			parCode := runBundleValidate(context.Background(), cut, output, bundleChecks{strict: true, workers: 8}, &par, io.Discard, func(string) string { return "" })
+			if seq.String() != par.String() || seqCode != parCode || parCode != code {
+				t.Errorf("%s output of %d directories on 8 goroutines differs from one (exit %d, %d, %d):\n%s\nwant\n%s", output, len(cut), parCode, seqCode, code, par.String(), seq.String())
+			}
+			if code != wantCode {
+				t.Errorf("%s, %d directories: exit %d, one at a time %d", output, len(cut), code, wantCode)
+			}
+		}
 	}
 }
 
