@@ -178,6 +178,27 @@ func TestTemplateCheckUnreachableRegistryIsNotDrift(t *testing.T) {
 		t.Errorf("the summary does not name the image and the registry's answer:\n%s", res.Summary)
 	}
 
+	// The same through `catalog-check check` with its default checks (what the Action runs): the templates
+	// result is neutral, names the image and the answer, and the run exits 2, never 1 for a difference.
+	var cout, cerr bytes.Buffer
+	code = runEnv(context.Background(), []string{"check", "--repo", r.dir, "--base", r.base, "--head", head, "--author", "bob",
+		"--insecure-registry", reg.host, "--output", "json"}, &cout, &cerr, env{getenv: func(string) string { return "" }})
+	var cv verdict
+	if err := json.Unmarshal(cout.Bytes(), &cv); err != nil {
+		t.Fatalf("check: output is not JSON (%v):\n%s\n%s", err, cout.String(), cerr.String())
+	}
+	if tr := resultOf(t, cv, "templates"); code != exitCannotRun || tr.Conclusion != checks.Neutral || strings.Contains(tr.Title, "difference") ||
+		!strings.Contains(tr.Summary, pushed) || !strings.Contains(tr.Summary, "503") {
+		t.Errorf("check with the default checks: exit %d, templates %s %q; want exit 2, neutral, naming %s and 503\n%s\n%s", code, tr.Conclusion, tr.Title, pushed, tr.Summary, cerr.String())
+	}
+	for _, res := range cv.Results {
+		for _, f := range res.Findings {
+			if f.Severity == "error" {
+				t.Errorf("check with the registry down: %s error %s %s", res.Check, f.Rule, f.Message)
+			}
+		}
+	}
+
 	// The registry up, the image not there: a template naming an image that does not exist does not render.
 	reg.down.Store(false)
 	r.setTemplate(t, "quay.io/acme/etcd-bundle@"+r.digests["1.0.0"], strings.Replace(pushed, "etcd-operator-bundle", "gone-bundle", 1), false)
