@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -193,5 +195,63 @@ func writeTestFile(t *testing.T, name, content string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A pushed version is never replaced, under concurrency, as a user meets it (issue 26.8): two build-bundle
+// runs of different content to one new tag, started together against a real registry (as two CI jobs of two
+// pull requests would), never both print "pushed": in each trial exactly one exits 0 having pushed, the
+// other exits 1 saying the version is never replaced, and the tag names the winner's digest.
+func TestBuildBundleConcurrentPushesToOneNewTag(t *testing.T) {
+	host, _ := localRegistry(t)
+	dirs := []string{writeBundleDir(t, ""), writeBundleDir(t, "  displayName: etcd\n")}
+	for trial := 0; trial < 5; trial++ {
+		target := fmt.Sprintf("%s/acme/etcd-bundle:v0.9.%d", host, trial)
+		type outcome struct {
+			code     int
+			out, err string
+			rep      buildBundleReport
+		}
+		got := make([]outcome, len(dirs))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i, dir := range dirs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				var out, errb bytes.Buffer
+				code := run(context.Background(), []string{"build-bundle", dir, "--push", target, "--insecure-registry", host, "--output", "json"}, &out, &errb)
+				got[i] = outcome{code: code, out: out.String(), err: errb.String()}
+				if code == exitOK {
+					_ = json.Unmarshal(out.Bytes(), &got[i].rep)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var winners []string
+		refused := 0
+		for _, o := range got {
+			switch {
+			case o.code == exitOK && !o.rep.Already && o.rep.Digest != "":
+				winners = append(winners, o.rep.Digest)
+			case o.code == exitFail && strings.Contains(o.err, "never replaced"):
+				refused++
+			default:
+				t.Errorf("trial %d: exit %d\n%s%s", trial, o.code, o.out, o.err)
+			}
+		}
+		if len(winners) != 1 || refused != 1 {
+			t.Errorf("trial %d: %d runs pushed, %d refused; want exactly one of each", trial, len(winners), refused)
+			continue
+		}
+		img, err := remote.Image(mustRef(t, target))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := img.Digest(); d.String() != winners[0] {
+			t.Errorf("trial %d: the tag names %s, the run that pushed reported %s", trial, d, winners[0])
+		}
 	}
 }
