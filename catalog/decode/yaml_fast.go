@@ -434,7 +434,7 @@ func (f *fastYAML) scalarAfter(off, parent int) Value {
 	line, col := f.pos(off)
 	var v Value
 	switch s[off] {
-	case '|':
+	case '|', '>':
 		v = f.literal(off, parent)
 	case '\'', '"':
 		v = f.quoted(off, parent)
@@ -454,7 +454,7 @@ func (f *fastYAML) scalarAfter(off, parent int) Value {
 		f.depth--
 		v = Value{Kind: kind}
 		f.advance()
-	case '>', '&', '*', '!', '%', '@', '`', '?', ':', ',', ']', '}', '#':
+	case '&', '*', '!', '%', '@', '`', '?', ':', ',', ']', '}', '#':
 		f.bail = true
 		return Value{}
 	case '-':
@@ -704,7 +704,7 @@ func (f *fastYAML) quoted(off, parent int) Value {
 	for {
 		// The text of this line up to a quote or the end of the line.
 		start := len(b)
-		closed := false
+		closed, escapedBreak := false, false
 		for i < f.le {
 			c := s[i]
 			if c == q {
@@ -717,9 +717,9 @@ func (f *fastYAML) quoted(off, parent int) Value {
 				break
 			}
 			if c == '\\' && q == '"' {
-				if i+1 == f.le { // escaped line break: no space is added
-					f.bail = true
-					return Value{}
+				if i+1 == f.le { // an escaped line break: the line goes on the next one, blanks before it kept
+					escapedBreak = true
+					break
 				}
 				var ok bool
 				b, i, ok = f.escape(b, i)
@@ -741,8 +741,8 @@ func (f *fastYAML) quoted(off, parent int) Value {
 			f.advance()
 			return scalarValue(KindString, string(b))
 		}
-		// Trailing blanks of the line are dropped.
-		for len(b) > start && isBlank(b[len(b)-1]) {
+		// Trailing blanks of the line are dropped, but not before an escaped line break.
+		for !escapedBreak && len(b) > start && isBlank(b[len(b)-1]) {
 			b = b[:len(b)-1]
 		}
 		// Following lines: empty ones become line breaks, then one line break
@@ -762,17 +762,15 @@ func (f *fastYAML) quoted(off, parent int) Value {
 				f.bail = true // tabs around indentation: leave them to the full parser
 				return Value{}
 			}
-			if j-f.ls <= parent && j < f.le {
-				f.bail = true // continuation not indented: leave it to the full parser
-				return Value{}
-			}
 			if j < f.le {
+				// A quoted scalar's lines need no indentation (a document marker cannot start one: the
+				// chunk ends before "---", and "..." keeps the chunk off the fast path).
 				i = j
 				break
 			}
 			breaks++
 		}
-		if breaks == 0 {
+		if breaks == 0 && !escapedBreak {
 			b = append(b, ' ')
 		}
 		for ; breaks > 0; breaks-- {
@@ -781,10 +779,12 @@ func (f *fastYAML) quoted(off, parent int) Value {
 	}
 }
 
-// literal parses a literal block scalar ("|", "|-", "|+") whose indicator is
-// at off, with content indented more than parent.
+// literal parses a literal block scalar ("|", "|-", "|+") or a folded one
+// (">", ">-", ">+") whose indicator is at off, with content indented more
+// than parent.
 func (f *fastYAML) literal(off, parent int) Value {
 	s := f.src
+	folded := s[off] == '>'
 	i := off + 1
 	chomp, increment := byte(0), 0
 	for k := 0; k < 2 && i < f.le; k++ {
@@ -866,6 +866,9 @@ func (f *fastYAML) literal(off, parent int) Value {
 		// One line with its line break: a substring of the file.
 		return scalarValue(KindString, s[body[0].a:body[0].b+1])
 	}
+	if folded {
+		return scalarValue(KindString, f.fold(body, chomp, trailing))
+	}
 	n := 0
 	for _, l := range body {
 		n += l.b - l.a + 1
@@ -890,6 +893,53 @@ func (f *fastYAML) literal(off, parent int) Value {
 		}
 	}
 	return scalarValue(KindString, b.String())
+}
+
+// fold joins the lines of a folded block scalar as YAML does: a line break
+// between two lines that both start with text becomes a space, or goes when
+// empty lines follow it (each of them is a line break); a line break next to
+// a more indented line (one starting with a blank) is kept. The end is
+// chomped as a literal scalar's.
+func (f *fastYAML) fold(body []lineSpan, chomp byte, trailing int) string {
+	s := f.src
+	n := 0
+	for _, l := range body {
+		n += l.b - l.a + 1
+	}
+	var b strings.Builder
+	b.Grow(n + trailing)
+	started, prevBlank, empty := false, false, 0
+	for _, l := range body {
+		if l.a == l.b {
+			empty++
+			continue
+		}
+		blank := isBlank(s[l.a])
+		switch {
+		case !started:
+		case !prevBlank && !blank:
+			if empty == 0 {
+				b.WriteByte(' ')
+			}
+		default:
+			b.WriteByte('\n')
+		}
+		for ; empty > 0; empty-- {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s[l.a:l.b])
+		started, prevBlank = true, blank
+	}
+	switch chomp {
+	case 0:
+		b.WriteByte('\n')
+	case '+':
+		b.WriteByte('\n')
+		for ; trailing > 0; trailing-- {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // lineSpan is the text of one line of a block scalar, after its indentation.

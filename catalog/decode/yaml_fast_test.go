@@ -338,5 +338,20 @@ func yamlSnippets() []string {
 		"a: b \t\nc: d\t# c\n",
 		"a: \"\"\nb: ''\n",
 		"'': x\n\"\": y\n",
+		// Folded block scalars: lines joined by a space, kept apart next to more indented lines or empty ones.
+		"a: >\n  x\n  y\n\n  z\n   w\n  v\n\n\n   u\n  t\nb: >-\n  x\n  y\nc: >+\n  x\n\n\nd: 1\n",
+		"a: >\n\n\n  x\n   \n  y\n  \n  \tz\n  q\n",
+		"a: >2\n   x\n  y\n",
+		"a:\n- >-\n  one\n  two\n- >\n    a\n   b\n",
+		"a:\n- >-\n  one\n  two\n- >\n   a\n    b\n   c\n",
+		"a: >\n  x\n y\n",
+		"a: > # c\n  x\n",
+		"a: >\n  x",
+		// Double-quoted scalars with escaped line breaks, and lines of a quoted scalar less indented than its key.
+		"a: \"x \\\n    \\ y\\\n\n  z\\\n  \\nw\"\n",
+		"a:\n  b: 'one\n  two\n three\nfour'\n  c: d\n",
+		"a:\n- \"x\\\ny\"\n- 'a\n\n b'\n",
+		"a: \"x\\\n\ty\"\n",
+		"a: \"x\\ \n  y\"\n",
 	}
 }
