@@ -129,7 +129,7 @@ func TestBundlePullRequestPreviewThroughTheApp(t *testing.T) {
 		t.Errorf("validate summary lacks the preview and its upgrade graph:\n%s", val.Summary)
 	}
 	// The server keeps each bundle directory's facts by its tree for the next check of the repository.
-	if n := e.srv.pipeline.bundleDirs.Len(); n == 0 {
+	if n := e.srv.caches.bundleDirs.Len(); n == 0 {
 		t.Error("the server kept no bundle directory's facts after checking a bundle pull request")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/merge"
+	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
@@ -45,12 +46,20 @@ type Server struct {
 	metrics  *Metrics
 	queue    *store.Queue
 	dbReady  func(context.Context) error // the queue's Ready; /readyz asks it
-	pipeline *Pipeline
+	pipeline *pipeline.Pipeline
+	caches   serverCaches
 	recovery *Recovery
 	commands *merge.Commands
 	handler  http.Handler
 	registry *registry.Client
 	ready    atomic.Bool
+}
+
+// serverCaches are the caches the server shares among its features and shows in its metrics.
+type serverCaches struct {
+	limits     catalog.Limits
+	lines      *checks.LineDiffCache
+	bundleDirs *template.DirFactsCache
 }
 
 // ServerOption adjusts a Server; the defaults are for production.
@@ -69,7 +78,7 @@ type serverOptions struct {
 // githubDeps is everything the server takes from the GitHub side.
 type githubDeps struct {
 	clients  ghapp.Clients
-	reporter checkRunReporting
+	reporter pipeline.Reporter
 	teams    func(*github.Client) policy.TeamResolver
 	recovery recoveryGitHub
 	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
@@ -140,7 +149,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	// knows which packages each blob holds, so a check reads only the
 	// files of the packages it touches (catalog.LoadPartial).
 	limits := catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)}
-	merger := merge.NewMerger(o.github.clients, o.github.teams, func() []string { return s.pipeline.runNames() }, log,
+	// The check runs every check job reports, in order (the merge waits for all of them).
+	runNames := pipeline.RunNames(o.checks)
+	merger := merge.NewMerger(o.github.clients, o.github.teams, func() []string { return runNames }, log,
 		cfg.AppID, cache, limits)
 	if o.review == nil {
 		o.review = merger
@@ -148,20 +159,19 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if o.rebuild == nil {
 		o.rebuild = recordOnly{log}
 	}
-	s.pipeline = &Pipeline{
-		gh: o.github.clients, reporter: o.github.reporter, teams: o.github.teams, cache: cache,
-		checks: o.checks, checkTimeout: cfg.CheckTimeout, catalogs: cfg.Catalogs,
-		metrics: s.metrics, log: log,
-		limits:   limits,
-		policies: gitpr.NewPolicyCache(),
+	s.caches = serverCaches{limits: limits,
 		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
 		lines: checks.NewLineDiffCache(0),
 		// A bundle directory's facts by its git tree: an unchanged directory is neither parsed nor built again.
 		bundleDirs: template.NewDirFactsCache(0),
 	}
-	s.pipeline.checked = merger
-	s.pipeline.bot = o.github.bot
-	recovery := &Recovery{gh: o.github.recovery, names: s.pipeline.runNames, window: cfg.RedeliverWindow, log: log, now: time.Now}
+	s.pipeline = pipeline.New(pipeline.Deps{
+		GitHub: o.github.clients, Reporter: o.github.reporter, Teams: o.github.teams, Cache: cache,
+		Checks: o.checks, CheckTimeout: cfg.CheckTimeout, JobTimeout: cfg.JobTimeout, Catalogs: cfg.Catalogs,
+		Limits: limits, Policies: gitpr.NewPolicyCache(), Lines: s.caches.lines, BundleDirs: s.caches.bundleDirs,
+		Metrics: s.metrics, Log: log, Checked: merger, Bot: o.github.bot,
+	})
+	recovery := &Recovery{gh: o.github.recovery, names: func() []string { return runNames }, window: cfg.RedeliverWindow, log: log, now: time.Now}
 	s.recovery = recovery
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
 	if err == nil {
@@ -173,7 +183,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if err := river.AddWorkerSafely(rc.Workers, merger.Worker()); err != nil {
 		return nil, err
 	}
-	if err := river.AddWorkerSafely(rc.Workers, &mergeGroupWorker{p: s.pipeline}); err != nil {
+	if err := river.AddWorkerSafely(rc.Workers, s.pipeline.GroupWorker()); err != nil {
 		return nil, err
 	}
 	s.commands = merge.NewCommands(o.github.clients, o.github.teams, log)
@@ -197,9 +207,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		return nil, err
 	}
 	recovery.cmds = q.Commands()
-	s.pipeline.updates = q.Updates()
+	s.pipeline.UseUpdates(q.Updates())
 	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
-		if err := rb.Attach(ctx, o.github.clients, cache, q, s.pipeline.limits, s.metrics); err != nil {
+		if err := rb.Attach(ctx, o.github.clients, cache, q, limits, s.metrics); err != nil {
 			q.Close()
 			return nil, err
 		}
@@ -210,7 +220,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
 		layers = rb.LayerCache()
 	}
-	s.metrics.registerCaches(s.pipeline.limits.Cache, s.pipeline.limits.Index, s.pipeline.lines, layers)
+	s.metrics.registerCaches(limits.Cache, limits.Index, s.caches.lines, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
 		q.Close()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/riverqueue/river"
 )
 
@@ -41,17 +42,6 @@ func (r recordOnly) HandleRebuild(ctx context.Context, j jobs.RebuildArgs, _ str
 }
 
 // --- workers ----------------------------------------------------------------
-
-type checkPRWorker struct {
-	river.WorkerDefaults[jobs.CheckPRArgs]
-	p       *Pipeline
-	timeout time.Duration
-}
-
-func (w *checkPRWorker) Timeout(*river.Job[jobs.CheckPRArgs]) time.Duration { return w.timeout }
-func (w *checkPRWorker) Work(ctx context.Context, job *river.Job[jobs.CheckPRArgs]) error {
-	return ghapp.WaitOutRateLimit(w.p.CheckPR(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt), job.Attempt, job.MaxAttempts))
-}
 
 type reviewWorker struct {
 	river.WorkerDefaults[jobs.ReviewArgs]
@@ -91,7 +81,7 @@ func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[jobs.RedeliverA
 
 // jobHandlers are the workers' collaborators, given by the composition root.
 type jobHandlers struct {
-	pipeline   *Pipeline
+	pipeline   *pipeline.Pipeline
 	review     ReviewHandler
 	rebuild    RebuildHandler
 	recovery   *Recovery
@@ -101,7 +91,8 @@ type jobHandlers struct {
 // newRiverConfig registers every job kind and schedules the periodic ones.
 func newRiverConfig(c *Config, h jobHandlers) (*river.Config, error) {
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &checkPRWorker{p: h.pipeline, timeout: c.JobTimeout}); err != nil {
+	// A nil pipeline (tests of the queue alone) still registers the kind; its jobs are never worked.
+	if err := river.AddWorkerSafely(workers, h.pipeline.CheckWorker()); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &reviewWorker{h: h.review}); err != nil {
