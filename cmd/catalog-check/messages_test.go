@@ -74,6 +74,18 @@ func TestValidateNotACatalogRoot(t *testing.T) {
 	copyDir(t, sampleCatalog, filepath.Join(repo, "catalogs", "v4.17"))
 	os.WriteFile(filepath.Join(repo, "README.md"), []byte("# catalogs: of the community\n"), 0o644)
 
+	// A parent of parents, as the shared test data is: catalogs/v4.16 and catalogs/v4.17 beside
+	// templates/catalogs/v4.12 and v4.13. The command printed names the four catalogs, never catalogs/ or
+	// templates/ (each of which would only be said to hold several catalogs again).
+	nested := t.TempDir()
+	for _, c := range []string{"catalogs/v4.16", "catalogs/v4.17", "templates/catalogs/v4.12", "templates/catalogs/v4.13"} {
+		copyDir(t, sampleCatalog, filepath.Join(nested, filepath.FromSlash(c)))
+	}
+	var nestedRoots []string
+	for _, c := range []string{"catalogs/v4.16", "catalogs/v4.17", "templates/catalogs/v4.12", "templates/catalogs/v4.13"} {
+		nestedRoots = append(nestedRoots, filepath.Join(nested, filepath.FromSlash(c)))
+	}
+
 	tests := []struct {
 		name, dir string
 		want      []string
@@ -82,6 +94,7 @@ func TestValidateNotACatalogRoot(t *testing.T) {
 		{"bundle tree", tree, []string{tree + " is a bundle directory tree, not a file-based catalog: it holds 3 bundle directories", "catalog-check bundle validate " + filepath.Join(tree, "*", "*")}},
 		{"parent of catalogs", filepath.Join(repo, "catalogs"), []string{"holds several catalogs", "catalog-check validate " + filepath.Join(repo, "catalogs", "v4.16") + " " + filepath.Join(repo, "catalogs", "v4.17")}},
 		{"repository root", repo, []string{"holds several catalogs", "catalog-check validate " + filepath.Join(repo, "catalogs", "v4.16") + " " + filepath.Join(repo, "catalogs", "v4.17")}},
+		{"parent of parents", nested, []string{"holds several catalogs (4 directories", "catalog-check validate " + strings.Join(nestedRoots, " ")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

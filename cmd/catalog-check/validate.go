@@ -153,8 +153,8 @@ func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalo
 		for i, r := range roots {
 			args[i] = filepath.Join(dir, filepath.FromSlash(r))
 		}
-		sum.Error = fmt.Sprintf("%s holds several catalogs (%s declare the same packages): validate each as its own root: catalog-check validate %s",
-			dir, strings.Join(args, ", "), strings.Join(args, " "))
+		sum.Error = fmt.Sprintf("%s holds several catalogs (%d directories declare the same packages): validate each as its own root: catalog-check validate %s",
+			dir, len(args), strings.Join(args, " "))
 		return sum, nil
 	}
 	for i := range findings {
@@ -236,9 +236,15 @@ func bundleTree(dir string) (n int, example, pattern string) {
 // declare the same packages) from one catalog: every package.duplicate finding (at least two of them)
 // pairs two package folders under two different directories, the catalogs' roots. It returns those roots,
 // sorted (slash-separated, relative to the directory validated), or nil.
+//
+// The files declaring one package (the first declaration and every later one) lie in pairwise different
+// catalogs, so every two of them part at two roots. A directory that is the parting point of some pair but
+// holds another such point below it (catalogs/ beside templates/catalogs/v4.12, each holding catalogs of
+// their own) is a parent of catalogs, not a catalog: only the innermost roots are returned, so the command
+// printed with them validates each catalog once.
 func severalCatalogs(findings []catalog.Finding) []string {
 	const marker = "first declared at "
-	roots := map[string]bool{}
+	groups := map[string][]string{} // first declaration's file -> the files declaring the package again
 	dups := 0
 	for _, f := range findings {
 		if f.Rule != "package.duplicate" {
@@ -253,23 +259,45 @@ func severalCatalogs(findings []catalog.Finding) []string {
 		if j := strings.IndexByte(first, ':'); j >= 0 {
 			first = first[:j]
 		}
-		a, b := strings.Split(f.File, "/"), strings.Split(first, "/")
-		k := 0
-		for k < len(a) && k < len(b) && a[k] == b[k] {
-			k++
-		}
-		// Each side is <catalog root>/<package folder>/<file> at least below where they part.
-		if len(a)-k < 3 || len(b)-k < 3 {
-			return nil
-		}
-		roots[strings.Join(a[:k+1], "/")], roots[strings.Join(b[:k+1], "/")] = true, true
+		groups[first] = append(groups[first], f.File)
 	}
 	if dups < 2 {
 		return nil
 	}
+	const maxGroup = 64 // files of one package compared pairwise; more are not needed to find the roots
+	roots := map[string]bool{}
+	for first, files := range groups {
+		files = append([]string{first}, files...)
+		if len(files) > maxGroup {
+			files = files[:maxGroup]
+		}
+		for x := 0; x < len(files); x++ {
+			for y := x + 1; y < len(files); y++ {
+				a, b := strings.Split(files[x], "/"), strings.Split(files[y], "/")
+				k := 0
+				for k < len(a) && k < len(b) && a[k] == b[k] {
+					k++
+				}
+				// Each side is <catalog root>/<package folder>/<file> at least below where they part.
+				if len(a)-k < 3 || len(b)-k < 3 {
+					return nil
+				}
+				roots[strings.Join(a[:k+1], "/")], roots[strings.Join(b[:k+1], "/")] = true, true
+			}
+		}
+	}
 	out := make([]string, 0, len(roots))
 	for r := range roots {
-		out = append(out, r)
+		inner := false
+		for o := range roots {
+			if strings.HasPrefix(o, r+"/") {
+				inner = true
+				break
+			}
+		}
+		if !inner {
+			out = append(out, r)
+		}
 	}
 	sort.Strings(out)
 	return out
