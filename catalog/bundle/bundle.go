@@ -19,7 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 )
 
-// Annotation keys of metadata/annotations.yaml (seed 001), and the values registry+v1 requires.
+// Annotation keys of metadata/annotations.yaml (operator-registry's bundle format), and the values registry+v1 requires.
 const (
 	AnnotationMediaType      = "operators.operatorframework.io.bundle.mediatype.v1"
 	AnnotationManifests      = "operators.operatorframework.io.bundle.manifests.v1"

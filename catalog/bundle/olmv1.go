@@ -6,7 +6,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 )
 
-// OLM v1 installs only some registry+v1 bundles (seed 002, "Supported extensions"): AllNamespaces
+// OLM v1 installs only some registry+v1 bundles (OpenShift docs, Extensions: "Supported extensions"): AllNamespaces
 // supported, no webhooks, no dependencies (olm.gvk.required, olm.package.required, olm.constraint).
 const (
 	ruleOLMv1InstallMode  = "olmv1.install-mode"

@@ -233,11 +233,12 @@ func TestCRDRemoved(t *testing.T) {
 	}
 }
 
-// TestSeedExamples checks the examples of seed 002 §5.3.4 and their OLM messages.
+// TestSeedExamples checks the examples of the preflight's documentation (OpenShift docs, Extensions:
+// Prohibited CRD upgrade changes) and their OLM messages.
 func TestSeedExamples(t *testing.T) {
 	base := "type: object\nproperties:\n  apiVersion:\n    type: string\n  kind:\n    type: string\n  metadata:\n    type: object\n  spec:\n    type: object\n  status:\n    type: object\n  pollInterval:\n    type: string\n"
 	noPoll := strings.Replace(base, "  pollInterval:\n    type: string\n", "", 1)
-	// The seed quotes an older preflight's wording; these are crdify v0.6.0's
+	// The documentation quotes an older preflight's wording; these are crdify v0.6.0's
 	// as operator-controller joins them.
 	const pre = `validating upgrade for CRD "samples.test.example.com": `
 	tests := []struct {

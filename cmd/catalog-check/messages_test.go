@@ -183,7 +183,7 @@ func TestOneFindingFormat(t *testing.T) {
 // documents by name), not to the project's internal notes.
 func TestCRDDiffRulesMessages(t *testing.T) {
 	code, out, _ := runCLI(t, "crd-diff", "--rules")
-	if code != exitPass || regexp.MustCompile(`seed 0\d\d|§`).MatchString(out) {
+	if code != exitPass || regexp.MustCompile(`seed 0\d\d|\x{00a7}`).MatchString(out) {
 		t.Errorf("crd-diff --rules: exit %d, cites internal notes:\n%s", code, out)
 	}
 	if !strings.Contains(out, "Prohibited CRD upgrade changes") {
@@ -194,7 +194,7 @@ func TestCRDDiffRulesMessages(t *testing.T) {
 		t.Errorf("unknown override: exit %d: %s", code, errOut)
 	}
 	code, out, _ = runCLI(t, "rules")
-	if code != exitPass || regexp.MustCompile(`seed 0\d\d|§`).MatchString(out) {
+	if code != exitPass || regexp.MustCompile(`seed 0\d\d|\x{00a7}`).MatchString(out) {
 		t.Errorf("rules cites internal notes")
 	}
 }

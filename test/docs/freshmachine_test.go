@@ -53,6 +53,36 @@ func TestNoPathOfThisMachine(t *testing.T) {
 	}
 }
 
+// TestNoInternalNoteCitations: no tracked file cites the project's internal notes (a seed number and section),
+// which no user or contributor of a clone can open; rule sources, hints and comments name public documents
+// (the preflight's documentation, opm's behaviour, docs/rules.md) instead.
+func TestNoInternalNoteCitations(t *testing.T) {
+	root := repoRoot(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed (.ci/run installs it)")
+	}
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): nothing to scan", err)
+	}
+	cite := regexp.MustCompile(`(?i)\bseeds? ?0\d\d\b|\x{00a7}`)
+	n := 0
+	for _, f := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil || bytes.IndexByte(data, 0) >= 0 {
+			continue
+		}
+		n++
+		for _, loc := range cite.FindAllIndex(data, 3) {
+			line := 1 + bytes.Count(data[:loc[0]], []byte("\n"))
+			t.Errorf("%s:%d cites %q, an internal note nobody with a clone can read: name a public document instead", f, line, data[loc[0]:loc[1]])
+		}
+	}
+	if n < 100 {
+		t.Fatalf("scanned %d files: the listing is broken", n)
+	}
+}
+
 // TestScriptsWithoutReferenceTools: the programs under scripts/ that run a reference tool say what they skip
 // and exit 0 on a machine without it (they are documented commands, and a fresh clone must pass CI), and
 // exit 2 with a message, never a panic, when the path given for it is not a tool.
