@@ -240,3 +240,48 @@ func TestCompactStringsCountsHeldBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseBundleYAML parses every YAML file of the shared test data's bundle directories (the 131
+// community bundles: CSVs, CRDs, metadata; 35 MB) as bundle.Load does, from memory. The floor beside it,
+// BenchmarkParseBundleYAMLFloor, only finds the line breaks of the same bytes.
+func BenchmarkParseBundleYAML(b *testing.B) {
+	files, total := bundleYAMLFiles(b)
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range files {
+			ParseDocuments("f.yaml", f, Limits{})
+		}
+	}
+}
+
+func BenchmarkParseBundleYAMLFloor(b *testing.B) {
+	files, total := bundleYAMLFiles(b)
+	b.SetBytes(int64(total))
+	lines := 0
+	for b.Loop() {
+		for _, f := range files {
+			lines += bytes.Count(f, []byte{'\n'})
+		}
+	}
+	if lines == 0 {
+		b.Fatal("no lines")
+	}
+}
+
+func bundleYAMLFiles(b *testing.B) (files [][]byte, total int) {
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		files = append(files, data)
+		total += len(data)
+		return err
+	})
+	if err != nil || len(files) == 0 {
+		b.Skipf("the shared test data's bundles are absent (%s): %v", root, err)
+	}
+	return files, total
+}

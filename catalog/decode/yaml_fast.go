@@ -2,6 +2,7 @@ package decode
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -20,7 +21,7 @@ func (p *fileParser) yamlFast(c yamlChunk) (Value, bool) {
 	if !fastYAMLChars(c.text) {
 		return Value{}, false
 	}
-	f := fastYAML{p: p, src: p.src, end: end, line: c.line, fields: p.fieldStack[:0], items: p.itemStack[:0], lines: p.lineStack[:0]}
+	f := fastYAML{p: p, src: p.src, end: end, line: c.line, fields: p.fieldStack[:0], items: p.itemStack[:0], lines: p.lineStack[:0], indLs: -1}
 	f.setLine(c.off)
 	v := f.document()
 	// Every collection cleared its part of the stacks on the way out.
@@ -61,20 +62,38 @@ func fastYAMLChars(text string) bool {
 	i := 0
 	// Eight bytes at a time: a word of printable ASCII, tabs and newlines
 	// passes at once; any other word is looked at byte by byte. The byte
-	// tests are exact (no carry crosses bytes).
+	// tests are exact (no carry crosses bytes). Before that, two words at a
+	// time, a cheaper test passes words of printable ASCII alone (no tab or
+	// newline): it is exact in saying whether any byte is outside 0x20–0x7E.
 	const ones, low7, highs = 0x0101010101010101, 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
 	isZero := func(x uint64) uint64 { return ^(((x & low7) + low7) | x) & highs }
-	for ; i+8 <= len(text); i += 8 {
-		w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8))
+	word := func(i int) uint64 { return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(text[i:]), 8)) }
+	notPrintable := func(w uint64) uint64 { return (w-ones*0x20)&^w&highs | ((w+ones)|w)&highs }
+	wordPasses := func(k int) bool {
+		w := word(k)
 		below := ^(((w & low7) + ones*(0x80-0x20)) | w) & highs // bytes < 0x20
 		bad := w&highs | below&^isZero(w^(ones*'\n'))&^isZero(w^(ones*'\t')) | isZero(w^(ones*0x7F))
 		if bad == 0 {
-			continue
+			return true
 		}
-		for k := i; k < i+8; k++ {
-			if !checkByte(k) {
+		for j := k; j < k+8; j++ {
+			if !checkByte(j) {
 				return false
 			}
+		}
+		return true
+	}
+	for ; i+16 <= len(text); i += 16 {
+		if notPrintable(word(i))|notPrintable(word(i+8)) == 0 {
+			continue
+		}
+		if !wordPasses(i) || !wordPasses(i+8) {
+			return false
+		}
+	}
+	for ; i+8 <= len(text); i += 8 {
+		if !wordPasses(i) {
+			return false
 		}
 	}
 	for ; i < len(text); i++ {
@@ -103,6 +122,8 @@ type fastYAML struct {
 	// The last key read, as keyAt is asked twice about the first key of a mapping.
 	keyOff, keyAfter int
 	key              string
+	// The indentation of the line starting at indLs.
+	indLs, ind int
 }
 
 func (f *fastYAML) setLine(start int) {
@@ -125,17 +146,33 @@ func (f *fastYAML) advance() {
 	f.setLine(f.le + 1)
 }
 
-// indent counts the leading spaces of the current line. A tab right after
-// them makes the line one the fast path does not handle.
+// indent counts the leading spaces of the current line, once a line (the
+// parser asks several times). A tab right after them makes the line one the
+// fast path does not handle.
 func (f *fastYAML) indent() int {
+	if f.ls == f.indLs {
+		return f.ind
+	}
+	s := f.src
 	i := f.ls
-	for i < f.le && f.src[i] == ' ' {
+	// Eight bytes at a time while they are all spaces (manifests are
+	// indented deeply), then the first byte that is not.
+	const spaces = 0x2020202020202020
+	for i+8 <= f.le {
+		if x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8)) ^ spaces; x != 0 {
+			i += bits.TrailingZeros64(x) / 8
+			break
+		}
+		i += 8
+	}
+	for i < f.le && s[i] == ' ' {
 		i++
 	}
-	if i < f.le && f.src[i] == '\t' {
+	if i < f.le && s[i] == '\t' {
 		f.bail = true
 	}
-	return i - f.ls
+	f.indLs, f.ind = f.ls, i-f.ls
+	return f.ind
 }
 
 // skipBlank moves to the next line holding content (not blank, not a comment).

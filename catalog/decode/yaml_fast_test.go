@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	sigsyaml "sigs.k8s.io/yaml"
 )
@@ -354,4 +355,43 @@ func yamlSnippets() []string {
 		"a: \"x\\\n\ty\"\n",
 		"a: \"x\\ \n  y\"\n",
 	}
+}
+
+// fastYAMLCharsByByte is fastYAMLChars one byte at a time, the reference its word-at-a-time tests must match.
+func fastYAMLCharsByByte(text string) bool {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c >= 0x20 && c < 0x7F || c == '\n' || c == '\t' {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError || r < 0xA0 || r == 0x2028 || r == 0x2029 || r == 0xFEFF || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+		i += size
+	}
+	return !strings.HasPrefix(text, "...") && !strings.Contains(text, "\n...")
+}
+
+// FuzzFastYAMLChars: the word-at-a-time screen of the fast path says what the byte-at-a-time one says, at
+// every offset (each input is tried from each of its first 16 bytes, so every byte falls at every place of a
+// word).
+func FuzzFastYAMLChars(f *testing.F) {
+	for _, s := range yamlSnippets() {
+		f.Add(s)
+	}
+	f.Add("abcdefghijklmnop\x7fqrstuvwxyz0123456789")
+	f.Add("key: value\twith tab\n  é ü ñ \u2028 \u00a0 \u0085 \xff\xfe \x1b \r\n")
+	f.Add(strings.Repeat("~ }|{`_^]\\[@?>=<;:/.-,+*)('&%$#\"! ", 3))
+	f.Fuzz(func(t *testing.T, s string) {
+		for k := 0; k < 16 && k <= len(s); k++ {
+			if got, want := fastYAMLChars(s[k:]), fastYAMLCharsByByte(s[k:]); got != want {
+				t.Fatalf("fastYAMLChars(%q) = %v, byte by byte %v", s[k:], got, want)
+			}
+		}
+	})
 }
