@@ -198,19 +198,14 @@ func newRebuildEnv(t *testing.T, backend string, seed func(host, baseRef string)
 // (not running).
 func (e *rebuildEnv) newServer(ctx context.Context) *Server {
 	e.t.Helper()
-	rb, err := NewRebuilder(e.cfg, testLogger(e.t))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	rb.Tune(func(t *rebuild.Tuning) { t.Wait, t.RetryWait = 100*time.Millisecond, 100*time.Millisecond })
-	if e.tune != nil {
-		e.tune(rb)
+	fast := func(rb *rebuild.Rebuilder) {
+		rb.Tune(func(t *rebuild.Tuning) { t.Wait, t.RetryWait = 100*time.Millisecond, 100*time.Millisecond })
 	}
 	cs := e.checks
 	if cs == nil {
 		cs = []checks.Check{checks.Validation{}}
 	}
-	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(cs...), WithRebuildHandler(rb))
+	srv, err := NewServer(ctx, e.cfg, testLogger(e.t), WithChecks(cs...), WithRebuild(fast, e.tune))
 	if err != nil {
 		e.t.Fatal(err)
 	}

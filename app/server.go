@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/go-github/v62/github"
-	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/merge"
@@ -50,6 +49,7 @@ type Server struct {
 	caches   serverCaches
 	recovery *Recovery
 	commands *merge.Commands
+	rebuild  *rebuild.Rebuilder // nil without WithRebuild
 	handler  http.Handler
 	registry *registry.Client
 	ready    atomic.Bool
@@ -66,13 +66,15 @@ type serverCaches struct {
 type ServerOption func(*serverOptions)
 
 type serverOptions struct {
-	version    string
-	revision   string
-	checks     []checks.Check
-	review     ReviewHandler
-	rebuild    RebuildHandler
-	httpClient *http.Client
-	github     *githubDeps
+	version  string
+	revision string
+	checks   []checks.Check
+	review   ReviewHandler
+	// rebuild runs the post-merge rebuild (app/rebuild), each of rebuildTune adjusting it before the workers start.
+	rebuild     bool
+	rebuildTune []func(*rebuild.Rebuilder)
+	httpClient  *http.Client
+	github      *githubDeps
 }
 
 // githubDeps is everything the server takes from the GitHub side.
@@ -100,9 +102,10 @@ func WithReviewHandler(h ReviewHandler) ServerOption {
 	return func(o *serverOptions) { o.review = h }
 }
 
-// WithRebuildHandler plugs the catalog image rebuild in.
-func WithRebuildHandler(h RebuildHandler) ServerOption {
-	return func(o *serverOptions) { o.rebuild = h }
+// WithRebuild runs the post-merge rebuild (catalog and bundle images, catalog updates), built from the
+// App's configuration; each tune, when given, adjusts it before the workers start (tests).
+func WithRebuild(tune ...func(*rebuild.Rebuilder)) ServerOption {
+	return func(o *serverOptions) { o.rebuild, o.rebuildTune = true, append(o.rebuildTune, tune...) }
 }
 
 // withGitHubDeps replaces the GitHub side (tests).
@@ -149,82 +152,75 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	// knows which packages each blob holds, so a check reads only the
 	// files of the packages it touches (catalog.LoadPartial).
 	limits := catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)}
-	// The check runs every check job reports, in order (the merge waits for all of them).
-	runNames := pipeline.RunNames(o.checks)
-	merger := merge.NewMerger(o.github.clients, o.github.teams, func() []string { return runNames }, log,
-		cfg.AppID, cache, limits)
-	if o.review == nil {
-		o.review = merger
-	}
-	if o.rebuild == nil {
-		o.rebuild = recordOnly{log}
-	}
 	s.caches = serverCaches{limits: limits,
 		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
 		lines: checks.NewLineDiffCache(0),
 		// A bundle directory's facts by its git tree: an unchanged directory is neither parsed nor built again.
 		bundleDirs: template.NewDirFactsCache(0),
 	}
-	s.pipeline = pipeline.New(pipeline.Deps{
-		GitHub: o.github.clients, Reporter: o.github.reporter, Teams: o.github.teams, Cache: cache,
-		Checks: o.checks, CheckTimeout: cfg.CheckTimeout, JobTimeout: cfg.JobTimeout, Catalogs: cfg.Catalogs,
-		Limits: limits, Policies: gitpr.NewPolicyCache(), Lines: s.caches.lines, BundleDirs: s.caches.bundleDirs,
-		Metrics: s.metrics, Log: log, Checked: merger, Bot: o.github.bot,
-	})
-	recovery := &Recovery{gh: o.github.recovery, names: func() []string { return runNames }, window: cfg.RedeliverWindow, log: log, now: time.Now}
-	s.recovery = recovery
-	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, review: o.review, rebuild: o.rebuild, recovery: recovery})
-	if err == nil {
-		rc.ErrorHandler = jobErrorLogger{log: log}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(rc.Workers, merger.Worker()); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(rc.Workers, s.pipeline.GroupWorker()); err != nil {
-		return nil, err
-	}
-	s.commands = merge.NewCommands(o.github.clients, o.github.teams, log)
-	if err := river.AddWorkerSafely(rc.Workers, s.commands.Worker()); err != nil {
-		return nil, err
-	}
+
+	// One pass. First the store: the one database, migrated; it takes jobs once the workers are registered.
 	q, err := store.OpenQueue(ctx, store.QueueOptions{
 		DatabaseURL: string(cfg.DatabaseURL.Reveal()), Schema: cfg.DatabaseSchema,
-		SQLitePath: cfg.SQLitePath(), River: rc, Log: log,
+		SQLitePath: cfg.SQLitePath(), Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	recovery.q = q
-	if err := merger.SetQueue(ctx, q); err != nil {
-		q.Close()
-		return nil, err
+	fail := func(err error) (*Server, error) { q.Close(); return nil, err }
+
+	// Then each feature, once, with everything it needs.
+	gh := o.github
+	runNames := pipeline.RunNames(o.checks) // the check runs every check job reports, in order (the merge waits for all of them)
+	merger := merge.NewMerger(q, gh.clients, gh.teams, func() []string { return runNames }, log, cfg.AppID, cache, limits)
+	s.commands = merge.NewCommands(q, gh.clients, gh.teams, log)
+	s.pipeline = pipeline.New(pipeline.Deps{
+		GitHub: gh.clients, Reporter: gh.reporter, Teams: gh.teams, Cache: cache,
+		Checks: o.checks, CheckTimeout: cfg.CheckTimeout, JobTimeout: cfg.JobTimeout, Catalogs: cfg.Catalogs,
+		Limits: limits, Policies: gitpr.NewPolicyCache(), Lines: s.caches.lines, BundleDirs: s.caches.bundleDirs,
+		Metrics: s.metrics, Log: log, Checked: merger, Updates: q.Updates(), Bot: gh.bot,
+	})
+	s.recovery = &Recovery{gh: gh.recovery, names: func() []string { return runNames }, window: cfg.RedeliverWindow,
+		log: log, now: time.Now, q: q, cmds: q.Commands()}
+	review := o.review
+	if review == nil {
+		review = merger
 	}
-	if err := s.commands.SetQueue(ctx, q); err != nil {
-		q.Close()
-		return nil, err
-	}
-	recovery.cmds = q.Commands()
-	s.pipeline.UseUpdates(q.Updates())
-	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
-		if err := rb.Attach(ctx, o.github.clients, cache, q, limits, s.metrics); err != nil {
-			q.Close()
-			return nil, err
+	var rebuildJob RebuildHandler = recordOnly{log}
+	if o.rebuild {
+		rb, err := rebuild.NewRebuilder(cfg.Rebuild(), rebuild.Deps{
+			GitHub: gh.clients, Cache: cache, Queue: q, Limits: limits, Metrics: s.metrics, Log: log})
+		if err != nil {
+			return fail(err)
 		}
+		for _, f := range o.rebuildTune {
+			if f != nil {
+				f(rb)
+			}
+		}
+		s.rebuild, rebuildJob = rb, rb
+	}
+
+	// Then every job kind's worker, from one list.
+	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, merger: merger, commands: s.commands,
+		review: review, rebuild: rebuildJob, recovery: s.recovery})
+	if err != nil {
+		return fail(err)
+	}
+	rc.ErrorHandler = jobErrorLogger{log: log}
+	if err := q.Register(rc); err != nil {
+		return fail(err)
 	}
 	s.queue, s.dbReady = q, q.Ready
 	s.metrics.registerQueue(q, log)
 	var layers *image.LayerCache
-	if rb, ok := o.rebuild.(*rebuild.Rebuilder); ok {
-		layers = rb.LayerCache()
+	if s.rebuild != nil {
+		layers = s.rebuild.LayerCache()
 	}
 	s.metrics.registerCaches(limits.Cache, limits.Index, s.caches.lines, layers)
 	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
-		q.Close()
-		return nil, err
+		return fail(err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/webhook", wh)
@@ -251,12 +247,6 @@ func (s *Server) newRegistry() (*registry.Client, error) {
 		return nil, fmt.Errorf("configuring the registry client: %w", err)
 	}
 	return reg, nil
-}
-
-// NewRebuilder builds the post-merge rebuild (app/rebuild) from the App's
-// configuration.
-func NewRebuilder(cfg *Config, log *slog.Logger) (*rebuild.Rebuilder, error) {
-	return rebuild.NewRebuilder(cfg.Rebuild(), log)
 }
 
 // Handler is the server's HTTP routes (for tests and embedding).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/riverqueue/river"
 )
@@ -81,31 +82,43 @@ func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[jobs.RedeliverA
 
 // jobHandlers are the workers' collaborators, given by the composition root.
 type jobHandlers struct {
-	pipeline   *pipeline.Pipeline
-	review     ReviewHandler
-	rebuild    RebuildHandler
-	recovery   *Recovery
-	jobTimeout time.Duration
+	pipeline *pipeline.Pipeline
+	merger   *merge.Merger
+	commands *merge.Commands
+	review   ReviewHandler
+	rebuild  RebuildHandler
+	recovery *Recovery
+}
+
+// registration adds one job kind's worker to River's workers.
+type registration func(*river.Workers) error
+
+func worker[T river.JobArgs](w river.Worker[T]) registration {
+	return func(ws *river.Workers) error { return river.AddWorkerSafely(ws, w) }
+}
+
+// registrations is every job kind the App works, in one list. A nil handler (tests of the queue alone)
+// still registers its kind; its jobs are never worked.
+func (h jobHandlers) registrations() []registration {
+	return []registration{
+		worker[jobs.CheckPRArgs](h.pipeline.CheckWorker()),
+		worker[jobs.MergeGroupArgs](h.pipeline.GroupWorker()),
+		worker[jobs.ReviewArgs](&reviewWorker{h: h.review}),
+		worker[jobs.MergeArgs](h.merger.Worker()),
+		worker[jobs.CommandArgs](h.commands.Worker()),
+		worker[jobs.RebuildArgs](&rebuildWorker{h: h.rebuild}),
+		worker[jobs.ResyncArgs](&resyncWorker{r: h.recovery}),
+		worker[jobs.RedeliverArgs](&redeliverWorker{r: h.recovery}),
+	}
 }
 
 // newRiverConfig registers every job kind and schedules the periodic ones.
 func newRiverConfig(c *Config, h jobHandlers) (*river.Config, error) {
 	workers := river.NewWorkers()
-	// A nil pipeline (tests of the queue alone) still registers the kind; its jobs are never worked.
-	if err := river.AddWorkerSafely(workers, h.pipeline.CheckWorker()); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, &reviewWorker{h: h.review}); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, &rebuildWorker{h: h.rebuild}); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, &resyncWorker{r: h.recovery}); err != nil {
-		return nil, err
-	}
-	if err := river.AddWorkerSafely(workers, &redeliverWorker{r: h.recovery}); err != nil {
-		return nil, err
+	for _, add := range h.registrations() {
+		if err := add(workers); err != nil {
+			return nil, err
+		}
 	}
 	var periodic []*river.PeriodicJob
 	if c.ResyncInterval > 0 {

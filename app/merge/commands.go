@@ -64,8 +64,9 @@ type Commands struct {
 // Worker is the comment command job's worker.
 func (c *Commands) Worker() *CommandWorker { return &CommandWorker{c: c} }
 
-func NewCommands(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
-	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now}
+// NewCommands builds the comment command handler on the open database q.
+func NewCommands(q *store.Queue, gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, log *slog.Logger) *Commands {
+	c := &Commands{gh: gh, teams: teams, log: log, now: time.Now, q: q, merges: q.Merges(), store: q.Commands()}
 	c.skew.Store(int64(defaultCommandClockSkew))
 	c.retestLimit.Store(jobs.DefaultRetestPerHour)
 	return c
@@ -76,12 +77,6 @@ func (c *Commands) SetClockSkew(d time.Duration) { c.skew.Store(int64(d)) }
 
 // SetRetestLimit sets how many /retest a pull request may have in an hour.
 func (c *Commands) SetRetestLimit(n int) { c.retestLimit.Store(int64(n)) }
-
-// SetQueue gives the command handler its database once the queue is open.
-func (c *Commands) SetQueue(ctx context.Context, q *store.Queue) error {
-	c.q, c.merges, c.store = q, q.Merges(), q.Commands()
-	return nil
-}
 
 // commandContext is what every command of one comment looks at.
 type commandContext struct {

@@ -58,23 +58,18 @@ type mergeStats struct {
 	evaluations, judgements, rechecks, merges, leaseWaits atomic.Int64
 }
 
-// NewMerger builds the merge evaluation; SetQueue completes it. appID, when set, counts only this App's
+// NewMerger builds the merge evaluation on the open database q. appID, when set, counts only this App's
 // check runs as ours; cache and limits are what the merge result is judged with (no cache: no judgement,
 // the base must not have moved).
-func NewMerger(gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger,
+func NewMerger(q *store.Queue, gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger,
 	appID int64, cache *ghapp.GitCache, limits catalog.Limits) *Merger {
 	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second,
-		ownAppID: appID, cache: cache, limits: limits}
+		ownAppID: appID, cache: cache, limits: limits,
+		q: q, store: q.Merges(), cmds: q.Commands(), lease: q.Leases()}
 }
 
 // Worker is the merge job's worker.
 func (m *Merger) Worker() *MergeWorker { return &MergeWorker{m: m} }
-
-// SetQueue gives the merger its database once the queue is open.
-func (m *Merger) SetQueue(ctx context.Context, q *store.Queue) error {
-	m.q, m.store, m.cmds, m.lease = q, q.Merges(), q.Commands(), q.Leases()
-	return nil
-}
 
 // approvals are each person's latest stand on the pull request: reviews and /approve comments together.
 // Both the ownership check and the merge decision read approvals from here.

@@ -96,24 +96,24 @@ func newMergeEnv(t *testing.T, author string) *mergeEnv {
 			t.Fatal(err)
 		}
 	}
-	rc := &river.Config{Workers: river.NewWorkers(), Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}}
-	m := NewMerger(hookClients{inner: fe.gh, env: env}, func(*github.Client) policy.TeamResolver { return nil },
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := store.OpenQueue(ctx, store.QueueOptions{SQLitePath: filepath.Join(t.TempDir(), "catalogbot.db"), Log: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(q.Close)
+	m := NewMerger(q, hookClients{inner: fe.gh, env: env}, func(*github.Client) policy.TeamResolver { return nil },
 		func() []string { return ourRunNames }, testLogger(t), testAppID, nil, catalog.Limits{})
 	m.retryDelay = time.Millisecond
+	rc := &river.Config{Workers: river.NewWorkers(), Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}}
 	if err := river.AddWorkerSafely(rc.Workers, m.Worker()); err != nil {
 		t.Fatal(err)
 	}
 	if err := river.AddWorkerSafely(rc.Workers, river.WorkFunc(func(context.Context, *river.Job[jobs.CheckPRArgs]) error { return nil })); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := store.OpenQueue(ctx, store.QueueOptions{SQLitePath: filepath.Join(t.TempDir(), "catalogbot.db"), River: rc, Log: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
-	if err := m.SetQueue(ctx, q); err != nil {
+	if err := q.Register(rc); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.store.SaveChecked(ctx, store.CheckedPR{Owner: testOwner, Repo: testRepo, Number: 1, HeadSHA: env.head,

@@ -139,6 +139,3 @@ type mergeGroupWorker struct {
 func (w *mergeGroupWorker) Work(ctx context.Context, job *river.Job[jobs.MergeGroupArgs]) error {
 	return ghapp.WaitOutRateLimit(w.p.CheckGroup(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }
-
-// UseUpdates gives the pipeline the App's catalog update records once the database is open.
-func (p *Pipeline) UseUpdates(u store.UpdateStore) { p.updates = u }

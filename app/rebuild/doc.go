@@ -9,6 +9,6 @@
 //
 // Layer: a feature of app, above app/jobs, app/store and app/ghapp, which it
 // imports; it imports no other feature and never app. Only the composition
-// root (app), which wires its worker and gives the pipeline its provenance,
-// and cmd/catalogbot (through app.NewRebuilder) use it.
+// root (app), which builds it (app.WithRebuild) and wires its worker, and the
+// pipeline, which reads the App's provenance, use it.
 package rebuild

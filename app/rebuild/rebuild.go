@@ -52,8 +52,8 @@ const leaseReleaseTimeout = 10 * time.Second
 // process that dies before or during a build leaves a job that another
 // process, or the restarted one, runs.
 //
-// Give it to NewServer with WithRebuildHandler; the server supplies the
-// GitHub clients, the git cache and the database.
+// The composition root builds it once (NewRebuilder, with app.WithRebuild)
+// and supplies the GitHub clients, the git cache and the database in Deps.
 type Rebuilder struct {
 	log       *slog.Logger
 	reg       *registry.Client
@@ -133,11 +133,25 @@ func (v *validatedCatalogs) put(key string, findings []catalog.Finding) {
 	}
 }
 
+// Deps is what the rebuild works with beside its configuration, given once by the composition root.
+type Deps struct {
+	GitHub ghapp.Clients
+	Cache  *ghapp.GitCache
+	// Queue is the open database: rebuild records, catalog updates, leases and the jobs the rebuild enqueues.
+	Queue *store.Queue
+	// Limits bound the catalog reads (and share the parse cache with the checks).
+	Limits  catalog.Limits
+	Metrics JobObserver
+	Log     *slog.Logger
+}
+
 // NewRebuilder builds the rebuild from the App's configuration: the default
 // base image, the allowed push targets, and a registry client that reads
 // bases and pushes with the push credentials (rebuild.push_auth_file, then
-// registry.auth_file), behind the same address guard as the checks.
-func NewRebuilder(cfg Config, log *slog.Logger) (*Rebuilder, error) {
+// registry.auth_file), behind the same address guard as the checks; and from
+// what the server owns (d).
+func NewRebuilder(cfg Config, d Deps) (*Rebuilder, error) {
+	log := d.Log
 	if log == nil {
 		log = slog.Default()
 	}
@@ -153,13 +167,9 @@ func NewRebuilder(cfg Config, log *slog.Logger) (*Rebuilder, error) {
 		// An unchanged catalog (a push outside it, a re-run, a retry) gets
 		// its layer back instead of being read and compressed again.
 		imgLimits: image.Limits{Cache: image.NewLayerCache(0)},
+		gh:        d.GitHub, cache: d.Cache, q: d.Queue, store: d.Queue.Rebuilds(), updates: d.Queue.Updates(),
+		limits: d.Limits, metrics: d.Metrics,
 	}, nil
-}
-
-// Attach gives the rebuild what the server owns, once its queue is open.
-func (r *Rebuilder) Attach(ctx context.Context, gh ghapp.Clients, cache *ghapp.GitCache, q *store.Queue, limits catalog.Limits, m JobObserver) error {
-	r.gh, r.cache, r.q, r.store, r.updates, r.limits, r.metrics = gh, cache, q, q.Rebuilds(), q.Updates(), limits, m
-	return nil
 }
 
 // HandleRebuild builds and pushes the catalog images of one default branch
@@ -174,9 +184,6 @@ func (r *Rebuilder) HandleRebuild(ctx context.Context, a jobs.RebuildArgs, key s
 }
 
 func (r *Rebuilder) handle(ctx context.Context, a jobs.RebuildArgs, key string) (string, error) {
-	if r.store == nil {
-		return "error", errors.New("the rebuild is not attached to a server: give it to NewServer with WithRebuildHandler")
-	}
 	log := r.log.With("repo", a.Owner+"/"+a.Repo, "ref", a.Ref, "sha", a.SHA, "delivery", a.DeliveryID)
 	branch, ok := strings.CutPrefix(a.Ref, "refs/heads/")
 	if !ok || branch == "" || !jobs.IsSHA(a.SHA) {
@@ -918,7 +925,7 @@ type Tuning struct {
 	Log *slog.Logger
 }
 
-// Tune changes the rebuild's timing before it is attached to a server.
+// Tune changes the rebuild's timing before the server starts its workers.
 func (r *Rebuilder) Tune(f func(*Tuning)) {
 	t := Tuning{Wait: r.wait, RetryWait: r.retryWait, MaxTries: r.maxTries, Lease: r.lease, RenewEvery: r.renewEvery, Now: r.now, Log: r.log}
 	f(&t)

@@ -49,7 +49,8 @@ type QueueOptions struct {
 	// SQLitePath is the database file for the SQLite backend.
 	SQLitePath string
 	// River is the client configuration (workers, queues, periodic jobs,
-	// timeouts). The schema is set from Schema.
+	// timeouts). The schema is set from Schema. Nil opens the database
+	// alone: Register gives the workers once every feature is built.
 	River *river.Config
 	Log   *slog.Logger
 }
@@ -66,6 +67,8 @@ type Queue struct {
 // queueBackend is Queue's work for one database driver. River's client is
 // generic over the driver's transaction type; this hides it.
 type queueBackend interface {
+	// register builds River's client from the one registration list of workers and periodic jobs.
+	register(cfg *river.Config) error
 	record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error)
 	insert(ctx context.Context, jobs []river.InsertManyParams) error
 	start(ctx context.Context) error
@@ -85,27 +88,43 @@ type queueBackend interface {
 	LeaseStore
 }
 
-// OpenQueue connects to the database, runs River's migrations and ours, and
-// builds the River client (not started).
+// OpenQueue connects to the database and runs River's migrations and ours;
+// with opt.River it also registers the workers (Register), not started.
 func OpenQueue(ctx context.Context, opt QueueOptions) (*Queue, error) {
 	log := opt.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	cfg := *opt.River
-	cfg.Logger = slog.New(shutdownQuiet{log.Handler()}).With("component", "river")
+	q := &Queue{backend: BackendSQLite, log: log}
+	var err error
 	if opt.DatabaseURL != "" {
-		b, err := openPostgres(ctx, opt.DatabaseURL, opt.Schema, &cfg, log)
-		if err != nil {
-			return nil, err
-		}
-		return &Queue{backend: BackendPostgres, b: b, log: log}, nil
+		q.backend = BackendPostgres
+		q.b, err = openPostgres(ctx, opt.DatabaseURL, opt.Schema, log)
+	} else {
+		q.b, err = openSQLite(ctx, opt.SQLitePath, log)
 	}
-	b, err := openSQLite(ctx, opt.SQLitePath, &cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Queue{backend: BackendSQLite, b: b, log: log}, nil
+	if opt.River != nil {
+		if err := q.Register(opt.River); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// errNotRegistered: the queue takes and works jobs only once its workers are registered.
+var errNotRegistered = errors.New("the job queue has no workers registered yet (store.Queue.Register)")
+
+// Register builds the job queue's client from rc, the one list of every job kind's worker and the
+// periodic jobs, once every feature that works a job is built on the open database. It is called
+// once, before the first Record, Insert or Start.
+func (q *Queue) Register(rc *river.Config) error {
+	cfg := *rc
+	cfg.Logger = slog.New(shutdownQuiet{q.log.Handler()}).With("component", "river")
+	return q.b.register(&cfg)
 }
 
 // Backend names the database in use: "sqlite" or "postgres".
@@ -189,13 +208,28 @@ type txDB[TTx any] interface {
 }
 
 type riverBackend[TTx any] struct {
-	client       *river.Client[TTx]
+	client       *river.Client[TTx] // nil until register
+	driver       riverdriver.Driver[TTx]
+	schema       string
 	db           txDB[TTx]
 	statsSQL     string
 	beforeCommit func() error
 }
 
 func (b *riverBackend[TTx]) setBeforeCommit(f func() error) { b.beforeCommit = f }
+
+func (b *riverBackend[TTx]) register(cfg *river.Config) error {
+	if b.client != nil {
+		return errors.New("the job queue's workers are registered already")
+	}
+	cfg.Schema = b.schema
+	client, err := river.NewClient(b.driver, cfg)
+	if err != nil {
+		return fmt.Errorf("configuring the job queue: %w", err)
+	}
+	b.client = client
+	return nil
+}
 
 func (b *riverBackend[TTx]) record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (bool, error) {
 	tx, err := b.db.begin(ctx)
@@ -243,6 +277,9 @@ func (b *riverBackend[TTx]) record(ctx context.Context, d jobs.Delivery, p jobs.
 		}
 	}
 	if len(p.Jobs) > 0 {
+		if b.client == nil {
+			return false, errNotRegistered
+		}
 		if _, err := b.client.InsertManyTx(ctx, tx, p.Jobs); err != nil {
 			return false, fmt.Errorf("enqueueing the jobs of delivery %s: %w", d.ID, err)
 		}
@@ -260,13 +297,24 @@ func (b *riverBackend[TTx]) record(ctx context.Context, d jobs.Delivery, p jobs.
 }
 
 func (b *riverBackend[TTx]) insert(ctx context.Context, jobs []river.InsertManyParams) error {
+	if b.client == nil {
+		return errNotRegistered
+	}
 	_, err := b.client.InsertMany(ctx, jobs)
 	return err
 }
 
-func (b *riverBackend[TTx]) start(ctx context.Context) error { return b.client.Start(ctx) }
+func (b *riverBackend[TTx]) start(ctx context.Context) error {
+	if b.client == nil {
+		return errNotRegistered
+	}
+	return b.client.Start(ctx)
+}
 
 func (b *riverBackend[TTx]) stop(ctx context.Context) error {
+	if b.client == nil {
+		return nil
+	}
 	err := b.client.Stop(ctx)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		return err
@@ -444,7 +492,7 @@ func (s sqliteDB) query(ctx context.Context, q string, args []any, row func(func
 func (s sqliteDB) ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 func (s sqliteDB) close()                         { _ = s.db.Close() }
 
-func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.Logger) (queueBackend, error) {
+func openSQLite(ctx context.Context, path string, log *slog.Logger) (queueBackend, error) {
 	if path == "" {
 		return nil, errors.New("no SQLite database path")
 	}
@@ -470,12 +518,7 @@ func openSQLite(ctx context.Context, path string, cfg *river.Config, log *slog.L
 		db.Close()
 		return nil, fmt.Errorf("migrating catalogbot's schema: %w", err)
 	}
-	client, err := river.NewClient(driver, cfg)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("configuring the job queue: %w", err)
-	}
-	b := &riverBackend[*sql.Tx]{client: client, db: sdb}
+	b := &riverBackend[*sql.Tx]{driver: driver, db: sdb}
 	// Deliveries write the head log: its table exists before the first one.
 	if err := b.migrateTables(ctx); err != nil {
 		db.Close()
@@ -518,7 +561,7 @@ func (p pgDB) query(ctx context.Context, q string, args []any, row func(func(...
 func (p pgDB) ping(ctx context.Context) error { return p.pool.Ping(ctx) }
 func (p pgDB) close()                         { p.pool.Close() }
 
-func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, log *slog.Logger) (queueBackend, error) {
+func openPostgres(ctx context.Context, dbURL, schema string, log *slog.Logger) (queueBackend, error) {
 	pcfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		// pgx's message may quote the URL, password included.
@@ -545,7 +588,7 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 	if err != nil {
 		return fail(err)
 	}
-	b, err := newPostgresBackend(ctx, pool, schema, cfg, log)
+	b, err := newPostgresBackend(ctx, pool, schema, log)
 	unlock() // before fail: closing the pool waits for the lock's connection
 	if err != nil {
 		return fail(err)
@@ -555,16 +598,11 @@ func openPostgres(ctx context.Context, dbURL, schema string, cfg *river.Config, 
 
 // newPostgresBackend migrates and builds the backend; the caller holds
 // lockMigrations.
-func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, cfg *river.Config, log *slog.Logger) (*riverBackend[pgx.Tx], error) {
+func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, log *slog.Logger) (*riverBackend[pgx.Tx], error) {
 	if err := migratePostgres(ctx, pool, schema, log); err != nil {
 		return nil, err
 	}
-	cfg.Schema = schema
-	client, err := river.NewClient(riverpgxv5.New(pool), cfg)
-	if err != nil {
-		return nil, fmt.Errorf("configuring the job queue: %w", err)
-	}
-	b := &riverBackend[pgx.Tx]{client: client, db: pgDB{pool}, statsSQL: `SELECT
+	b := &riverBackend[pgx.Tx]{driver: riverpgxv5.New(pool), schema: schema, db: pgDB{pool}, statsSQL: `SELECT
 		count(*),
 		COALESCE(EXTRACT(EPOCH FROM now() - min(scheduled_at) FILTER (WHERE state = 'available')), 0)::float8
 		FROM river_job WHERE state IN ('available', 'scheduled', 'retryable', 'running', 'pending')`}

@@ -171,11 +171,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer, verbose bool) error {
 	defer regClient.Close()
 	srvCtx, stopSrv := context.WithCancel(ctx)
 	defer stopSrv()
-	rebuilder, err := app.NewRebuilder(cfg, logger)
-	if err != nil {
-		return err
-	}
-	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithRebuildHandler(rebuilder), app.WithChecks(
+	srv, err := app.NewServer(srvCtx, cfg, logger, app.WithRebuild(), app.WithChecks(
 		checks.Default(checks.Deps{Bundles: regClient, Images: regClient})...))
 	if err != nil {
 		return err

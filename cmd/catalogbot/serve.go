@@ -50,12 +50,7 @@ func serve(ctx context.Context, configPath string, stderr io.Writer, getenv func
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: durationsAsText}))
 	// The catalog image rebuild on pushes to the default branch; a repository
 	// whose policy names no image gets no build.
-	rebuild, err := app.NewRebuilder(cfg, log)
-	if err != nil {
-		log.Error("cannot start", "err", err)
-		return exitCannotRun
-	}
-	srv, err := app.NewServer(ctx, cfg, log, app.WithRebuildHandler(rebuild), app.WithBuildInfo(buildVersion(), buildRevision()))
+	srv, err := app.NewServer(ctx, cfg, log, app.WithRebuild(), app.WithBuildInfo(buildVersion(), buildRevision()))
 	if err != nil {
 		log.Error("cannot start", "err", err)
 		return exitCannotRun

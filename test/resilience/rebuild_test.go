@@ -27,7 +27,7 @@ import (
 const imageRunName = "catalogbot/catalog-image"
 
 // rebuildLease is how long a build holds its repository's lease without
-// renewing it (app.NewRebuilder; not configurable): a build killed while
+// renewing it (rebuild.NewRebuilder; not configurable): a build killed while
 // holding it keeps every build of the repository waiting that long.
 const rebuildLease = 2 * time.Minute
 
