@@ -33,3 +33,35 @@ func TestWithMemoryLimit(t *testing.T) {
 		restore()
 	}
 }
+
+// bundle validate's collection pace and soft limit are set for the run and put back after it; $GOGC leaves the
+// runtime's pace.
+func TestWithBundleGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	limit := debug.SetMemoryLimit(-1)
+	restore := withBundleGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(bundleGCPercent); got != bundleGCPercent {
+		t.Errorf("during the run: GC percent %d, want %d", got, bundleGCPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != defaultMemoryLimitMiB<<20 {
+		t.Errorf("during the run: limit %d, want %d", got, defaultMemoryLimitMiB<<20)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after the run: GC percent %d, want 100 back", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != limit {
+		t.Errorf("after the run: limit %d, want %d back", got, limit)
+	}
+	restore = withBundleGC(func(k string) string {
+		if k == "GOGC" {
+			return "50"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC=50: GC percent %d during the run, want the runtime's 100", got)
+	}
+	restore()
+}
