@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,8 +86,9 @@ type PreviewCatalog struct {
 }
 
 const (
-	rulePreviewTemplate = "preview.template"
-	rulePreviewRender   = "preview.render"
+	rulePreviewTemplate     = "preview.template"
+	rulePreviewRender       = "preview.render"
+	rulePreviewVersionOrder = "preview.version-order"
 )
 
 func previewRules() []catalog.Rule {
@@ -97,6 +99,9 @@ func previewRules() []catalog.Rule {
 		{ID: rulePreviewRender, Severity: catalog.SeverityError, Source: "catalogbot",
 			Summary: "with the bundle added, a template the package maps to does not render, so the catalog update after the merge would fail",
 			Hint:    "fix what the message names in the bundle's CSV or annotations"},
+		{ID: rulePreviewVersionOrder, Severity: catalog.SeverityWarning, Source: "catalogbot",
+			Summary: "the bundle's version does not fit a channel it joins: the catalog update would make it the upgrade of a bundle of the same or a higher version (in a basic template, a CSV naming no predecessor goes after the channel's head), so the upgrade goes backwards",
+			Hint:    "join only channels whose head is a lower version (metadata/annotations.yaml's channels), or name the predecessor with spec.replaces"},
 	}
 }
 
@@ -347,7 +352,60 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			pb.Rule += fmt.Sprintf("; its CSV names no replaces or skips, so in basic templates it replaces the head of its channels, %s, as the community's catalog update adds it", pb.ChainedTo)
 		}
 		pb.Edges = renderedEdges(pp, pb.Name)
+		versionOrder(pp, pb)
 	}
+}
+
+// versionOrder warns, on the CSV's spec.version, of each upgrade into pb that the rendered channels hold
+// from a bundle of the same or a higher version: the bundle does not fit that channel. Edges the CSV names
+// itself are left out (bundle.csv-upgrade-edge already says so on their line), and so are skipRange edges
+// (a range admitting this version or a higher one is the bundle's own warning too).
+func versionOrder(pp *PackagePreview, pb *PreviewBundle) {
+	own, err := blang.ParseTolerant(pb.Version)
+	if err != nil || pb.Change == nil || pb.Change.Head == nil || pb.Change.Head.CSV == nil {
+		return
+	}
+	replaces, skips, _ := csvEdges(pb.Change.Head)
+	for _, e := range pb.Edges {
+		if (e.Kind != string(catalog.EdgeReplaces) && e.Kind != string(catalog.EdgeSkips)) || e.From == replaces || slices.Contains(skips, e.From) {
+			continue
+		}
+		from, ok := renderedVersion(pp, e.From)
+		if !ok || from.LT(own) {
+			continue
+		}
+		f := csvFinding(pb.Change, rulePreviewVersionOrder, "version", fmt.Sprintf(
+			"the catalog update would make %s (version %s) the upgrade of %s (version %s) in channel %s of %s: the upgrade goes backwards, since %s is not lower than %s",
+			pb.Name, own, e.From, from, e.Channel, strings.Join(e.Catalogs, ", "), from, own))
+		f.Severity = catalog.SeverityWarning
+		if pb.ChainedTo == e.From {
+			f.Message += fmt.Sprintf("; the CSV names no predecessor, so in a basic template the bundle goes after the head of the channel, %s", e.From)
+		}
+		pp.Findings = append(pp.Findings, f)
+	}
+}
+
+// renderedVersion is the version of bundle name in the first rendered catalog that holds it.
+func renderedVersion(pp *PackagePreview, name string) (blang.Version, bool) {
+	for _, pc := range pp.Catalogs {
+		if pc.After == nil {
+			continue
+		}
+		p := pc.After.Package(pp.Package)
+		if p == nil {
+			continue
+		}
+		b := p.Bundle(name)
+		if b == nil {
+			continue
+		}
+		if prop, ok := b.PackageProperty(); ok {
+			if v, err := blang.ParseTolerant(prop.Version); err == nil {
+				return v, true
+			}
+		}
+	}
+	return blang.Version{}, false
 }
 
 func pkgNames(pt pkgtemplate.PackageTemplate, pkg string) []string {

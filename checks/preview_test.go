@@ -231,10 +231,42 @@ func TestPreviewChainsToChannelHead(t *testing.T) {
 	head := r.newBundle(replacesOf(""), withoutField("delayStartSeconds"))
 	v, _ := runPreviewChecks(t, r, base, head)
 	v.expect(t, "validation", checks.Success)
+	if hasRule(v["validation"].Findings, "preview.version-order") {
+		t.Errorf("2.22.4 after 2.22.3 is said not to fit its channel:\n%s", findingsText(v["validation"].Findings))
+	}
 	v.expect(t, "crd-safety", checks.Failure, "crd.field-removed")
 	if s := v["crd-safety"].Summary; !strings.Contains(s, "it replaces the head of its channels, rabbitmq-cluster-operator.v2.22.3") ||
 		!strings.Contains(s, "`rabbitmq-cluster-operator.v2.22.3` → `rabbitmq-cluster-operator.v2.22.4` (replaces, channel stable") {
 		t.Errorf("crd-safety summary:\n%s", s)
+	}
+}
+
+// A bundle whose version does not fit a channel it joins (issue 27.2): a CSV naming no predecessor, of a
+// version below the head of its channel stable; the community's catalog update would put it after that head,
+// so users of 2.22.3 would "upgrade" to 2.0.9. The preview warns on the CSV's spec.version line (the catalog
+// stays valid: opm does not order versions).
+func TestPreviewVersionDoesNotFitItsChannel(t *testing.T) {
+	r, base := communityRepo(t, nil)
+	head := r.newBundle(func(s string) string {
+		s = replacesOf("")(s)
+		s = strings.Replace(s, "name: rabbitmq-cluster-operator.v2.22.4", "name: rabbitmq-cluster-operator.v2.0.9", 1)
+		return strings.Replace(s, "\n  version: 2.22.4\n", "\n  version: 2.0.9\n", 1)
+	}, same)
+	v, _ := runPreviewChecks(t, r, base, head)
+	v.expect(t, "validation", checks.Success, "preview.version-order")
+	found := false
+	for _, f := range v["validation"].Findings {
+		if f.Rule != "preview.version-order" {
+			continue
+		}
+		found = true
+		if f.File != rmqCSV || f.Line != 47 || f.Severity != catalog.SeverityWarning ||
+			!strings.Contains(f.Message, "rabbitmq-cluster-operator.v2.0.9 (version 2.0.9) the upgrade of rabbitmq-cluster-operator.v2.22.3 (version 2.22.3) in channel stable") {
+			t.Errorf("%s:%d %s %s", f.File, f.Line, f.Severity, f.Message)
+		}
+	}
+	if !found {
+		t.Errorf("no preview.version-order finding:\n%s", findingsText(v["validation"].Findings))
 	}
 }
 
