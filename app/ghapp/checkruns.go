@@ -12,7 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/verdict"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/google/go-github/v62/github"
 )
@@ -293,7 +293,7 @@ func (r *CheckRunReporter) Note(ctx context.Context, gh *github.Client, owner, r
 
 // Complete reports a result on a run: its conclusion, title, summary, text,
 // the Re-run button and its annotations (see CompleteRun).
-func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res checks.Result, extraMarkdown string) error {
+func (r *CheckRunReporter) Complete(ctx context.Context, gh *github.Client, owner, repo string, runID int64, res verdict.Result, extraMarkdown string) error {
 	name, err := r.nameOf(ctx, gh, owner, repo, runID)
 	if err != nil {
 		return err
@@ -375,7 +375,7 @@ type CheckRunReport struct {
 // when known, on that one line); findings without a file are listed in the
 // summary; the text lists every finding. Summary and text are cut to
 // GitHub's 65,535 characters on a rune boundary with a visible note.
-func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
+func RenderCheckRun(res verdict.Result, extraMarkdown string) CheckRunReport {
 	fs := append([]catalog.Finding(nil), res.Findings...)
 	catalog.SortFindings(fs)
 	var anns []*github.CheckRunAnnotation
@@ -404,9 +404,9 @@ func RenderCheckRun(res checks.Result, extraMarkdown string) CheckRunReport {
 
 	conclusion := string(res.Conclusion)
 	switch res.Conclusion {
-	case checks.Success, checks.Failure, checks.Neutral, checks.ActionRequired, checks.Skipped:
+	case verdict.Success, verdict.Failure, verdict.Neutral, verdict.ActionRequired, verdict.Skipped:
 	default:
-		conclusion = string(checks.Neutral)
+		conclusion = string(verdict.Neutral)
 	}
 	title := res.Title
 	if title == "" {
@@ -503,9 +503,9 @@ func annotation(path string, f catalog.Finding) *github.CheckRunAnnotation {
 	return a
 }
 
-func defaultTitle(c checks.Conclusion, errs, warns int) string {
+func defaultTitle(c verdict.Conclusion, errs, warns int) string {
 	switch {
-	case c == checks.Neutral:
+	case c == verdict.Neutral:
 		return "Could not reach a verdict"
 	case errs > 0:
 		return fmt.Sprintf("%d %s, %d %s", errs, Plural(errs, "error", "errors"), warns, Plural(warns, "warning", "warnings"))
@@ -623,12 +623,12 @@ func (j *JobRuns) Note(ctx context.Context, runID int64, title, summary string) 
 }
 
 // Complete is CheckRunReporter.Complete on one of the bound job's runs.
-func (j *JobRuns) Complete(ctx context.Context, runID int64, res checks.Result, extraMarkdown string) error {
+func (j *JobRuns) Complete(ctx context.Context, runID int64, res verdict.Result, extraMarkdown string) error {
 	return j.r.Complete(ctx, j.gh, j.owner, j.repo, runID, res, extraMarkdown)
 }
 
 // CompleteAll completes every run of ids with res (its Check set to each run's name).
-func (j *JobRuns) CompleteAll(ctx context.Context, ids map[string]int64, res checks.Result) error {
+func (j *JobRuns) CompleteAll(ctx context.Context, ids map[string]int64, res verdict.Result) error {
 	var errs []error
 	for name, id := range ids {
 		r := res

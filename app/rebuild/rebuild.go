@@ -24,10 +24,10 @@ import (
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
-	"github.com/catalogbot/catalogbot/checks"
-	"github.com/catalogbot/catalogbot/checks/gitpr"
+	"github.com/catalogbot/catalogbot/checks/verdict"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/gitpolicy"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -361,7 +361,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	if !strings.EqualFold(head, a.SHA) {
 		// The commit's bundles are pushed all the same (its push added them); its catalog images are not built.
 		if commit, err := repo.Resolve(a.SHA); err == nil {
-			if pol, err := gitpr.ReadPolicy(ctx, repo, commit); err == nil {
+			if pol, err := gitpolicy.Read(ctx, repo, commit); err == nil {
 				if roots := bundleImageRoots(pol); len(roots) > 0 {
 					if done, outcome, err := b.bundleStage(ctx, repo, commit, pol, roots, head); !done {
 						return outcome, err
@@ -375,7 +375,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	if err != nil {
 		return "error", fmt.Errorf("%s is the head of %s, but the fetch did not bring it: %w", jobs.Short(a.SHA), b.branch, err)
 	}
-	pol, err := gitpr.ReadPolicy(ctx, repo, commit)
+	pol, err := gitpolicy.Read(ctx, repo, commit)
 	if err != nil {
 		if ctx.Err() != nil || !policyUnusable(ctx, repo, commit, err) {
 			return "error", err
@@ -447,7 +447,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 	if err := b.r.store.FinishRebuild(ctx, a.Owner, a.Repo, a.SHA); err != nil {
 		return "error", err
 	}
-	if res.Conclusion == checks.Success {
+	if res.Conclusion == verdict.Success {
 		return "pushed", nil
 	}
 	return "failed", nil
@@ -506,11 +506,11 @@ func (b *rebuild) superseded(ctx context.Context, repo *gitfs.Repo, head string)
 	if mineErr != nil {
 		return "superseded", nil // the commit left the branch (force push): nothing to report on
 	}
-	pol, err := gitpr.ReadPolicy(ctx, repo, mine)
+	pol, err := gitpolicy.Read(ctx, repo, mine)
 	if err != nil || len(imageTargets(pol)) == 0 {
 		return "superseded", nil
 	}
-	res := checks.Result{Conclusion: checks.Neutral, Title: "Superseded by " + jobs.Short(head),
+	res := verdict.Result{Conclusion: verdict.Neutral, Title: "Superseded by " + jobs.Short(head),
 		Summary: fmt.Sprintf("The branch %s moved on to %s before this commit's images were built; the images are built from %s instead.", b.branch, head, head)}
 	if err := b.report(ctx, res); err != nil {
 		return "error", err
@@ -542,8 +542,8 @@ func policyUnusable(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, er
 // policyFailure is the check run of a commit whose policy file cannot be
 // used: a failure (the branch's images are not built), with the problems of
 // a file that does not parse annotated on their lines.
-func policyFailure(err error) checks.Result {
-	res := checks.Result{Check: jobs.RebuildCheckRunName, Conclusion: checks.Failure}
+func policyFailure(err error) verdict.Result {
+	res := verdict.Result{Check: jobs.RebuildCheckRunName, Conclusion: verdict.Failure}
 	var sb strings.Builder
 	var pe *policy.ParseError
 	if errors.As(err, &pe) {
@@ -759,8 +759,8 @@ func (f rootedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.FS, 
 
 // summarise makes the check run's result: success when every image was
 // pushed, failure otherwise; the summary lists the pushed digests.
-func summarise(sha string, results []targetResult, tryErr error, tries int) checks.Result {
-	res := checks.Result{Check: jobs.RebuildCheckRunName, Conclusion: checks.Success}
+func summarise(sha string, results []targetResult, tryErr error, tries int) verdict.Result {
+	res := verdict.Result{Check: jobs.RebuildCheckRunName, Conclusion: verdict.Success}
 	var pushed, refused int
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Catalog images of `%s`:\n\n| catalog | image | digest | platforms |\n|---|---|---|---|\n", sha)
@@ -779,7 +779,7 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 			digest = "`" + t.Digest + "`"
 		} else {
 			refused++
-			res.Conclusion = checks.Failure
+			res.Conclusion = verdict.Failure
 		}
 		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", ghapp.MarkdownCode(t.Catalog), img, digest, strings.Join(t.Platforms, ", "))
 		res.Findings = append(res.Findings, t.Findings...)
@@ -793,7 +793,7 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) chec
 		}
 	}
 	if tryErr != nil {
-		res.Conclusion = checks.Failure
+		res.Conclusion = verdict.Failure
 		fmt.Fprintf(&sb, "\nThe build failed %d times; the last error: %s\n", tries, ghapp.MarkdownInline(tryErr.Error()))
 	}
 	res.Summary = sb.String()
@@ -887,7 +887,7 @@ func (b *rebuild) progressNamed(ctx context.Context, runID int64, name, note str
 }
 
 // report completes a run (the one in progress, or a new one) with res.
-func (b *rebuild) report(ctx context.Context, res checks.Result) error {
+func (b *rebuild) report(ctx context.Context, res verdict.Result) error {
 	id, err := b.startRun(ctx)
 	if err != nil {
 		return err
@@ -897,11 +897,11 @@ func (b *rebuild) report(ctx context.Context, res checks.Result) error {
 
 // complete concludes a run; annotations beyond the first 50 follow in
 // further updates, as GitHub takes them.
-func (b *rebuild) complete(ctx context.Context, runID int64, res checks.Result) error {
+func (b *rebuild) complete(ctx context.Context, runID int64, res verdict.Result) error {
 	return b.completeNamed(ctx, runID, jobs.RebuildCheckRunName, res)
 }
 
-func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res checks.Result) error {
+func (b *rebuild) completeNamed(ctx context.Context, runID int64, name string, res verdict.Result) error {
 	return ghapp.CompleteRun(ctx, b.gh, b.a.Owner, b.a.Repo, runID, name, ghapp.RenderCheckRun(res, ""), nil)
 }
 

@@ -17,7 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
 	"github.com/catalogbot/catalogbot/catalog/template"
-	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/verdict"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -220,7 +220,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 	res.Summary += summariseUpdates(updates)
 	for _, u := range updates {
 		if u.Problem != "" {
-			res.Conclusion = checks.Failure
+			res.Conclusion = verdict.Failure
 		}
 	}
 	if err := b.completeNamed(ctx, runID, jobs.BundleImageCheckRunName, res); err != nil {
@@ -301,8 +301,8 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 
 // summariseBundles is the bundle-image run's result: success when every image was pushed or was there
 // already with the same digest.
-func summariseBundles(sha string, results []bundleResult, tryErr error, tries int) checks.Result {
-	res := checks.Result{Check: jobs.BundleImageCheckRunName, Conclusion: checks.Success}
+func summariseBundles(sha string, results []bundleResult, tryErr error, tries int) verdict.Result {
+	res := verdict.Result{Check: jobs.BundleImageCheckRunName, Conclusion: verdict.Success}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Bundle images of `%s`:\n\n| bundle directory | image | digest | |\n|---|---|---|---|\n", sha)
 	ok, bad := 0, 0
@@ -311,7 +311,7 @@ func summariseBundles(sha string, results []bundleResult, tryErr error, tries in
 		switch {
 		case r.Problem != "":
 			status, bad = "**not pushed**", bad+1
-			res.Conclusion = checks.Failure
+			res.Conclusion = verdict.Failure
 		case r.Existing:
 			status, ok = "already there (same digest)", ok+1
 		default:
@@ -333,7 +333,7 @@ func summariseBundles(sha string, results []bundleResult, tryErr error, tries in
 		}
 	}
 	if tryErr != nil {
-		res.Conclusion = checks.Failure
+		res.Conclusion = verdict.Failure
 		fmt.Fprintf(&sb, "\nThe push failed %d times; the last error: %s\nRe-run this check to try again.\n", tries, ghapp.MarkdownInline(tryErr.Error()))
 	}
 	res.Summary = sb.String()

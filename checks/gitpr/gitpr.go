@@ -7,18 +7,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
+	"github.com/catalogbot/catalogbot/policy/gitpolicy"
 )
 
 // maxPolicySize bounds .catalogbot.yaml.
-const maxPolicySize = 1 << 20
+const maxPolicySize = gitpolicy.MaxSize
 
 // Options say what to build.
 type Options struct {
@@ -49,41 +48,11 @@ type Options struct {
 	BundleDirs *template.DirFactsCache
 }
 
-// PolicyCache keeps parsed policy files by git blob id. A parsed Policy
-// is never modified, so one may serve every check that reads that content.
-// It is safe for concurrent use and bounded.
-type PolicyCache struct {
-	mu sync.Mutex
-	m  map[string]*policy.Policy
-}
-
-// maxCachedPolicies bounds a PolicyCache: a few base revisions of a few repositories.
-const maxCachedPolicies = 64
+// PolicyCache keeps parsed policy files by git blob id (see gitpolicy.Cache).
+type PolicyCache = gitpolicy.Cache
 
 // NewPolicyCache returns an empty cache.
-func NewPolicyCache() *PolicyCache { return &PolicyCache{m: map[string]*policy.Policy{}} }
-
-func (c *PolicyCache) get(key string) (*policy.Policy, bool) {
-	if c == nil || key == "" {
-		return nil, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.m[key]
-	return p, ok
-}
-
-func (c *PolicyCache) put(key string, p *policy.Policy) {
-	if c == nil || key == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= maxCachedPolicies {
-		clear(c.m)
-	}
-	c.m[key] = p
-}
+func NewPolicyCache() *PolicyCache { return gitpolicy.NewCache() }
 
 // ErrNoCatalogs: the base revision has no policy and no catalog root was given.
 var ErrNoCatalogs = errors.New("the base revision has no " + policy.FileName + " and no catalog root was given")
@@ -100,7 +69,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	if err != nil {
 		return nil, fmt.Errorf("head revision %q: %w", opt.Head, err)
 	}
-	pol, err := readPolicy(ctx, repo, base, opt.Policies)
+	pol, err := gitpolicy.ReadCached(ctx, repo, base, opt.Policies)
 	if err != nil {
 		return nil, err
 	}
@@ -150,35 +119,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	return pr, nil
 }
 
-// ReadPolicy reads and parses .catalogbot.yaml of one commit, its catalog
-// patterns resolved on that commit (policy.ResolveCatalogs). A commit
-// without the file gets policy.Default() (whose File is "").
+// ReadPolicy reads and parses .catalogbot.yaml of one commit (see gitpolicy.Read).
 func ReadPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash) (*policy.Policy, error) {
-	return readPolicy(ctx, repo, commit, nil)
-}
-
-// readPolicy is ReadPolicy through cache (when set), keyed by the policy file's blob.
-func readPolicy(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, cache *PolicyCache) (*policy.Policy, error) {
-	tree, err := repo.TreeFS(ctx, commit, gitfs.Limits{MaxFileSize: maxPolicySize, MaxTotalBytes: maxPolicySize})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
-	}
-	key, _ := tree.ContentKey(policy.FileName)
-	p, ok := cache.get(key)
-	if !ok {
-		data, err := tree.ReadFile(policy.FileName)
-		if errors.Is(err, fs.ErrNotExist) {
-			return policy.Default(), nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s from the base revision: %w", policy.FileName, err)
-		}
-		if p, err = policy.Parse(policy.FileName, data); err != nil {
-			return nil, err
-		}
-		cache.put(key, p)
-	}
-	// Catalog patterns (catalogs/v4.*) stand for the directories they match in this commit: the cached policy
-	// keeps its patterns, each caller gets them resolved on its own commit.
-	return p.ResolveCatalogs(tree)
+	return gitpolicy.Read(ctx, repo, commit)
 }
