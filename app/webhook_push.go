@@ -10,8 +10,9 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// onPush asks for a rebuild when the default branch moves. Pushes to other
-// branches are ignored (pull requests are checked through their own events).
+// onPush asks, when the default branch moves, for its rebuild and for the re-check of the open pull
+// requests whose touched packages the move changed (the merge job's base move, see app/merge). Pushes to
+// other branches are ignored (pull requests are checked through their own events).
 func onPush(ec eventContext, body []byte) (jobs.Plan, error) {
 	var ev github.PushEvent
 	if err := json.Unmarshal(body, &ev); err != nil {
@@ -24,6 +25,9 @@ func onPush(ec eventContext, body []byte) (jobs.Plan, error) {
 	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: jobs.RebuildArgs{
 		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name,
 		Ref: ev.GetRef(), SHA: ev.GetAfter(), CloneURL: ec.CloneURL, Before: beforeOf(ev.GetBefore()),
+	}}, {Args: jobs.MergeArgs{
+		InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, CloneURL: ec.CloneURL,
+		Base: ev.GetAfter(), BaseRef: ec.DefaultBranch, Reason: "push",
 	}}}}, nil
 }
 

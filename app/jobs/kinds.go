@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -149,6 +150,24 @@ type MergeArgs struct {
 	// that completed while an earlier evaluation was running is not folded into that one, which read the
 	// facts before the check's verdict.
 	After string `json:"after,omitempty" river:"unique"`
+	// Base, with Number 0, says a push moved branch BaseRef to this commit: the open pull requests into it
+	// whose touched packages the move changed are checked again, the others keep their check runs.
+	Base    string `json:"base,omitempty" river:"unique"`
+	BaseRef string `json:"base_ref,omitempty"`
+}
+
+// BaseRecheckKey is the Rerun of a check asked for because the base branch moved to base: a check of its own
+// (a check of the same head still running read the older base), and one per base head whoever asks for it
+// (the push, the merge evaluation).
+func BaseRecheckKey(base string) string { return "base:" + base }
+
+// RecheckedBase is the base head a BaseRecheckKey names ("", false for any other key).
+func RecheckedBase(key string) (string, bool) {
+	b, ok := strings.CutPrefix(key, "base:")
+	if !ok || !IsSHA(b) {
+		return "", false
+	}
+	return b, true
 }
 
 func (MergeArgs) Kind() string { return KindMerge }

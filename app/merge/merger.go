@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/google/go-github/v62/github"
 	"github.com/riverqueue/river"
 
@@ -55,7 +56,7 @@ type Merger struct {
 
 // mergeStats count the merge work, for the benchmarks and the logs.
 type mergeStats struct {
-	evaluations, judgements, rechecks, merges, leaseWaits atomic.Int64
+	evaluations, judgements, rechecks, merges, leaseWaits, baseRechecks atomic.Int64
 }
 
 // NewMerger builds the merge evaluation on the open database q. appID, when set, counts only this App's
@@ -281,10 +282,12 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 		return mergeDone, err
 	}
 	g.BaseHeadSHA, g.CheckedBaseSHA, g.Result = g.baseHead, g.Checked.BaseSHA, &res
-	if res.Recheck != "" {
+	if res.Recheck != "" && res.RecheckUnderWay != "" {
+		log.Info("the base moved in a way that matters; a check under way judges it", "why", res.Recheck, "under_way", res.RecheckUnderWay)
+	} else if res.Recheck != "" {
 		m.stats.rechecks.Add(1)
 		log.Info("the base moved in a way that matters: checking again", "why", res.Recheck)
-		if err := m.recheck(ctx, a, g, "base moved", "merge:base:"+g.baseHead); err != nil {
+		if err := m.recheck(ctx, a, g, "base moved", jobs.BaseRecheckKey(g.baseHead)); err != nil {
 			return mergeDone, err
 		}
 	}
@@ -375,7 +378,17 @@ func (m *Merger) judge(ctx context.Context, a jobs.MergeArgs, g *gatheredFacts) 
 		// The base moved between GitHub's answer and the fetch (a push by someone else): judge again shortly.
 		return ResultJudgement{}, river.JobSnooze(2 * time.Second)
 	}
-	return m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.limits)
+	res, err := m.judgeResult(ctx, a, repo, g.Policy, g.Checked.BaseSHA, g.baseHead, g.CheckedSHA, g.Touched, m.limits)
+	if err != nil || res.Recheck == "" || m.q == nil {
+		return res, err
+	}
+	// The push's job (or an earlier evaluation) may have asked for the re-check already.
+	active, err := m.q.ActiveChecks(ctx, a.Owner, a.Repo)
+	if err != nil {
+		return res, err
+	}
+	res.RecheckUnderWay, err = recheckUnderWay(ctx, repo, g.Policy, g.Touched, active, a.Number, strings.ToLower(g.PR.GetHead().GetSHA()), plumbing.NewHash(g.baseHead))
+	return res, err
 }
 
 // mergeClaimed sends the merge of sha, bounded so that it ends well within mergeLease, and releases the
@@ -473,6 +486,9 @@ type MergeWorker struct {
 }
 
 func (w *MergeWorker) Work(ctx context.Context, job *river.Job[jobs.MergeArgs]) error {
+	if job.Args.Number == 0 && job.Args.Base != "" {
+		return ghapp.WaitOutRateLimit(w.m.baseMoved(ctx, job.Args))
+	}
 	if job.Args.Number == 0 {
 		return ghapp.WaitOutRateLimit(w.m.evaluateHead(ctx, job.Args))
 	}

@@ -40,6 +40,8 @@ type ResultJudgement struct {
 	BaseSHA string
 	// Recheck, when set, says why the check's judgement does not stand for BaseSHA (what changed).
 	Recheck string
+	// RecheckUnderWay, with Recheck, says why no new check is asked for: one under way judges the base already.
+	RecheckUnderWay string
 	// Conflicts are the semantic conflicts of the result, each naming what it conflicts with.
 	Conflicts []string
 	// Unjudged, when set, says why the result could not be judged (the merge waits).

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,6 +152,28 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 		}
 		return false
 	}
+	// Every merge moves main, and GitHub tells the App with a push event: sent here as GitHub would, one per
+	// merge in the order they landed (each merge's before is the previous one's commit), alternately to each
+	// replica. A push sent while replica a is down is sent to b.
+	pushed, pushBefore := 0, w.baseSHA
+	sendPushes := func() {
+		ms := w.fake.Merges()
+		for ; pushed < len(ms); pushed++ {
+			after := ms[pushed].MergeSHA
+			url := b.URL()
+			if pushed%2 == 0 && a.Alive() {
+				url = a.URL()
+			}
+			d := &delivery{Delivery: servertest.Delivery{GUID: servertest.NewGUID(), Event: "push",
+				Body: w.github.PushEvent(t, w.git, owner, repoName, "main", pushBefore, after, "maria")}}
+			if code, err := deliver(ctx, client, url, d); err != nil || code >= 300 {
+				if code, err = deliver(ctx, client, b.URL(), d); err != nil || code >= 300 {
+					t.Fatalf("push delivery of %s: %d %v", after, code, err)
+				}
+			}
+			pushBefore = after
+		}
+	}
 	var drained time.Duration
 	// CATALOGBOT_BURST_MEASURE=1 only measures (for a run of older code, which merges every duplicate).
 	measure := os.Getenv("CATALOGBOT_BURST_MEASURE") == "1"
@@ -158,24 +181,45 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 		// What the burst cost.
 		sets := map[string]int{}
 		evaluations, reqs := 0, 0
+		routes := map[string]int{}
+		conditional := 0
 		for _, r := range w.fake.Requests()[requestsBefore:] {
 			reqs++
+			routes[r.Route]++
+			if r.Conditional && r.Status == http.StatusNotModified {
+				conditional++
+			}
 			switch {
 			case r.Method == "POST" && strings.HasSuffix(r.Path, "/check-runs"):
 				sets["runs"]++
-			case r.Method == "GET" && strings.HasSuffix(r.Path, "/branches/main"):
+			case r.Route == "GET /repos/{owner}/{repo}/branches/{branch}":
 				evaluations++ // every merge decision reads the base branch's head once
 			}
 		}
 		checkSets := sets["runs"] / len(mergeRunNames)
+		var dupSets []int // check sets of each pull request adding the duplicate: 2 is the least (the first lands)
+		for n := distinct + 1; n <= distinct+dups; n++ {
+			dupSets = append(dupSets, len(w.fake.CheckRuns(owner, repoName, heads[n]))/len(mergeRunNames))
+		}
 		rechecked := 0
 		for n := 1; n <= distinct; n++ { // the duplicates are checked again when the first of them lands: it changed their package
 			if c := len(w.fake.CheckRuns(owner, repoName, heads[n])); c > len(mergeRunNames) {
 				rechecked++
 			}
 		}
-		t.Logf("burst of %d pull requests (%d distinct, %d adding the same bundle) on two replicas: drained in %s; %d check sets (%d pull requests checked more than once); %d merge decisions; %d GitHub requests (%.1f per pull request)",
-			distinct+dups, distinct, dups, drained.Round(100*time.Millisecond), checkSets, rechecked, evaluations, reqs, float64(reqs)/float64(distinct+dups))
+		t.Logf("burst of %d pull requests (%d distinct, %d adding the same bundle) on two replicas: drained in %s; %d check sets (%d pull requests checked more than once); %d merge decisions; %d merges; %d GitHub requests (%.1f per pull request; %d answered 304 to a conditional request)",
+			distinct+dups, distinct, dups, drained.Round(100*time.Millisecond), checkSets, rechecked, evaluations, len(w.fake.Merges()), reqs, float64(reqs)/float64(distinct+dups), conditional)
+		t.Logf("check sets of the %d adding the same bundle: %v", dups, dupSets)
+		var names []string
+		for r := range routes {
+			names = append(names, r)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			return routes[names[i]] > routes[names[j]] || routes[names[i]] == routes[names[j]] && names[i] < names[j]
+		})
+		for _, r := range names {
+			t.Logf("  %5d  %s", routes[r], r)
+		}
 		if measure {
 			commits, bad, _ := w.validateHistory(ctx)
 			t.Logf("main: %d merges; first invalid commit %q", commits, bad)
@@ -185,6 +229,7 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 	}
 	killed := os.Getenv("CATALOGBOT_BURST_KILL") == "0" // no SIGKILL, for figures without the rescue window
 	for {
+		sendPushes()
 		if !killed && len(w.fake.Merges()) >= distinct/4 {
 			killed = true
 			t.Logf("%d merges: SIGKILL of replica a", len(w.fake.Merges()))
@@ -229,11 +274,13 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	sendPushes()
 	if measure {
+		time.Sleep(3 * time.Second) // the last pushes' jobs
 		report()
 		return
 	}
-	time.Sleep(3 * time.Second) // a late second merge would come now
+	time.Sleep(3 * time.Second) // a late second merge would come now, and the last pushes' jobs run
 	m := merged()
 	for n, c := range m {
 		if c != 1 {
