@@ -557,8 +557,8 @@ func TestRebuildAfterRestart(t *testing.T) {
 			e.fake.SetWebhook(hook.URL+"/webhook", e2eSecret)
 			before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #7")
 			e.deliverPush(before, sha)
-			if n := countRows(t, first.Queue(), "river_job"); n != 1 {
-				t.Fatalf("%d jobs stored, want the rebuild's", n)
+			if n := countRows(t, first.Queue(), "river_job"); n != 2 {
+				t.Fatalf("%d jobs stored, want the rebuild's and the base move's", n)
 			}
 			hook.Close()
 			first.Close()
