@@ -239,7 +239,8 @@ func (c *CatalogResolver) Resolve(_ context.Context, img string) (*Resolved, err
 	switch c.level {
 	case "", "none":
 		if migrated {
-			return nil, fmt.Errorf("%s: the blob at %s holds olm.csv.metadata, which cannot be turned back into olm.bundle.object: %w", img, from, ErrNotFound)
+			return nil, fmt.Errorf("%s: the blob at %s holds olm.csv.metadata, which cannot be turned back into olm.bundle.object "+
+				"(that catalog was rendered with --migrate-level bundle-object-to-csv-metadata: give it here too, or let the image be pulled): %w", img, from, ErrNotFound)
 		}
 	default:
 		if !migrated {

@@ -342,6 +342,11 @@ func TestTemplateRenderOpmForm(t *testing.T) {
 	if code, _, errs := runCLI(t, "template", "render", "fancy", file); code != exitCannotRun || !strings.Contains(errs, `"fancy" is not a template type`) {
 		t.Errorf("render fancy FILE: exit %d: %s", code, errs)
 	}
+	// The type alone, the file forgotten: said so, not "open basic: no such file".
+	t.Chdir(dir)
+	if code, _, errs := runCLI(t, "template", "render", "basic"); code != exitCannotRun || !strings.Contains(errs, "basic is a template type and there is no file of that name: give the template after it (basic FILE)") {
+		t.Errorf("render basic: exit %d: %s", code, errs)
+	}
 }
 
 // TestShortImageName: a Docker Hub short name is reported as unqualified, with what CRI-O does with it and
@@ -413,5 +418,58 @@ func TestTemplateConvert(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "template", "convert", sampleCatalog); code != exitCannotRun || !strings.Contains(errOut, "is a directory") {
 		t.Errorf("a directory: exit %d %s", code, errOut)
+	}
+}
+
+// TestTemplateRenderMigratedCatalog: a template whose bundle is resolved only by a catalog rendered with
+// --migrate-level bundle-object-to-csv-metadata (as the community's newer catalogs are), rendered without
+// it, says which flag the catalog was made with instead of only that the image was not found; with it,
+// the template renders.
+func TestTemplateRenderMigratedCatalog(t *testing.T) {
+	dir := t.TempDir()
+	const img = "quay.io/acme/etcd-bundle@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	os.MkdirAll(filepath.Join(dir, "catalog", "etcd"), 0o755)
+	os.WriteFile(filepath.Join(dir, "catalog", "etcd", "catalog.yaml"), []byte(`---
+schema: olm.package
+name: etcd
+defaultChannel: stable
+---
+schema: olm.channel
+package: etcd
+name: stable
+entries:
+  - name: etcd.v1.0.0
+---
+schema: olm.bundle
+package: etcd
+name: etcd.v1.0.0
+image: `+img+`
+properties:
+  - type: olm.package
+    value: {packageName: etcd, version: 1.0.0}
+  - type: olm.csv.metadata
+    value: {displayName: etcd}
+`), 0o644)
+	tmpl := filepath.Join(dir, "basic.yaml")
+	os.WriteFile(tmpl, []byte(`schema: olm.template.basic
+entries:
+  - schema: olm.package
+    name: etcd
+    defaultChannel: stable
+  - schema: olm.channel
+    package: etcd
+    name: stable
+    entries:
+      - name: etcd.v1.0.0
+  - schema: olm.bundle
+    image: `+img+`
+`), 0o644)
+	code, _, errOut := runCLI(t, "template", "render", "basic", tmpl, "--offline", "--catalog", filepath.Join(dir, "catalog"))
+	if code == exitPass || !strings.Contains(errOut, "holds olm.csv.metadata") || !strings.Contains(errOut, "--migrate-level bundle-object-to-csv-metadata") {
+		t.Errorf("without --migrate-level: exit %d, want the flag the catalog was rendered with named:\n%s", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "template", "render", "basic", tmpl, "--offline", "--catalog", filepath.Join(dir, "catalog"), "--migrate-level", "bundle-object-to-csv-metadata", "-o", "yaml")
+	if code != exitPass || !strings.Contains(out, "image: "+img) {
+		t.Errorf("with --migrate-level: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -99,6 +99,11 @@ Exit 0: rendered; 1: the template does not render; 2: could not run.`,
 // templateRenderArgs accepts FILE, or opm's TYPE FILE with TYPE basic or semver.
 func templateRenderArgs(_ *cobra.Command, args []string) error {
 	switch {
+	case len(args) == 1 && (args[0] == "basic" || args[0] == "semver"):
+		if _, err := os.Stat(args[0]); err != nil {
+			return fmt.Errorf("%s is a template type and there is no file of that name: give the template after it (%s FILE), or the FILE alone", args[0], args[0])
+		}
+		return nil
 	case len(args) == 1:
 		return nil
 	case len(args) == 2 && (args[0] == "basic" || args[0] == "semver"):

@@ -345,8 +345,9 @@ func versionText(name, version string, bi *debug.BuildInfo) string {
 		}
 		b.WriteString("\n")
 	case version == "dev":
-		b.WriteString("no version or commit was recorded in this binary (go run, or a build with -buildvcs=false): " +
-			"build it with go build in a git clone, or go install MODULE@VERSION, or stamp one with -ldflags \"-X main.version=…\"\n")
+		b.WriteString("no version or commit was recorded in this binary (go run; a build with -buildvcs=false, given or in " +
+			"GOFLAGS (go env GOFLAGS); or a build in a git worktree, whose .git file Go does not take for a checkout): " +
+			"build it with go build -buildvcs=true in a git clone, or go install MODULE@VERSION, or stamp one with -ldflags \"-X main.version=…\"\n")
 	}
 	var goos, goarch string
 	for _, s := range bi.Settings {

@@ -163,7 +163,7 @@ func TestVersion(t *testing.T) {
 			t.Errorf("versionText lacks %q:\n%s", want, got)
 		}
 	}
-	if got := versionText("tool", "dev", bare); !strings.Contains(got, "tool dev\n") || !strings.Contains(got, "go build in a git clone") {
+	if got := versionText("tool", "dev", bare); !strings.Contains(got, "tool dev\n") || !strings.Contains(got, "go build -buildvcs=true in a git clone") || !strings.Contains(got, "git worktree") {
 		t.Errorf("versionText without a version does not say how to get one:\n%s", got)
 	}
 	var out bytes.Buffer
