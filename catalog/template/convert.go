@@ -31,7 +31,8 @@ func Convert(data []byte, format string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]convertMeta, 0, len(metas))
+	// nil, not empty, when the input holds no blob at all (an empty file): opm prints "entries": null then.
+	var entries []convertMeta
 	for i, m := range metas {
 		if m.schema == "olm.bundle" {
 			var b convertBundle

@@ -66,6 +66,8 @@ package: p
 	"schema-not-string":    "schema: 5\nname: p\n",
 	"bundle-image-number":  "schema: olm.bundle\nname: p.v1\nimage: 5\n",
 	"not-an-object":        "- a\n- b\n",
+	"empty":                "",
+	"blank-lines":          "\n  \n\n",
 }
 
 func convertInput(t *testing.T, spec string) []byte {
