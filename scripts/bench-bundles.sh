@@ -22,8 +22,13 @@
 # ROUNDS=3 (each side's fastest round counts).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-root=$(cd "${1:-$repo/../shared/testdata/bundles}" && pwd)
+src=${1:-$repo/../shared/testdata/bundles}
+[[ -d $src ]] || { echo "bench-bundles: $src is not a directory (give a tree of <package>/<version>/ bundle directories; the default is the shared test data's)" >&2; exit 2; }
+root=$(cd "$src" && pwd)
 OPM=${OPM:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/opm}
+# What the measurement needs, checked before anything is built.
+[[ -x /usr/bin/time ]] || { echo "bench-bundles: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
+[[ -x $OPM ]] || { echo "bench-bundles: opm not found at $OPM (set OPM, or run scripts/build-reference-tools.sh)" >&2; exit 2; }
 WORK=${WORK:-/tmp/catalogbot-bench-bundles}
 BENCHTIME=${BENCHTIME:-10x}
 ROUNDS=${ROUNDS:-3}

@@ -10,6 +10,7 @@
 #        built from sigs.k8s.io/crdify@v0.6.0 by scripts/build-reference-tools.sh)
 set -euo pipefail
 crdify=${1:-${CRDIFY:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/crdify}}
+[ -x "$crdify" ] || { echo "record-crdify-golden: crdify not found at $crdify (give its path, set CRDIFY, or run scripts/build-reference-tools.sh)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -18,6 +18,7 @@ shift
 dirs=("$@")
 [ ${#dirs[@]} -gt 0 ] || dirs=(catalogs/v4.16)
 crdify=${CRDIFY:-${CATALOGBOT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/tools}/bin/crdify}
+[ -x "$crdify" ] || { echo "replay-crd-safety: crdify not found at $crdify (set CRDIFY, or run scripts/build-reference-tools.sh)" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -40,7 +40,8 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		log.Fatal("usage: bench-image registry -dir BLOBS | run -registry HOST -catalog DIR")
+		fmt.Fprintln(os.Stderr, "usage: bench-image registry -dir BLOBS | run -registry HOST -catalog DIR")
+		os.Exit(2)
 	}
 	switch os.Args[1] {
 	case "registry":

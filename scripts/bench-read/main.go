@@ -35,7 +35,8 @@ func main() {
 	jobs := flag.Int("j", runtime.GOMAXPROCS(0), "files read at once")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		log.Fatal("usage: bench-read [-decode] [-j N] DIR")
+		fmt.Fprintln(os.Stderr, "usage: bench-read [-decode] [-j N] DIR")
+		os.Exit(2)
 	}
 	root := flag.Arg(0)
 	var paths []string
@@ -47,7 +48,8 @@ func main() {
 		return err
 	})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Fprintf(os.Stderr, "bench-read: %s: %v\n", root, err)
+		os.Exit(2)
 	}
 	var nbytes, ndocs atomic.Int64
 	next := atomic.Int64{}

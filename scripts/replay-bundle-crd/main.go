@@ -72,6 +72,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: replay-bundle-crd [-n 150] [-crdify crdify] REPO")
 		os.Exit(2)
 	}
+	if *crdifyBin != "" {
+		if st, err := os.Stat(*crdifyBin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			fmt.Fprintf(os.Stderr, "replay-bundle-crd: -crdify (or $CRDIFY) names %s, which is not an executable file; "+
+				"give crdify v0.6.0 (scripts/build-reference-tools.sh builds it), or leave it empty to replay without comparing\n", *crdifyBin)
+			os.Exit(2)
+		}
+	}
 	if *only != "" {
 		*ref = *only
 		*n = 1
@@ -91,6 +98,10 @@ func git(repo string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...).Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		err = fmt.Errorf("%w: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
 	return string(out), err
 }
 

@@ -85,7 +85,8 @@ func TestNoInternalNoteCitations(t *testing.T) {
 
 // TestScriptsWithoutReferenceTools: the programs under scripts/ that run a reference tool say what they skip
 // and exit 0 on a machine without it (they are documented commands, and a fresh clone must pass CI), and
-// exit 2 with a message, never a panic, when the path given for it is not a tool.
+// exit 2 with a message, never a panic, when the path given for it is not a tool; the shell scripts that need
+// one say which and exit 2.
 func TestScriptsWithoutReferenceTools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the scripts; not in -short")
@@ -145,6 +146,42 @@ func TestScriptsWithoutReferenceTools(t *testing.T) {
 		if code != 2 || !strings.Contains(out, "-opm names") {
 			t.Errorf("%s -opm MISSING: exit %d, output %q; want exit 2 and a message naming -opm", s, code, out)
 		}
+	}
+
+	// The shell scripts that measure against or record from a reference tool say which one is missing and
+	// exit 2 before they build or run anything. (A machine without GNU time is told that first by those that
+	// need it.)
+	for _, tc := range []struct {
+		script string
+		args   []string
+		want   string
+	}{
+		{"bench-bundles.sh", []string{bundles}, "opm not found at " + home},
+		{"bench-bundles.sh", []string{filepath.Join(bundles, "absent")}, "is not a directory"},
+		{"bench-validate.sh", nil, "opm not found at " + home},
+		{"bench-crd-diff.sh", nil, "crdify not found at " + home},
+		{"record-opm-golden.sh", nil, "opm not found; run scripts/build-reference-tools.sh"},
+		{"record-crdify-golden.sh", nil, "crdify not found at " + home},
+		{"replay-crd-safety.sh", []string{t.TempDir()}, "crdify not found at " + home},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(root, "scripts", tc.script)}, tc.args...)...)
+			cmd.Dir = t.TempDir()
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + filepath.Join(home, "cache"), "WORK=" + t.TempDir()}
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			noTime := strings.Contains(string(out), "/usr/bin/time missing")
+			if code != 2 || !strings.Contains(string(out), tc.want) && !noTime {
+				t.Errorf("exit %d, output %q; want exit 2 and %q", code, out, tc.want)
+			}
+		})
 	}
 }
 
