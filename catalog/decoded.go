@@ -52,3 +52,9 @@ func ParseFile(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	return decode.ParseDocuments(name, data, lim.decoding())
 }
+
+// ParseDocumentsShared is ParseDocuments on a buffer the documents keep (decode.ParseDocumentsShared): data
+// must never be written again.
+func ParseDocumentsShared(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	return decode.ParseDocumentsShared(name, data, lim.decoding())
+}

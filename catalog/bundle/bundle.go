@@ -429,7 +429,8 @@ func (r *reader) parseAll(files []manifestFile) {
 	}
 	eachInParallel(len(files), total, func(i int) int { return len(files[i].data) }, func(_, i int) {
 		if f := &files[i]; f.ok {
-			f.docs, f.findings = catalog.ParseDocuments(f.name, f.data, r.lim.Parse)
+			// The buffer is the file's own, read for it and kept (readData) until the bundle is judged.
+			f.docs, f.findings = catalog.ParseDocumentsShared(f.name, f.data, r.lim.Parse)
 		}
 	})
 }

@@ -110,9 +110,8 @@ func parseData(name string, data []byte, lim Limits, plain bool) ([]Doc, []Findi
 		return nil, nil
 	}
 	lim = lim.WithDefaults()
-	if int64(len(data)) > lim.MaxFileSize {
-		return nil, []Finding{fileFinding(ruleLoadFileTooLarge, name,
-			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", len(data), lim.MaxFileSize))}
+	if f, over := overMaxFileSize(name, len(data), lim); over {
+		return nil, []Finding{f}
 	}
 	// One copy of the file: the values' strings are substrings of it (until
 	// compactStrings moves them), and the caller may reuse data.
@@ -128,6 +127,32 @@ func parseData(name string, data []byte, lim Limits, plain bool) ([]Doc, []Findi
 // metadata. A document that is not an object is a finding.
 func ParseDocuments(name string, data []byte, lim Limits) ([]Doc, []Finding) {
 	return parseData(name, data, lim, true)
+}
+
+// ParseDocumentsShared is ParseDocuments on a buffer the documents keep: their strings are slices of data,
+// neither copied first nor moved out after, so data must never be written again. For a caller that reads
+// each file into a buffer of its own and holds it as long as the documents anyway (bundle.Load keeps the
+// bytes for the compressed size): it saves copying the file twice.
+func ParseDocumentsShared(name string, data []byte, lim Limits) ([]Doc, []Finding) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	lim = lim.WithDefaults()
+	if f, over := overMaxFileSize(name, len(data), lim); over {
+		return nil, []Finding{f}
+	}
+	p := newFileParser(name, unsafe.String(unsafe.SliceData(data), len(data)), lim)
+	p.plain = true
+	p.parse()
+	return p.docs, p.findings
+}
+
+// overMaxFileSize is the finding of a file over lim.MaxFileSize, which is not read.
+func overMaxFileSize(name string, size int, lim Limits) (Finding, bool) {
+	if int64(size) <= lim.MaxFileSize {
+		return Finding{}, false
+	}
+	return fileFinding(ruleLoadFileTooLarge, name, fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", size, lim.MaxFileSize)), true
 }
 
 // Parsed is what one file holds.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -269,7 +270,7 @@ func BenchmarkParseBundleYAMLFloor(b *testing.B) {
 	}
 }
 
-func bundleYAMLFiles(b *testing.B) (files [][]byte, total int) {
+func bundleYAMLFiles(b testing.TB) (files [][]byte, total int) {
 	root := filepath.Join("..", "..", "..", "shared", "testdata", "bundles")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
@@ -281,7 +282,40 @@ func bundleYAMLFiles(b *testing.B) (files [][]byte, total int) {
 		return err
 	})
 	if err != nil || len(files) == 0 {
-		b.Skipf("the shared test data's bundles are absent (%s): %v", root, err)
+		if _, ok := b.(*testing.B); ok {
+			b.Skipf("the shared test data's bundles are absent (%s): %v", root, err)
+		}
+		return nil, 0
 	}
 	return files, total
+}
+
+// ParseDocumentsShared reads what ParseDocuments reads, with the same findings: on the load corpus, the
+// snippets, a file over the size bound and, when the shared test data is there, every YAML file of the
+// community bundles.
+func TestParseDocumentsSharedMatches(t *testing.T) {
+	inputs := map[string][]byte{}
+	for name, data := range loadCorpus(t) {
+		inputs[name] = data
+	}
+	for i, s := range yamlSnippets() {
+		inputs[fmt.Sprintf("snippet%d.yaml", i)] = []byte(s)
+	}
+	inputs["big.yaml"] = []byte("a: " + strings.Repeat("x", 200) + "\n")
+	if files, _ := bundleYAMLFiles(t); len(files) > 0 {
+		for i, f := range files {
+			inputs[fmt.Sprintf("bundle%d.yaml", i)] = f
+		}
+	}
+	for name, data := range inputs {
+		lim := Limits{}
+		if name == "big.yaml" {
+			lim.MaxFileSize = 100
+		}
+		want, wantF := ParseDocuments(name, data, lim)
+		got, gotF := ParseDocumentsShared(name, bytes.Clone(data), lim)
+		if !sameDocs(got, want) || !reflect.DeepEqual(gotF, wantF) {
+			t.Errorf("%s: ParseDocumentsShared gave %d documents and %v, ParseDocuments %d and %v", name, len(got), gotF, len(want), wantF)
+		}
+	}
 }
