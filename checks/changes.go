@@ -365,7 +365,7 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 	if pr.Policy == nil {
 		return errors.New("no policy: the base revision's policy (or the default) must be given")
 	}
-	cs := &ChangeSet{bundleDirs: pr.BundleDirs, baseDocs: newBaseDocs(), dirRenders: template.NewDirRenders()}
+	cs := &ChangeSet{bundleDirs: pr.BundleDirs, baseDocs: newBaseDocs(), dirRenders: template.NewDirRenders().WithStore(pr.BundleRenders)}
 	if cs.bundleDirs == nil {
 		cs.bundleDirs = template.NewDirFactsCache(0)
 	}

@@ -62,6 +62,9 @@ type PullRequest struct {
 	// version, image digest), across pull requests; without it the checks of one pull request share what
 	// they learn.
 	BundleDirs *template.DirFactsCache
+	// BundleRenders, when set, keeps what bundle directories render to between runs (a cache directory), so
+	// a later check neither loads nor renders a directory whose content it rendered before.
+	BundleRenders template.RenderStore
 
 	// Provenance answers, from the front end's own records, whether the pull request is a catalog update the
 	// front end made itself (see Derived). Nil, as in the CLI, means no pull request is one: nothing in a pull

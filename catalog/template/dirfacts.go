@@ -2,6 +2,7 @@ package template
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -242,16 +243,27 @@ func DirKey(fsys fs.FS, dir string) (key string, ok bool) {
 // DirRenders keeps what bundle directories rendered to, by the directory's content key, the reference and
 // the migrate level, for the resolvers of one pull request: the templates check and the catalog preview
 // render the same package's directories at the same time, and each is then loaded and rendered once (a
-// resolver asking for a render under way waits for it). Bounded; safe for concurrent use; what it returns
-// is shared and must not be modified.
+// resolver asking for a render under way waits for it). With a RenderStore (WithStore) a render is also
+// kept between processes, so a later run neither loads nor renders a directory it rendered before. Bounded;
+// safe for concurrent use; what it returns is shared and must not be modified.
 type DirRenders struct {
-	mu sync.Mutex
-	m  map[[3]string]*dirRender
+	mu    sync.Mutex
+	m     map[[3]string]*dirRender
+	store RenderStore
 }
 
 type dirRender struct {
 	done chan struct{}
 	res  *Resolved // nil when the render failed: each caller then renders for itself, with its own error
+}
+
+// RenderStore keeps encoded renders between processes (a cache directory: internal/summarycache). Keys are
+// hex digests naming the content key, the reference, the migrate level and the encoding; the store is
+// expected to be stamped with the program's build, since a render is only as right as the renderer that
+// made it. Get returns false for anything it cannot read whole; Put may drop what it cannot keep.
+type RenderStore interface {
+	GetRender(key string) ([]byte, bool)
+	PutRender(key string, data []byte)
 }
 
 // maxDirRenders bounds the renders kept: far more than the bundle directories of the largest package.
@@ -260,9 +272,19 @@ const maxDirRenders = 10_000
 // NewDirRenders makes an empty DirRenders.
 func NewDirRenders() *DirRenders { return &DirRenders{m: map[[3]string]*dirRender{}} }
 
+// WithStore makes c consult store for renders it has not made in this process, and keep there what it
+// renders. nil leaves c as it is.
+func (c *DirRenders) WithStore(store RenderStore) *DirRenders {
+	if c != nil && store != nil {
+		c.store = store
+	}
+	return c
+}
+
 // do returns what the directory of content key renders to under ref at level: kept, or rendered by render
-// (once, whoever asks first; errors are not kept).
-func (c *DirRenders) do(ctx context.Context, key, ref, level string, render func() (*Resolved, error)) (*Resolved, error) {
+// (once, whoever asks first; errors are not kept). from is where a render read from a store says it came
+// from (the directory, or the reference), as render would have said.
+func (c *DirRenders) do(ctx context.Context, key, ref, level, from string, render func() (*Resolved, error)) (*Resolved, error) {
 	if c == nil || key == "" {
 		return render()
 	}
@@ -282,12 +304,12 @@ func (c *DirRenders) do(ctx context.Context, key, ref, level string, render func
 	}
 	if len(c.m) >= maxDirRenders {
 		c.mu.Unlock()
-		return render()
+		return c.renderStored(key, ref, level, from, render)
 	}
 	e := &dirRender{done: make(chan struct{})}
 	c.m[k] = e
 	c.mu.Unlock()
-	res, err := render()
+	res, err := c.renderStored(key, ref, level, from, render)
 	if err != nil {
 		c.mu.Lock()
 		delete(c.m, k)
@@ -296,4 +318,95 @@ func (c *DirRenders) do(ctx context.Context, key, ref, level string, render func
 	e.res = res
 	close(e.done)
 	return res, err
+}
+
+// renderStored takes the render from the store when it holds it, and otherwise renders and keeps the
+// result there.
+func (c *DirRenders) renderStored(key, ref, level, from string, render func() (*Resolved, error)) (*Resolved, error) {
+	if c.store == nil {
+		return render()
+	}
+	sk := renderStoreKey(key, ref, level)
+	if data, ok := c.store.GetRender(sk); ok {
+		if res, err := decodeStoredRender(data, from); err == nil {
+			return res, nil
+		}
+	}
+	res, err := render()
+	if err != nil {
+		return nil, err
+	}
+	if data, err := encodeStoredRender(res); err == nil {
+		c.store.PutRender(sk, data)
+	}
+	return res, nil
+}
+
+// renderStoreFormat names the encoding of a stored render; a change makes every older entry a miss.
+const renderStoreFormat = "catalogbot-dir-render-v1"
+
+func renderStoreKey(key, ref, level string) string {
+	h := sha256.New()
+	for _, s := range []string{renderStoreFormat, key, ref, level} {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// storedRender is a render as a store keeps it: the blob, the CSV as compact JSON (a value read back has
+// positions in this JSON, not in the bundle's file: only its content is used after a render) and ByTag.
+type storedRender struct {
+	Format string          `json:"format"`
+	Bundle json.RawMessage `json:"bundle"`
+	CSV    json.RawMessage `json:"csv,omitempty"`
+	ByTag  bool            `json:"byTag,omitempty"`
+}
+
+func encodeStoredRender(res *Resolved) ([]byte, error) {
+	if res == nil || res.Bundle == nil || res.Package != nil {
+		return nil, errors.New("only a bundle directory's render is stored")
+	}
+	// Without HTML escaping: the blob's property values are kept byte for byte (encoding/json would turn
+	// a '<' of a description into \u003c).
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res.Bundle); err != nil {
+		return nil, err
+	}
+	s := storedRender{Format: renderStoreFormat, Bundle: bytes.TrimSuffix(b.Bytes(), []byte("\n")), ByTag: res.ByTag}
+	if res.CSV != nil {
+		s.CSV = res.CSV.AppendJSON(nil)
+	}
+	var out bytes.Buffer
+	enc = json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func decodeStoredRender(data []byte, from string) (*Resolved, error) {
+	var s storedRender
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Format != renderStoreFormat || len(s.Bundle) == 0 {
+		return nil, errors.New("not a stored render of this format")
+	}
+	res := &Resolved{From: from, ByTag: s.ByTag}
+	if err := json.Unmarshal(s.Bundle, &res.Bundle); err != nil || res.Bundle == nil {
+		return nil, fmt.Errorf("stored render: %v", err)
+	}
+	if len(s.CSV) > 0 {
+		docs, findings := catalog.ParseDocuments("stored-csv.json", s.CSV, catalog.Limits{})
+		if len(docs) != 1 || catalog.HasErrors(findings) {
+			return nil, errors.New("stored render: its CSV does not read back")
+		}
+		res.CSV = &docs[0].Value
+	}
+	return res, nil
 }

@@ -560,7 +560,7 @@ func (d *DirResolver) Resolve(ctx context.Context, img string) (*Resolved, error
 	if cached != nil {
 		return cached, nil
 	}
-	res, err := x.renders.do(ctx, key, img, d.level, func() (*Resolved, error) {
+	res, err := x.renders.do(ctx, key, img, d.level, dir, func() (*Resolved, error) {
 		b, err := x.bundleOf(ctx, dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s names bundle directory %s, which could not be read again (%v): %w", img, dir, err, ErrIncomplete)
@@ -756,7 +756,7 @@ func FetchDirResolver(fsys fs.FS, dirOf func(ref string) (string, error), level 
 			return nil, err
 		}
 		key, _ := DirKey(fsys, dir)
-		return renders.do(ctx, key, ref, level, func() (*Resolved, error) {
+		return renders.do(ctx, key, ref, level, ref, func() (*Resolved, error) {
 			return FetchResolver(func(context.Context, string) (fs.FS, error) { return fs.Sub(fsys, dir) }, level).Resolve(ctx, ref)
 		})
 	})

@@ -46,6 +46,8 @@ type Options struct {
 	// BundleDirs, when set, keeps the facts of bundle directories across pull requests (see
 	// checks.PullRequest.BundleDirs).
 	BundleDirs *template.DirFactsCache
+	// BundleRenders, when set, keeps bundle directories' renders between runs (checks.PullRequest.BundleRenders).
+	BundleRenders template.RenderStore
 }
 
 // PolicyCache keeps parsed policy files by git blob id (see gitpolicy.Cache).
@@ -111,7 +113,7 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 		Repo: opt.Repo, Number: opt.Number, Author: opt.Author,
 		Base:   checks.Revision{SHA: from.String(), FS: baseFS},
 		Head:   checks.Revision{SHA: head.String(), FS: headFS},
-		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines, BundleDirs: opt.BundleDirs,
+		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines, BundleDirs: opt.BundleDirs, BundleRenders: opt.BundleRenders,
 	}
 	for _, c := range changes {
 		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})

@@ -167,6 +167,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer, get
 	if summaries != nil {
 		opt.Limits.Index = summaries.Index
 		opt.BundleDirs = summaries.BundleDirs
+		if summaries.Renders != nil {
+			opt.BundleRenders = summaries.Renders
+		}
 	}
 	pr, err := gitpr.Build(ctx, repo, opt)
 	if err != nil {

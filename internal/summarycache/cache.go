@@ -40,6 +40,9 @@ type Store struct {
 	// BundleDirs are the facts of bundle directories (checks.PullRequest.BundleDirs): their packages,
 	// versions and image digests, so that a directory seen in an earlier run is neither parsed nor built.
 	BundleDirs *template.DirFactsCache
+	// Renders keeps what bundle directories render to (checks.PullRequest.BundleRenders); nil when its
+	// folder cannot be made.
+	Renders *Renders
 }
 
 // Open reads the index of dir written under stamp. A missing, unreadable,
@@ -50,6 +53,9 @@ func Open(dir, stamp string) (*Store, error) {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
 	s := &Store{dir: dir, stamp: stamp, Index: catalog.NewSummaryIndex(0), BundleDirs: template.NewDirFactsCache(0)}
+	if r, err := OpenRenders(dir, stamp, 0); err == nil {
+		s.Renders = r
+	}
 	if f, err := os.Open(filepath.Join(dir, DirsFileName)); err == nil {
 		if c, err := template.ReadDirFactsCache(&capped{r: f, left: maxFileBytes}, stamp, 0); err == nil {
 			s.BundleDirs = c
