@@ -47,7 +47,7 @@ func (o *checkOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit for each check")
 	fs.BoolVar(&o.direct, "direct", false, "compare head with base itself instead of with their merge base")
 	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog root, used only when the base revision has no .catalogbot.yaml (repeatable; a pattern such as 'catalogs/v4.*' is resolved on the base)")
-	fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep which packages each catalog file (git blob) holds, so that the next run reads only the files of the packages a pull request touches, and each bundle directory's package, version and image digest by its content (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
+	fs.StringVar(&o.cacheDir, "cache-dir", "", `where to keep which packages each catalog file (git blob) holds, so that the next run reads only the files of the packages a pull request touches, and each bundle directory's package, version, image digest and render by its content (default: $CATALOGBOT_CACHE_DIR, else $XDG_CACHE_HOME/catalogbot, else ~/.cache/catalogbot; "off": keep nothing)`)
 }
 
 // openSummaries opens the file summary index the check reads and extends; nil when it is off.
