@@ -16,9 +16,11 @@ type Deps struct {
 	Images *registry.Client
 }
 
-// entry is one check of the list: its name, and how to make it from the dependencies (nil: not made).
+// entry is one check of the list: its name, the App's check run that shows it, and how to make it from the
+// dependencies (nil: not made).
 type entry struct {
 	name string
+	run  string
 	make func(Deps) Check
 }
 
@@ -26,22 +28,22 @@ type entry struct {
 // costly ones run) is a property of the check (Gate), not of its place here.
 func all() []entry {
 	return []entry{
-		{Ownership{}.Name(), func(Deps) Check { return Ownership{} }},
-		{Validation{}.Name(), func(Deps) Check { return Validation{} }},
-		{Immutability{}.Name(), func(Deps) Check { return Immutability{} }},
-		{CRDSafety{}.Name(), func(d Deps) Check {
+		{Ownership{}.Name(), "catalogbot/ownership", func(Deps) Check { return Ownership{} }},
+		{Validation{}.Name(), "catalogbot/validate", func(Deps) Check { return Validation{} }},
+		{Immutability{}.Name(), "catalogbot/validate", func(Deps) Check { return Immutability{} }},
+		{CRDSafety{}.Name(), "catalogbot/crd-safety", func(d Deps) Check {
 			if d.Bundles == nil {
 				return CRDSafety{}
 			}
 			return CRDSafety{Manifests: RegistryManifests{Client: d.Bundles}}
 		}},
-		{Templates{}.Name(), func(d Deps) Check {
+		{Templates{}.Name(), "catalogbot/templates", func(d Deps) Check {
 			if d.Bundles == nil {
 				return Templates{}
 			}
 			return Templates{Images: RegistryBundles{Client: d.Bundles}}
 		}},
-		{Images{}.Name(), func(d Deps) Check {
+		{Images{}.Name(), "catalogbot/images", func(d Deps) Check {
 			if d.Images == nil {
 				return nil
 			}
@@ -71,6 +73,19 @@ func Make(name string, d Deps) (Check, bool) {
 		}
 	}
 	return nil, false
+}
+
+// RunName is the App's check run that shows the check of that name; "" means the check is not reported.
+// Immutability's findings (released bundles modified, released channel entries removed) go into
+// catalogbot/validate: they are rules about what a valid change to the catalog is, and keeping few runs keeps
+// branch protection's list of required checks short and stable.
+func RunName(check string) string {
+	for _, e := range all() {
+		if e.name == check {
+			return e.run
+		}
+	}
+	return ""
 }
 
 // Names are the names of every check of the list, in order, whatever the dependencies.

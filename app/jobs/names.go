@@ -47,27 +47,6 @@ func ParseCheckRunExternalID(s string) (int, bool) {
 	return n, true
 }
 
-// CheckRunName maps a check to the check run that shows it. Immutability's
-// findings (released bundles modified, released channel entries removed)
-// go into catalogbot/validate: they are rules about what a valid change to
-// the catalog is, and keeping few runs keeps branch protection's list of
-// required checks short and stable. "" means the check is not reported.
-func CheckRunName(check string) string {
-	switch check {
-	case "ownership":
-		return "catalogbot/ownership"
-	case "validation", "immutability":
-		return "catalogbot/validate"
-	case "crd-safety":
-		return "catalogbot/crd-safety"
-	case "images":
-		return "catalogbot/images"
-	case "templates":
-		return "catalogbot/templates"
-	}
-	return ""
-}
-
 // RebuildCheckRunName is the check run that reports the catalog image build
 // of a default branch commit.
 const RebuildCheckRunName = "catalogbot/catalog-image"

@@ -102,7 +102,7 @@ func (p *Pipeline) runGroup(ctx context.Context, a jobs.MergeGroupArgs) (map[str
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range p.checks {
-		name := jobs.CheckRunName(c.Name())
+		name := checks.RunName(c.Name())
 		if name == "" {
 			continue
 		}

@@ -104,7 +104,7 @@ func RunNames(cs []checks.Check) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, c := range cs {
-		if n := jobs.CheckRunName(c.Name()); n != "" && !seen[n] {
+		if n := checks.RunName(c.Name()); n != "" && !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}

@@ -90,7 +90,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 	out := map[string][]checks.Result{}
 	for _, r := range runner.Run(ctx, in) {
 		p.metrics.ObserveCheck(r.Check, string(r.Conclusion), r.Duration)
-		if n := jobs.CheckRunName(r.Check); n != "" {
+		if n := checks.RunName(r.Check); n != "" {
 			out[n] = append(out[n], r)
 		}
 	}
