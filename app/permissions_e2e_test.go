@@ -67,6 +67,9 @@ func TestMergeWithoutAdministrationPermission(t *testing.T) {
 func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	var requests []githubfake.Request
 	e := startOwnerE2E(t)
+	// A required check that is a commit status: the merge evaluation reads the head's statuses only then.
+	must(t, e.fake.SetProtection("acme", "catalog", "main", &githubfake.Protection{RequiredContexts: []string{"ci/external"}}))
+	must(t, e.fake.SetStatus("acme", "catalog", e.headSHA, githubfake.Status{Context: "ci/external", State: "success"}))
 	e.deliver(t, "pull_request", e.prEvent("opened", e.headSHA))
 	if len(e.waitMerged(t, 30*time.Second)) != 1 {
 		t.Fatal("the owner's pull request did not merge")

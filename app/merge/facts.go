@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/jobs"
@@ -82,10 +85,14 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.Merg
 		f.Policy = pol
 	}
 	baseRef := pr.GetBase().GetRef()
-	if br, _, err := gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, baseRef, 1); err == nil {
-		g.baseHead = br.GetCommit().GetSHA()
-	} else {
-		return nil, fmt.Errorf("reading base branch %s: %w", baseRef, err)
+	if earlier != nil {
+		// Under the lease: the base head the merge result is judged on. The first decision does not judge the
+		// result and does not need it.
+		if br, _, err := gh.Repositories.GetBranch(ctx, a.Owner, a.Repo, baseRef, 1); err == nil {
+			g.baseHead = br.GetCommit().GetSHA()
+		} else {
+			return nil, fmt.Errorf("reading base branch %s: %w", baseRef, err)
+		}
 	}
 
 	runs, err := checkRunsOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
@@ -108,19 +115,23 @@ func (m *Merger) gatherFacts(ctx context.Context, gh *github.Client, a jobs.Merg
 	var note string
 	if earlier != nil && earlier.readRequired {
 		required, note = earlier.required, earlier.requiredNote
-	} else if required, note, err = requiredChecks(ctx, gh, a.Owner, a.Repo, baseRef); err != nil {
+	} else if required, note, err = m.required.get(ctx, gh, a.Owner, a.Repo, baseRef, m.now()); err != nil {
 		return nil, err
 	}
 	g.required, g.requiredNote, g.readRequired = required, note, true
 	if note != "" {
 		g.Notes = append(g.Notes, note)
 	}
-	statuses, err := statusesOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
-	switch {
-	case ghapp.IsStatus(err, http.StatusForbidden):
-		g.Notes = append(g.Notes, "cannot read the commit statuses of the head: grant the App Commit statuses: read (required statuses count as missing until then)")
-	case err != nil:
-		return nil, err
+	// Commit statuses count only for a required check that is no check run: most evaluations need none.
+	var statuses map[string]string
+	if slices.ContainsFunc(required, func(name string) bool { _, ok := runs[name]; return !ok }) {
+		statuses, err = statusesOn(ctx, gh, a.Owner, a.Repo, f.HeadSHA)
+		switch {
+		case ghapp.IsStatus(err, http.StatusForbidden):
+			g.Notes = append(g.Notes, "cannot read the commit statuses of the head: grant the App Commit statuses: read (required statuses count as missing until then)")
+		case err != nil:
+			return nil, err
+		}
 	}
 	for _, name := range required {
 		state := "missing"
@@ -328,4 +339,52 @@ func withCommandApprovals(reviews []Review, cmds []store.CommandApproval) []Revi
 		out = append(out, latest[k])
 	}
 	return out
+}
+
+// requiredTTL is how long an evaluation reuses the required checks of a branch that another evaluation read:
+// branch protection and rulesets rarely change, and GitHub's merge enforces them whatever was read.
+const requiredTTL = 30 * time.Second
+
+// maxRequiredCached bounds the branches whose required checks are kept.
+const maxRequiredCached = 1000
+
+// requiredCache keeps each branch's required checks for requiredTTL, so that a burst of evaluations reads
+// them once (two requests) instead of once per evaluation.
+type requiredCache struct {
+	mu      sync.Mutex
+	entries map[string]requiredEntry
+	// read reads them from GitHub (requiredChecks; tests replace it).
+	read func(ctx context.Context, gh *github.Client, owner, repo, branch string) ([]string, string, error)
+}
+
+type requiredEntry struct {
+	required []string
+	note     string
+	at       time.Time
+}
+
+func newRequiredCache() *requiredCache {
+	return &requiredCache{entries: map[string]requiredEntry{}, read: requiredChecks}
+}
+
+// get returns the branch's required checks, read from GitHub unless they were within requiredTTL.
+func (c *requiredCache) get(ctx context.Context, gh *github.Client, owner, repo, branch string, now time.Time) ([]string, string, error) {
+	key := strings.ToLower(owner+"/"+repo) + "\x00" + branch
+	c.mu.Lock()
+	e, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < requiredTTL && !now.Before(e.at) {
+		return e.required, e.note, nil
+	}
+	required, note, err := c.read(ctx, gh, owner, repo, branch)
+	if err != nil {
+		return nil, "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= maxRequiredCached {
+		clear(c.entries)
+	}
+	c.entries[key] = requiredEntry{required: required, note: note, at: now}
+	return required, note, nil
 }

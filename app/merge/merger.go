@@ -52,6 +52,8 @@ type Merger struct {
 	cache  *ghapp.GitCache
 	limits catalog.Limits
 	stats  mergeStats
+	// required keeps the branches' required checks briefly across evaluations.
+	required *requiredCache
 }
 
 // mergeStats count the merge work, for the benchmarks and the logs.
@@ -65,7 +67,7 @@ type mergeStats struct {
 func NewMerger(q *store.Queue, gh ghapp.Clients, teams func(*github.Client) policy.TeamResolver, names func() []string, log *slog.Logger,
 	appID int64, cache *ghapp.GitCache, limits catalog.Limits) *Merger {
 	return &Merger{gh: gh, teams: teams, names: names, log: log, now: time.Now, mergeRetries: 3, retryDelay: 10 * time.Second,
-		ownAppID: appID, cache: cache, limits: limits,
+		ownAppID: appID, cache: cache, limits: limits, required: newRequiredCache(),
 		q: q, store: q.Merges(), cmds: q.Commands(), lease: q.Leases()}
 }
 

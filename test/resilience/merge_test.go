@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
@@ -197,6 +199,14 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 			}
 		}
 		checkSets := sets["runs"] / len(mergeRunNames)
+		// Merge evaluations: the merge jobs of a pull request (not those of a base move), and their attempts
+		// (a snooze on a busy merge lease is one more).
+		var mergeJobs, mergeAttempts, baseMoves int
+		servertest.Query(t, dbURL, func(ctx context.Context, conn *pgx.Conn) error {
+			return conn.QueryRow(ctx, "SELECT count(*) FILTER (WHERE (args->>'number')::int <> 0), COALESCE(sum(attempt) FILTER (WHERE (args->>'number')::int <> 0), 0), "+
+				"count(*) FILTER (WHERE (args->>'number')::int = 0 AND args ? 'base') FROM "+pgx.Identifier{schema, "river_job"}.Sanitize()+
+				" WHERE kind = 'catalogbot_merge'").Scan(&mergeJobs, &mergeAttempts, &baseMoves)
+		})
 		var dupSets []int // check sets of each pull request adding the duplicate: 2 is the least (the first lands)
 		for n := distinct + 1; n <= distinct+dups; n++ {
 			dupSets = append(dupSets, len(w.fake.CheckRuns(owner, repoName, heads[n]))/len(mergeRunNames))
@@ -209,7 +219,7 @@ func TestBurstMergesWhatWasJudged(t *testing.T) {
 		}
 		t.Logf("burst of %d pull requests (%d distinct, %d adding the same bundle) on two replicas: drained in %s; %d check sets (%d pull requests checked more than once); %d merge decisions; %d merges; %d GitHub requests (%.1f per pull request; %d answered 304 to a conditional request)",
 			distinct+dups, distinct, dups, drained.Round(100*time.Millisecond), checkSets, rechecked, evaluations, len(w.fake.Merges()), reqs, float64(reqs)/float64(distinct+dups), conditional)
-		t.Logf("check sets of the %d adding the same bundle: %v", dups, dupSets)
+		t.Logf("check sets of the %d adding the same bundle: %v; merge evaluation jobs %d (%d attempts); base move jobs %d", dups, dupSets, mergeJobs, mergeAttempts, baseMoves)
 		var names []string
 		for r := range routes {
 			names = append(names, r)
