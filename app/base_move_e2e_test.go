@@ -34,6 +34,19 @@ func (e *e2eEnv) moveMain(t *testing.T, files map[string]string, msg string) str
 	after := e.work.commit(files, msg)
 	e.work.push("HEAD", "refs/heads/main")
 	must(t, e.fake.SetBranch("acme", "catalog", "main", after))
+	e.deliverPush(t, before, after)
+	return after
+}
+
+// moveMainTo delivers the push event of main moving to after (a merge the fake made).
+func (e *e2eEnv) moveMainTo(t *testing.T, after string) {
+	t.Helper()
+	e.deliverPush(t, e.baseSHA, after)
+}
+
+// deliverPush delivers the push event GitHub sends for main moving from before to after.
+func (e *e2eEnv) deliverPush(t *testing.T, before, after string) {
+	t.Helper()
 	raw, err := e.fake.PushEvent("acme", "catalog", "main", before, after, "maria")
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +63,6 @@ func (e *e2eEnv) moveMain(t *testing.T, files map[string]string, msg string) str
 	if d.StatusCode != http.StatusAccepted && d.StatusCode != http.StatusOK {
 		t.Fatalf("push delivery answered %d (%s)", d.StatusCode, d.Status)
 	}
-	return after
 }
 
 // A push to the base branch re-checks the open pull requests whose touched packages it changed, and only
