@@ -95,15 +95,15 @@ preflight refuses warnings. Exit codes: 0 safe, 1 unsafe, 2 could not evaluate.`
 				return exitPass
 			}
 			if output != "text" && output != "json" {
-				fmt.Fprintf(stderr, "crd-diff: --output %q: want text or json\n", output)
+				fmt.Fprintf(stderr, "catalog-check crd-diff: --output %q: want text or json\n", output)
 				return exitCannotRun
 			}
 			if profile != crd.ProfilePreflight && profile != crd.ProfileCompatibility {
-				fmt.Fprintf(stderr, "crd-diff: --profile %q: want preflight or compatibility\n", profile)
+				fmt.Fprintf(stderr, "catalog-check crd-diff: --profile %q: want preflight or compatibility\n", profile)
 				return exitCannotRun
 			}
 			if len(files) != 2 {
-				fmt.Fprintf(stderr, "crd-diff: want two files, OLD and NEW; got %d\nRun 'catalog-check crd-diff --help' for usage.\n", len(files))
+				fmt.Fprintf(stderr, "catalog-check crd-diff: want OLD and NEW (two CRD files or two bundle directories), or --rules; got %d arguments\nRun 'catalog-check crd-diff --help' for usage.\n", len(files))
 				return exitCannotRun
 			}
 			return runCRDDiff(ctx, files[0], files[1], output, crd.Options{Overrides: ov.ov, Profile: profile}, stdout, stderr)
@@ -118,7 +118,7 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, opt crd.Op
 	sets := make([][]*crd.CRD, 2)
 	for i, name := range files {
 		if err := ctx.Err(); err != nil {
-			fmt.Fprintf(stderr, "crd-diff: %v\n", err)
+			fmt.Fprintf(stderr, "catalog-check crd-diff: %v\n", err)
 			return exitCannotRun
 		}
 		crds, fsub := readCRDSide(ctx, name)
@@ -150,14 +150,14 @@ func runCRDDiff(ctx context.Context, oldFile, newFile, output string, opt crd.Op
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			fmt.Fprintf(stderr, "crd-diff: %v\n", err)
+			fmt.Fprintf(stderr, "catalog-check crd-diff: %v\n", err)
 			return exitCannotRun
 		}
 		return code
 	}
 	printFindings(stderr, findings)
 	if broken {
-		fmt.Fprintln(stderr, "crd-diff: could not evaluate the upgrade")
+		fmt.Fprintln(stderr, "catalog-check crd-diff: could not evaluate the upgrade")
 		return code
 	}
 	var nErr, nWarn int

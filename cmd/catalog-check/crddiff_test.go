@@ -43,7 +43,7 @@ func TestCRDDiffCLI(t *testing.T) {
 		{"override ignore", []string{"--override=crd.scope-changed=ignore", scopeOld, scopeNew}, 0, []string{"safe: 0 errors, 0 warnings"}, nil},
 		{"unknown override", []string{"--override", "crd.nope=ignore", scopeOld, scopeNew}, 2, nil, []string{`unknown rule "crd.nope"`}},
 		{"bad output", []string{"--output", "xml", scopeOld, scopeNew}, 2, nil, []string{"want text or json"}},
-		{"one file", []string{scopeOld}, 2, nil, []string{"want two files"}},
+		{"one file", []string{scopeOld}, 2, nil, []string{"want OLD and NEW (two CRD files or two bundle directories)"}},
 		{"missing file", []string{scopeOld, filepath.Join(dir, "nope.yaml")}, 2, nil, []string{"nope.yaml", "no such file"}},
 		{"not a CRD", []string{scopeOld, notCRD}, 2, nil, []string{"cm.yaml:1: error: crd.not-a-crd:", "could not evaluate"}},
 		{"bad YAML", []string{badYAML, scopeNew}, 2, nil, []string{"bad.yaml:", "crd.invalid-document", "invalid YAML"}},
