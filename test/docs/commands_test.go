@@ -6,6 +6,7 @@
 package docs_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -79,8 +80,46 @@ func notRun(c string) string {
 		return "registers an App with the reader's own addresses, which the guide says to write into deploy/github-app.yaml first (deploy/appmanifest's tests run it on such a manifest)"
 	case strings.Contains(c, "<digest>") || strings.Contains(c, "<code>"):
 		return "a placeholder the reader fills in (<digest>, <code>)"
+	case first == "cosign":
+		return "verifies an image the reader's catalogbot signed in the reader's registry, with cosign (test/sigclients runs cosign verify and verify-attestation on images catalogbot signed, when cosign is built)"
+	case strings.HasPrefix(c, "CATALOGBOT_LOAD=1 go test ./test/load"):
+		return "a load measurement of up to 25 minutes (two server processes, PostgreSQL), run by hand; without CATALOGBOT_LOAD=1 the package skips, as in .ci/run"
+	case strings.HasPrefix(c, "go test ./test/resilience"):
+		return "a test of test/resilience, which .ci/run's race-detector stage runs with the rest"
 	}
 	return ""
+}
+
+// commandLine is a line of a code block that is a command a reader runs (an environment assignment may come
+// first), as opposed to output or a configuration file.
+var commandLine = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*=\S* )*(?:go|bash|sh|git|catalog-check|catalogbot|opm|cosign|crdify|kubectl|kustomize|docker|curl|openssl|scripts/\S+|\./\S+) `)
+
+// TestCommandsAreInShellBlocks: a command shown in a code block that is not marked sh (or bash, shell) would be
+// neither run nor classified by TestDocCommandsRun: every such block is marked.
+func TestCommandsAreInShellBlocks(t *testing.T) {
+	root := repoRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	fence := regexp.MustCompile("(?s)```([a-z]*)\n(.*?)```")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		for _, m := range fence.FindAllSubmatchIndex(raw, -1) {
+			lang := string(raw[m[2]:m[3]])
+			if lang == "sh" || lang == "bash" || lang == "shell" {
+				continue
+			}
+			for i, line := range strings.Split(string(raw[m[4]:m[5]]), "\n") {
+				if commandLine.MatchString(strings.TrimSpace(line)) {
+					n := 1 + bytes.Count(raw[:m[4]], []byte("\n")) + i
+					t.Errorf("%s:%d: %q is a command in a code block marked %q: mark the block sh, so that the docs test runs it or says why not", rel, n, strings.TrimSpace(line), lang)
+				}
+			}
+		}
+	}
 }
 
 // TestDocCommandsRun runs every runnable command of the docs from the repository root, as a reader would,
