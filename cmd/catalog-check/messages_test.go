@@ -86,10 +86,22 @@ func TestValidateNotACatalogRoot(t *testing.T) {
 		nestedRoots = append(nestedRoots, filepath.Join(nested, filepath.FromSlash(c)))
 	}
 
+	// The operators/ tree of a repository whose packages keep only ci.yaml and catalog templates (the shared
+	// test data's templates/operators), and one such package directory.
+	tmplTree := t.TempDir()
+	for _, p := range []string{"etcd", "redis"} {
+		os.MkdirAll(filepath.Join(tmplTree, p, "catalog-templates"), 0o755)
+		os.WriteFile(filepath.Join(tmplTree, p, "ci.yaml"), []byte("reviewers: [alice]\n"), 0o644)
+		os.WriteFile(filepath.Join(tmplTree, p, "Makefile"), []byte("PWD=$(shell pwd)\n"), 0o644)
+		os.WriteFile(filepath.Join(tmplTree, p, "catalog-templates", "basic.yaml"), []byte("schema: olm.template.basic\nentries: []\n"), 0o644)
+	}
+
 	tests := []struct {
 		name, dir string
 		want      []string
 	}{
+		{"template tree", tmplTree, []string{tmplTree + " is a tree of package directories with ci.yaml files or catalog templates (2 of them), not a file-based catalog", "catalog-check template render " + filepath.Join(tmplTree, "etcd", "catalog-templates", "basic.yaml")}},
+		{"template package", filepath.Join(tmplTree, "redis"), []string{"redis is a package directory with a ci.yaml file or catalog templates, not a file-based catalog", "catalog-check template render " + filepath.Join(tmplTree, "redis", "catalog-templates", "basic.yaml")}},
 		{"bundle directory", oneBundle, []string{oneBundle + " is a bundle directory (manifests/ and metadata/), not a file-based catalog", "catalog-check bundle validate " + oneBundle}},
 		{"bundle tree", tree, []string{tree + " is a bundle directory tree, not a file-based catalog: it holds 3 bundle directories", "catalog-check bundle validate " + filepath.Join(tree, "*", "*")}},
 		{"parent of catalogs", filepath.Join(repo, "catalogs"), []string{"holds several catalogs", "catalog-check validate " + filepath.Join(repo, "catalogs", "v4.16") + " " + filepath.Join(repo, "catalogs", "v4.17")}},

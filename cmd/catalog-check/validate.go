@@ -148,6 +148,18 @@ func validateDir(ctx context.Context, dir string, timeout time.Duration) (catalo
 			return sum, nil
 		}
 	}
+	if res.Packages == 0 && res.Bundles == 0 {
+		if n, example := templateTree(dir); n > 0 {
+			what := fmt.Sprintf("a tree of package directories with ci.yaml files or catalog templates (%d of them)", n)
+			if strings.HasPrefix(example, filepath.Join(dir, "catalog-templates")+string(filepath.Separator)) {
+				what = "a package directory with a ci.yaml file or catalog templates"
+			}
+			sum.Error = fmt.Sprintf("%s is %s, not a file-based catalog; "+
+				"render a template into the catalog it stands for with: catalog-check template render %s (ci.yaml's fbc.catalog_mapping names the catalogs it renders to), "+
+				"then validate that catalog's root", dir, what, example)
+			return sum, nil
+		}
+	}
 	if roots := severalCatalogs(findings); len(roots) > 1 {
 		args := make([]string, len(roots))
 		for i, r := range roots {
@@ -230,6 +242,60 @@ func bundleTree(dir string) (n int, example, pattern string) {
 		}
 	}
 	return n, example, filepath.Join(dir, "*", "*")
+}
+
+// templateTree looks for the package directories of a catalog repository that keep no bundle directories,
+// only a ci.yaml and catalog templates (operators/<package>/ci.yaml, operators/<package>/catalog-templates/),
+// at dir and one level below, and returns how many it found and a template (or a placeholder) to render. It
+// reads at most a few thousand directory entries.
+func templateTree(dir string) (n int, example string) {
+	budget := 4096
+	isPackage := func(d string) bool {
+		if st, err := os.Stat(filepath.Join(d, "ci.yaml")); err == nil && !st.IsDir() {
+			return true
+		}
+		st, err := os.Stat(filepath.Join(d, "catalog-templates"))
+		return err == nil && st.IsDir()
+	}
+	consider := func(d string) {
+		if !isPackage(d) {
+			return
+		}
+		n++
+		if example != "" {
+			return
+		}
+		entries, _ := os.ReadDir(filepath.Join(d, "catalog-templates"))
+		for _, e := range entries {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml") || strings.HasSuffix(e.Name(), ".json")) {
+				example = filepath.Join(d, "catalog-templates", e.Name())
+				return
+			}
+		}
+	}
+	consider(dir)
+	if n > 0 {
+		if example == "" {
+			example = filepath.Join(dir, "catalog-templates", "TEMPLATE.yaml")
+		}
+		return n, example
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, ""
+	}
+	for _, e := range entries {
+		if budget--; budget < 0 {
+			break
+		}
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			consider(filepath.Join(dir, e.Name()))
+		}
+	}
+	if n > 0 && example == "" {
+		example = filepath.Join(dir, "PACKAGE", "catalog-templates", "TEMPLATE.yaml")
+	}
+	return n, example
 }
 
 // severalCatalogs tells a directory holding several catalogs (catalogs/v4.16, catalogs/v4.17…, which
