@@ -111,10 +111,11 @@ func (m *Metrics) RateLimitRemaining(installationID int64, remaining int) {
 	m.rateLeft.WithLabelValues(strconv.FormatInt(installationID, 10)).Set(float64(remaining))
 }
 
-func (m *Metrics) deliveryReceived(event string)  { m.received.WithLabelValues(event).Inc() }
-func (m *Metrics) deliveryRejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
-func (m *Metrics) deliveryDuplicate(event string) { m.duplicate.WithLabelValues(event).Inc() }
-func (m *Metrics) ack(d time.Duration)            { m.ackSeconds.Observe(d.Seconds()) }
+// DeliveryReceived, DeliveryRejected, DeliveryDuplicate and Ack count the webhook's deliveries (intake.Metrics).
+func (m *Metrics) DeliveryReceived(event string)  { m.received.WithLabelValues(event).Inc() }
+func (m *Metrics) DeliveryRejected(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+func (m *Metrics) DeliveryDuplicate(event string) { m.duplicate.WithLabelValues(event).Inc() }
+func (m *Metrics) Ack(d time.Duration)            { m.ackSeconds.Observe(d.Seconds()) }
 
 // ObserveJob records one job's duration.
 func (m *Metrics) ObserveJob(kind, outcome string, d time.Duration) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/google/go-github/v62/github"
@@ -87,7 +88,7 @@ func (r *Recovery) Resync(ctx context.Context) error {
 				continue
 			}
 			if !done {
-				batch = append(batch, enqueueCheck(repo, pr.Number, pr.HeadSHA, "resync")...)
+				batch = append(batch, intake.EnqueueCheck(repo, pr.Number, pr.HeadSHA, "resync")...)
 			} else {
 				// Checked: the merge decision is re-derived (level-triggered).
 				batch = append(batch, river.InsertManyParams{Args: jobs.MergeArgs{InstallationID: repo.InstallationID,
@@ -131,14 +132,13 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 	if err != nil {
 		return nil, err
 	}
-	ec := eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}
 	var batch []river.InsertManyParams
 	for _, c := range cs {
 		number := issueNumber(c.GetIssueURL())
 		if !open[number] || c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
 			continue
 		}
-		a, ok := commandJob(ec, number, c)
+		a, ok := intake.CommandJob(repo, number, c)
 		if !ok {
 			continue
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
+	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/catalogbot/catalogbot/app/rebuild"
@@ -218,7 +219,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		layers = s.rebuild.LayerCache()
 	}
 	s.metrics.registerCaches(limits.Cache, limits.Index, s.caches.lines, layers)
-	wh, err := NewWebhook(cfg.WebhookSecrets, q, s.metrics, log)
+	wh, err := newWebhook(cfg.WebhookSecrets, q, s.metrics, log)
 	if err != nil {
 		return fail(err)
 	}
@@ -248,6 +249,18 @@ func (s *Server) newRegistry() (*registry.Client, error) {
 	}
 	return reg, nil
 }
+
+// newWebhook is the webhook endpoint (app/intake) taking deliveries signed with any of secrets into st.
+func newWebhook(secrets []Secret, st intake.DeliveryStore, m *Metrics, log *slog.Logger) (*intake.Webhook, error) {
+	keys := make([][]byte, len(secrets))
+	for i, sec := range secrets {
+		keys[i] = sec.Reveal()
+	}
+	return intake.NewWebhook(keys, st, m, log)
+}
+
+// Sign is the X-Hub-Signature-256 value of body under secret, as GitHub signs a delivery (tests, tools).
+func Sign(secret, body []byte) string { return intake.Sign(secret, body) }
 
 // Handler is the server's HTTP routes (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.handler }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/store"
 )
 
@@ -23,7 +24,7 @@ func slowDelivery(t *testing.T, url string, stop <-chan struct{}) (int, error) {
 		pw.CloseWithError(io.ErrUnexpectedEOF)
 	}()
 	req, _ := http.NewRequest(http.MethodPost, url, pr)
-	req.ContentLength = MaxWebhookBody
+	req.ContentLength = intake.MaxWebhookBody
 	req.Header.Set("X-GitHub-Event", "pull_request")
 	req.Header.Set("X-GitHub-Delivery", "flood")
 	req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
@@ -41,8 +42,8 @@ func slowDelivery(t *testing.T, url string, stop <-chan struct{}) (int, error) {
 // Before, every request was read whole (up to 25 MiB each) before its signature was looked at.
 func TestWebhookFloodIsBounded(t *testing.T) {
 	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s3cret")
-	wh.SetAdmission(8, 2*MaxWebhookBody+(1<<20)) // two large bodies at most
-	wh.readTimeout = 2 * time.Second
+	wh.SetAdmission(8, 2*intake.MaxWebhookBody+(1<<20)) // two large bodies at most
+	wh.SetReadTimeout(2 * time.Second)
 	srv := httptest.NewServer(wh)
 	defer srv.Close()
 
@@ -93,14 +94,14 @@ func TestWebhookFloodIsBounded(t *testing.T) {
 
 	// Over 25 MiB: refused from the headers.
 	req, _ = http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("x"))
-	req.ContentLength = MaxWebhookBody + 1
+	req.ContentLength = intake.MaxWebhookBody + 1
 	req.Header.Set("X-GitHub-Event", "pull_request")
 	req.Header.Set("X-GitHub-Delivery", "big")
 	req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
 	if resp, err := http.DefaultClient.Do(req); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("Content-Length %s = %d, want 413", strconv.Itoa(MaxWebhookBody+1), resp.StatusCode)
+			t.Errorf("Content-Length %s = %d, want 413", strconv.Itoa(intake.MaxWebhookBody+1), resp.StatusCode)
 		}
 	}
 }

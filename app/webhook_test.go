@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 )
@@ -52,7 +53,7 @@ func postWebhook(t testing.TB, h http.Handler, secret, event, id string, body []
 	return rec
 }
 
-func newTestWebhook(t testing.TB, backend string, secrets ...string) (*Webhook, *store.Queue, *Metrics) {
+func newTestWebhook(t testing.TB, backend string, secrets ...string) (*intake.Webhook, *store.Queue, *Metrics) {
 	t.Helper()
 	q := openTestQueue(t, backend, testConfig(t), jobHandlers{})
 	var ss []Secret
@@ -60,7 +61,7 @@ func newTestWebhook(t testing.TB, backend string, secrets ...string) (*Webhook, 
 		ss = append(ss, NewSecret([]byte(s)))
 	}
 	m := NewMetrics()
-	wh, err := NewWebhook(ss, q, m, testLogger(t))
+	wh, err := newWebhook(ss, q, m, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +115,17 @@ func TestWebhookSignatures(t *testing.T) {
 }
 
 func TestNewWebhookRefusesEmptySecret(t *testing.T) {
-	if _, err := NewWebhook(nil, nil, NewMetrics(), testLogger(t)); err == nil {
+	if _, err := newWebhook(nil, nil, NewMetrics(), testLogger(t)); err == nil {
 		t.Error("NewWebhook(no secrets) = nil error, want an error")
 	}
-	if _, err := NewWebhook([]Secret{NewSecret(nil)}, nil, NewMetrics(), testLogger(t)); err == nil {
+	if _, err := newWebhook([]Secret{NewSecret(nil)}, nil, NewMetrics(), testLogger(t)); err == nil {
 		t.Error("NewWebhook(empty secret) = nil error, want an error")
 	}
 }
 
 func TestWebhookBodyLimit(t *testing.T) {
 	wh, q, _ := newTestWebhook(t, store.BackendSQLite, "s")
-	body := make([]byte, MaxWebhookBody+1)
+	body := make([]byte, intake.MaxWebhookBody+1)
 	rec := postWebhook(t, wh, "s", "pull_request", "big", body)
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("status = %d, want 413", rec.Code)
@@ -213,7 +214,7 @@ func TestWebhookStoreFailure(t *testing.T) {
 	if rec := postWebhook(t, wh, "s", "pull_request", "d1", body); rec.Code != http.StatusAccepted {
 		t.Errorf("redelivery: status = %d, want 202", rec.Code)
 	}
-	wh2, err := NewWebhook([]Secret{NewSecret([]byte("s"))}, failingStore{}, NewMetrics(), testLogger(t))
+	wh2, err := newWebhook([]Secret{NewSecret([]byte("s"))}, failingStore{}, NewMetrics(), testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +305,7 @@ func TestRouteEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, p, err := routeEvent("", tt.event, tt.body)
+			_, p, err := intake.Route("", tt.event, tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,15 +339,15 @@ func TestRouteInstallationEvents(t *testing.T) {
 		return b
 	}
 
-	_, p, err := routeEvent("i", "installation", body(map[string]any{"action": "created", "repositories": repos}))
+	_, p, err := intake.Route("i", "installation", body(map[string]any{"action": "created", "repositories": repos}))
 	if err != nil || len(p.UpsertRepos) != 2 || p.UpsertRepos[1] != (jobs.InstalledRepo{InstallationID: 9, Owner: "acme", Name: "b"}) {
 		t.Errorf("installation.created plan = %+v, %v", p, err)
 	}
-	_, p, _ = routeEvent("i", "installation", body(map[string]any{"action": "deleted"}))
+	_, p, _ = intake.Route("i", "installation", body(map[string]any{"action": "deleted"}))
 	if p.RemoveInstID != 9 {
 		t.Errorf("installation.deleted RemoveInstID = %d, want 9", p.RemoveInstID)
 	}
-	_, p, _ = routeEvent("i", "installation_repositories", body(map[string]any{"action": "removed", "repositories_removed": repos[:1]}))
+	_, p, _ = intake.Route("i", "installation_repositories", body(map[string]any{"action": "removed", "repositories_removed": repos[:1]}))
 	if len(p.RemoveRepos) != 1 || p.RemoveRepos[0].Name != "a" || len(p.UpsertRepos) != 0 {
 		t.Errorf("installation_repositories.removed plan = %+v", p)
 	}

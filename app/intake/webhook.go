@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"bytes"
@@ -25,9 +25,17 @@ import (
 // larger is not from GitHub.
 const MaxWebhookBody = 25 << 20
 
-// deliveryStore records a delivery and its jobs atomically (*store.Queue).
-type deliveryStore interface {
+// DeliveryStore records a delivery and its jobs atomically (*store.Queue).
+type DeliveryStore interface {
 	Record(ctx context.Context, d jobs.Delivery, p jobs.Plan) (duplicate bool, err error)
+}
+
+// Metrics is where the webhook counts deliveries (implemented by the server's metrics).
+type Metrics interface {
+	DeliveryReceived(event string)
+	DeliveryRejected(reason string)
+	DeliveryDuplicate(event string)
+	Ack(d time.Duration)
 }
 
 // Webhook is the POST /webhook endpoint. It answers 2xx only once the
@@ -40,9 +48,9 @@ type deliveryStore interface {
 // shows what arrived. Deliveries with a bad or missing signature are never
 // stored.
 type Webhook struct {
-	secrets []Secret
-	store   deliveryStore
-	metrics *Metrics
+	secrets [][]byte
+	store   DeliveryStore
+	metrics Metrics
 	log     *slog.Logger
 	// storeTimeout bounds the transaction; GitHub gives up after 10 s.
 	storeTimeout time.Duration
@@ -86,13 +94,14 @@ func (b *byteBudget) give(n int64) {
 	b.mu.Unlock()
 }
 
-// NewWebhook returns the endpoint. secrets must not be empty.
-func NewWebhook(secrets []Secret, store deliveryStore, m *Metrics, log *slog.Logger) (*Webhook, error) {
+// NewWebhook returns the endpoint. secrets (the shared webhook secrets, any of which may sign a delivery)
+// must not be empty.
+func NewWebhook(secrets [][]byte, store DeliveryStore, m Metrics, log *slog.Logger) (*Webhook, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("no webhook secret")
 	}
 	for i, s := range secrets {
-		if s.Empty() {
+		if len(s) == 0 {
 			return nil, fmt.Errorf("webhook secret %d is empty", i+1)
 		}
 	}
@@ -101,6 +110,9 @@ func NewWebhook(secrets []Secret, store deliveryStore, m *Metrics, log *slog.Log
 		buffered:    &byteBudget{left: DefaultWebhookBufferedBytes},
 		readTimeout: defaultWebhookReadTimeout}, nil
 }
+
+// SetReadTimeout changes how long reading one body may take.
+func (h *Webhook) SetReadTimeout(d time.Duration) { h.readTimeout = d }
 
 // SetAdmission changes the bounds on unverified reads: concurrent bodies, bytes buffered for them.
 func (h *Webhook) SetAdmission(concurrent int, bufferedBytes int64) {
@@ -139,7 +151,7 @@ func (h *Webhook) readVerified(w http.ResponseWriter, r *http.Request) (body []b
 	macs := make([]hash.Hash, len(h.secrets))
 	writers := make([]io.Writer, len(h.secrets))
 	for i, sec := range h.secrets {
-		macs[i] = hmac.New(sha256.New, sec.Reveal())
+		macs[i] = hmac.New(sha256.New, sec)
 		writers[i] = macs[i]
 	}
 	src := io.TeeReader(http.MaxBytesReader(w, r.Body, MaxWebhookBody), io.MultiWriter(writers...))
@@ -207,21 +219,21 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, event := r.Header.Get("X-GitHub-Delivery"), r.Header.Get("X-GitHub-Event")
 	switch {
 	case !wellFormedSignature(r.Header.Get("X-Hub-Signature-256")):
-		h.metrics.deliveryRejected("signature")
+		h.metrics.DeliveryRejected("signature")
 		http.Error(w, "bad or missing X-Hub-Signature-256", http.StatusUnauthorized)
 		return
 	case !validHeaderToken(id) || !validHeaderToken(event):
-		h.metrics.deliveryRejected("bad_request")
+		h.metrics.DeliveryRejected("bad_request")
 		http.Error(w, "missing or malformed X-GitHub-Delivery or X-GitHub-Event", http.StatusBadRequest)
 		return
 	case r.ContentLength > MaxWebhookBody:
-		h.metrics.deliveryRejected("too_large")
+		h.metrics.DeliveryRejected("too_large")
 		http.Error(w, "payload larger than 25 MiB", http.StatusRequestEntityTooLarge)
 		return
 	}
 	body, status, reason := h.readVerified(w, r)
 	if status != 0 {
-		h.metrics.deliveryRejected(reason)
+		h.metrics.DeliveryRejected(reason)
 		switch status {
 		case http.StatusUnauthorized:
 			h.log.Warn("webhook signature rejected", "delivery", id, "remote", r.RemoteAddr)
@@ -237,9 +249,9 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	d, p, err := routeEvent(id, event, body)
+	d, p, err := Route(id, event, body)
 	if err != nil {
-		h.metrics.deliveryRejected("bad_request")
+		h.metrics.DeliveryRejected("bad_request")
 		h.log.Warn("webhook payload rejected", "delivery", id, "event", event, "err", err)
 		http.Error(w, "payload does not parse: "+err.Error(), http.StatusBadRequest)
 		return
@@ -251,20 +263,20 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	dup, err := h.store.Record(ctx, d, p)
 	if err != nil {
-		h.metrics.deliveryRejected("store")
+		h.metrics.DeliveryRejected("store")
 		log.Error("storing delivery failed; GitHub will show it failed and it will be redelivered", "err", err)
 		http.Error(w, "could not store the delivery, try again", http.StatusServiceUnavailable)
 		return
 	}
-	h.metrics.ack(time.Since(start))
+	h.metrics.Ack(time.Since(start))
 	if dup {
-		h.metrics.deliveryDuplicate(event)
+		h.metrics.DeliveryDuplicate(event)
 		log.Info("duplicate delivery ignored")
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "duplicate delivery, already stored\n")
 		return
 	}
-	h.metrics.deliveryReceived(event)
+	h.metrics.DeliveryReceived(event)
 	log.Info("delivery stored", "jobs", len(p.Jobs))
 	w.WriteHeader(http.StatusAccepted)
 	if len(p.Jobs) == 0 {
@@ -336,9 +348,9 @@ func eventHandlers() map[string]eventHandler {
 	}
 }
 
-// routeEvent parses the envelope and runs the event's handler. Events
+// Route parses the envelope and runs the event's handler. Events
 // without a handler give an empty plan (recorded, nothing enqueued).
-func routeEvent(deliveryID, event string, body []byte) (jobs.Delivery, jobs.Plan, error) {
+func Route(deliveryID, event string, body []byte) (jobs.Delivery, jobs.Plan, error) {
 	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
 		return jobs.Delivery{}, jobs.Plan{}, fmt.Errorf("not a JSON object: %w", err)

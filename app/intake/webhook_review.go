@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"encoding/json"

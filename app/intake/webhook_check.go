@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"encoding/json"
@@ -94,8 +94,8 @@ func rebuildRerun(ec eventContext, sha string) jobs.Plan {
 	}}}}
 }
 
-// enqueueCheck is the plan for one explicit head (resync).
-func enqueueCheck(r jobs.InstalledRepo, number int, sha, reason string) []river.InsertManyParams {
+// EnqueueCheck is the check job of one explicit head (recovery's resync), as a delivery would plan it.
+func EnqueueCheck(r jobs.InstalledRepo, number int, sha, reason string) []river.InsertManyParams {
 	return checkPlan(eventContext{InstallationID: r.InstallationID, Owner: r.Owner, Name: r.Name, CloneURL: r.CloneURL}, number, sha, reason, false).Jobs
 }
 

@@ -1,4 +1,4 @@
-package app
+package intake
 
 import (
 	"encoding/json"
@@ -49,4 +49,10 @@ func commandJob(ec eventContext, number int, c *github.IssueComment) (jobs.Comma
 
 func isBot(u *github.User) bool {
 	return strings.EqualFold(u.GetType(), "Bot") || strings.HasSuffix(strings.ToLower(u.GetLogin()), "[bot]")
+}
+
+// CommandJob is the comment command job of comment c on pull request number of repo, as a delivery of the
+// comment would plan it (recovery, for a comment whose delivery never came); false when c asks for nothing.
+func CommandJob(repo jobs.InstalledRepo, number int, c *github.IssueComment) (jobs.CommandArgs, bool) {
+	return commandJob(eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}, number, c)
 }
