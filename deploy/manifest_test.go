@@ -73,7 +73,7 @@ func TestAppManifestPermissionsAreMinimal(t *testing.T) {
 }
 
 // TestAppManifestEventsAreTheHandledOnes compares default_events with the
-// events the server has handlers for (app/webhook.go, eventHandlers), so
+// events the server has handlers for (app/intake/webhook.go, eventHandlers), so
 // a new handler without a subscription, or the reverse, fails here.
 func TestAppManifestEventsAreTheHandledOnes(t *testing.T) {
 	m := readManifest(t)
@@ -100,10 +100,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// handledEvents reads the keys of the map eventHandlers returns in app/webhook.go.
+// handledEvents reads the keys of the map eventHandlers returns in app/intake/webhook.go.
 func handledEvents(t *testing.T) []string {
 	t.Helper()
-	src := filepath.Join("..", "app", "webhook.go")
+	src := filepath.Join("..", "app", "intake", "webhook.go")
 	f, err := parser.ParseFile(token.NewFileSet(), src, nil, 0)
 	if err != nil {
 		t.Fatalf("parsing %s: %v", src, err)
