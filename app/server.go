@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/catalogbot/catalogbot/app/rebuild"
+	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
@@ -48,7 +49,7 @@ type Server struct {
 	dbReady  func(context.Context) error // the queue's Ready; /readyz asks it
 	pipeline *pipeline.Pipeline
 	caches   serverCaches
-	recovery *Recovery
+	recovery *recovery.Recovery
 	commands *merge.Commands
 	rebuild  *rebuild.Rebuilder // nil without WithRebuild
 	handler  http.Handler
@@ -83,7 +84,7 @@ type githubDeps struct {
 	clients  ghapp.Clients
 	reporter pipeline.Reporter
 	teams    func(*github.Client) policy.TeamResolver
-	recovery recoveryGitHub
+	recovery recovery.GitHub
 	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
 	bot *rebuild.BotIdentity
 }
@@ -181,8 +182,8 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		Limits: limits, Policies: gitpr.NewPolicyCache(), Lines: s.caches.lines, BundleDirs: s.caches.bundleDirs,
 		Metrics: s.metrics, Log: log, Checked: merger, Updates: q.Updates(), Bot: gh.bot,
 	})
-	s.recovery = &Recovery{gh: gh.recovery, names: func() []string { return runNames }, window: cfg.RedeliverWindow,
-		log: log, now: time.Now, q: q, cmds: q.Commands()}
+	s.recovery = recovery.New(recovery.Deps{Queue: q, GitHub: gh.recovery, Names: func() []string { return runNames },
+		Window: cfg.RedeliverWindow, Log: log})
 	review := o.review
 	if review == nil {
 		review = merger

@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/rebuild"
+	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -24,23 +25,23 @@ func newGitHubDeps(cfg *Config, hc *http.Client, m *Metrics, log *slog.Logger) (
 		reporter: ghapp.NewCheckRunReporter(log),
 		teams:    func(c *github.Client) policy.TeamResolver { return ghapp.NewTeamResolver(c) },
 		bot:      rebuild.NewBotIdentity(gh.App),
-		recovery: recoveryGitHub{
-			installation: gh.Installation,
-			app:          gh.App,
-			openPRs: func(ctx context.Context, c *github.Client, owner, repo string) ([]openPR, error) {
+		recovery: recovery.GitHub{
+			Installation: gh.Installation,
+			App:          gh.App,
+			OpenPRs: func(ctx context.Context, c *github.Client, owner, repo string) ([]recovery.OpenPR, error) {
 				prs, err := ghapp.OpenPullRequests(ctx, c, owner, repo)
 				if err != nil {
 					return nil, err
 				}
-				out := make([]openPR, 0, len(prs))
+				out := make([]recovery.OpenPR, 0, len(prs))
 				for _, p := range prs {
-					out = append(out, openPR{Number: p.Number, HeadSHA: p.HeadSHA, Draft: p.Draft})
+					out = append(out, recovery.OpenPR{Number: p.Number, HeadSHA: p.HeadSHA, Draft: p.Draft})
 				}
 				return out, nil
 			},
-			hasCompleted: ghapp.HasCompletedChecks,
-			redeliver:    ghapp.RedeliverFailed,
-			comments:     ghapp.RepositoryComments,
+			HasCompleted: ghapp.HasCompletedChecks,
+			Redeliver:    ghapp.RedeliverFailed,
+			Comments:     ghapp.RepositoryComments,
 		},
 	}, nil
 }

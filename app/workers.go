@@ -9,6 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
+	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/riverqueue/river"
 )
 
@@ -62,24 +63,6 @@ func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[jobs.RebuildArg
 	return ghapp.WaitOutRateLimit(w.h.HandleRebuild(ctx, job.Args, jobs.CheckJobKey(job.ID, job.CreatedAt)))
 }
 
-type resyncWorker struct {
-	river.WorkerDefaults[jobs.ResyncArgs]
-	r *Recovery
-}
-
-func (w *resyncWorker) Work(ctx context.Context, _ *river.Job[jobs.ResyncArgs]) error {
-	return w.r.Resync(ctx)
-}
-
-type redeliverWorker struct {
-	river.WorkerDefaults[jobs.RedeliverArgs]
-	r *Recovery
-}
-
-func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[jobs.RedeliverArgs]) error {
-	return w.r.Redeliver(ctx)
-}
-
 // jobHandlers are the workers' collaborators, given by the composition root.
 type jobHandlers struct {
 	pipeline *pipeline.Pipeline
@@ -87,7 +70,7 @@ type jobHandlers struct {
 	commands *merge.Commands
 	review   ReviewHandler
 	rebuild  RebuildHandler
-	recovery *Recovery
+	recovery *recovery.Recovery
 }
 
 // registration adds one job kind's worker to River's workers.
@@ -107,8 +90,8 @@ func (h jobHandlers) registrations() []registration {
 		worker[jobs.MergeArgs](h.merger.Worker()),
 		worker[jobs.CommandArgs](h.commands.Worker()),
 		worker[jobs.RebuildArgs](&rebuildWorker{h: h.rebuild}),
-		worker[jobs.ResyncArgs](&resyncWorker{r: h.recovery}),
-		worker[jobs.RedeliverArgs](&redeliverWorker{r: h.recovery}),
+		worker[jobs.ResyncArgs](h.recovery.ResyncWorker()),
+		worker[jobs.RedeliverArgs](h.recovery.RedeliverWorker()),
 	}
 }
 

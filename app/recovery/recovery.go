@@ -1,4 +1,4 @@
-package app
+package recovery
 
 import (
 	"context"
@@ -16,25 +16,42 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// openPR is what the resync needs of an open pull request.
-type openPR struct {
+// OpenPR is what the resync needs of an open pull request.
+type OpenPR struct {
 	Number  int
 	HeadSHA string
 	Draft   bool
 }
 
-// recoveryGitHub is the GitHub side of the level-triggered recovery; the
+// GitHub is the GitHub side of the level-triggered recovery; the
 // composition root fills it with ghapp.OpenPullRequests, ghapp.HasCompletedChecks and
 // ghapp.RedeliverFailed.
-type recoveryGitHub struct {
-	installation func(ctx context.Context, installationID int64) (*github.Client, error)
-	app          func() *github.Client
-	openPRs      func(ctx context.Context, gh *github.Client, owner, repo string) ([]openPR, error)
-	hasCompleted func(ctx context.Context, gh *github.Client, owner, repo, sha string, names []string) (bool, error)
-	redeliver    func(ctx context.Context, app *github.Client, since time.Time) (int, error)
-	// comments lists the issue and pull request comments of a repository updated since a time (nil: commands
+type GitHub struct {
+	Installation func(ctx context.Context, installationID int64) (*github.Client, error)
+	App          func() *github.Client
+	OpenPRs      func(ctx context.Context, gh *github.Client, owner, repo string) ([]OpenPR, error)
+	HasCompleted func(ctx context.Context, gh *github.Client, owner, repo, sha string, names []string) (bool, error)
+	Redeliver    func(ctx context.Context, app *github.Client, since time.Time) (int, error)
+	// Comments lists the issue and pull request comments of a repository updated since a time (nil: commands
 	// are not recovered).
-	comments func(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error)
+	Comments func(ctx context.Context, gh *github.Client, owner, repo string, since time.Time) ([]*github.IssueComment, error)
+}
+
+// Deps is what the recovery works with, given once by the composition root.
+type Deps struct {
+	// Queue is the open database: the known repositories, the head log and handled commands, the jobs.
+	Queue  *store.Queue
+	GitHub GitHub
+	// Names are the check runs a checked head has completed.
+	Names func() []string
+	// Window is how far back failed deliveries and comments are looked for.
+	Window time.Duration
+	Log    *slog.Logger
+}
+
+// New builds the recovery.
+func New(d Deps) *Recovery {
+	return &Recovery{q: d.Queue, gh: d.GitHub, names: d.Names, window: d.Window, log: d.Log, now: time.Now, cmds: d.Queue.Commands()}
 }
 
 // Recovery re-derives work from GitHub's state on a timer, so that a lost
@@ -42,7 +59,7 @@ type recoveryGitHub struct {
 // on the elected leader only, so replicas do not repeat them).
 type Recovery struct {
 	q      *store.Queue
-	gh     recoveryGitHub
+	gh     GitHub
 	names  func() []string
 	window time.Duration
 	log    *slog.Logger
@@ -63,12 +80,12 @@ func (r *Recovery) Resync(ctx context.Context) error {
 	var errs []error
 	queued := 0
 	for _, repo := range repos {
-		gh, err := r.gh.installation(ctx, repo.InstallationID)
+		gh, err := r.gh.Installation(ctx, repo.InstallationID)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: %w", repo.Owner, repo.Name, err))
 			continue
 		}
-		prs, err := r.gh.openPRs(ctx, gh, repo.Owner, repo.Name)
+		prs, err := r.gh.OpenPRs(ctx, gh, repo.Owner, repo.Name)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s/%s: listing open pull requests: %w", repo.Owner, repo.Name, err))
 			continue
@@ -82,7 +99,7 @@ func (r *Recovery) Resync(ctx context.Context) error {
 			batch = append(batch, cjobs...)
 		}
 		for _, pr := range prs {
-			done, err := r.gh.hasCompleted(ctx, gh, repo.Owner, repo.Name, pr.HeadSHA, names)
+			done, err := r.gh.HasCompleted(ctx, gh, repo.Owner, repo.Name, pr.HeadSHA, names)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s/%s#%d: %w", repo.Owner, repo.Name, pr.Number, err))
 				continue
@@ -116,7 +133,7 @@ func (r *Recovery) Resync(ctx context.Context) error {
 // whose commands were not handled (their deliveries lost): every one newer than the last comment handled,
 // and older ones too. One listing of the repository's comments serves every pull request. A comment edited
 // since it was written is left alone: what it said first is unknown.
-func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo jobs.InstalledRepo, prs []openPR) ([]river.InsertManyParams, error) {
+func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo jobs.InstalledRepo, prs []OpenPR) ([]river.InsertManyParams, error) {
 	open := map[int]bool{}
 	for _, pr := range prs {
 		open[pr.Number] = true
@@ -124,11 +141,11 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 			return nil, err
 		}
 	}
-	if r.gh.comments == nil || len(prs) == 0 {
+	if r.gh.Comments == nil || len(prs) == 0 {
 		return nil, nil
 	}
 	since := r.now().Add(-r.window)
-	cs, err := r.gh.comments(ctx, gh, repo.Owner, repo.Name, since)
+	cs, err := r.gh.Comments(ctx, gh, repo.Owner, repo.Name, since)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +192,7 @@ func issueNumber(issueURL string) int {
 // last window. A redelivery keeps its X-GitHub-Delivery, so one that did
 // reach us after all is a no-op.
 func (r *Recovery) Redeliver(ctx context.Context) error {
-	n, err := r.gh.redeliver(ctx, r.gh.app(), r.now().Add(-r.window))
+	n, err := r.gh.Redeliver(ctx, r.gh.App(), r.now().Add(-r.window))
 	if err != nil {
 		return fmt.Errorf("redelivering failed deliveries: %w", err)
 	}
@@ -183,4 +200,28 @@ func (r *Recovery) Redeliver(ctx context.Context) error {
 		r.log.Info("asked GitHub to redeliver failed deliveries", "count", n)
 	}
 	return nil
+}
+
+// ResyncWorker is the worker of the periodic resync job.
+func (r *Recovery) ResyncWorker() river.Worker[jobs.ResyncArgs] { return &resyncWorker{r: r} }
+
+// RedeliverWorker is the worker of the periodic redelivery job.
+func (r *Recovery) RedeliverWorker() river.Worker[jobs.RedeliverArgs] { return &redeliverWorker{r: r} }
+
+type resyncWorker struct {
+	river.WorkerDefaults[jobs.ResyncArgs]
+	r *Recovery
+}
+
+func (w *resyncWorker) Work(ctx context.Context, _ *river.Job[jobs.ResyncArgs]) error {
+	return w.r.Resync(ctx)
+}
+
+type redeliverWorker struct {
+	river.WorkerDefaults[jobs.RedeliverArgs]
+	r *Recovery
+}
+
+func (w *redeliverWorker) Work(ctx context.Context, _ *river.Job[jobs.RedeliverArgs]) error {
+	return w.r.Redeliver(ctx)
 }
