@@ -71,7 +71,7 @@ type serverOptions struct {
 	version  string
 	revision string
 	checks   []checks.Check
-	review   ReviewHandler
+	review   reviewHandler
 	// rebuild runs the post-merge rebuild (app/rebuild), each of rebuildTune adjusting it before the workers start.
 	rebuild     bool
 	rebuildTune []func(*rebuild.Rebuilder)
@@ -99,8 +99,8 @@ func WithChecks(cs ...checks.Check) ServerOption {
 	return func(o *serverOptions) { o.checks = cs }
 }
 
-// WithReviewHandler plugs the merge evaluation in.
-func WithReviewHandler(h ReviewHandler) ServerOption {
+// withReviewHandler replaces the merge evaluation as the review job's handler (tests).
+func withReviewHandler(h reviewHandler) ServerOption {
 	return func(o *serverOptions) { o.review = h }
 }
 
@@ -188,7 +188,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	if review == nil {
 		review = merger
 	}
-	var rebuildJob RebuildHandler = recordOnly{log}
+	var rebuildJob rebuildHandler = recordOnly{log}
 	if o.rebuild {
 		rb, err := rebuild.NewRebuilder(cfg.Rebuild(), rebuild.Deps{
 			GitHub: gh.clients, Cache: cache, Queue: q, Limits: limits, Metrics: s.metrics, Log: log})

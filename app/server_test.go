@@ -38,7 +38,7 @@ func TestServerShutdownReleasesJobs(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.ShutdownTimeout = 500 * time.Millisecond
 	br := blockingReview{started: make(chan struct{})}
-	srv, err := NewServer(context.Background(), cfg, testLogger(t), withGitHubDeps(&githubDeps{}), WithChecks(), WithReviewHandler(br))
+	srv, err := NewServer(context.Background(), cfg, testLogger(t), withGitHubDeps(&githubDeps{}), WithChecks(), withReviewHandler(br))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,22 +13,22 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// ReviewHandler is where the merge issue plugs in: it is called once per
+// reviewHandler works the review job (the merger, *merge.Merger): it is called once per
 // recorded review and re-derives the merge decision from the PR's state.
-type ReviewHandler interface {
+type reviewHandler interface {
 	HandleReview(ctx context.Context, job jobs.ReviewArgs) error
 }
 
-// RebuildHandler is where the rebuild issue plugs in: it is called for each
+// rebuildHandler works the rebuild job (*rebuild.Rebuilder with WithRebuild): it is called for each
 // push to a default branch.
-type RebuildHandler interface {
+type rebuildHandler interface {
 	// key names the job across its attempts: a retry or a rescued job
 	// has the key of the attempt it continues.
 	HandleRebuild(ctx context.Context, job jobs.RebuildArgs, key string) error
 }
 
-// recordOnly is the ReviewHandler and RebuildHandler until the merge and
-// rebuild land: it logs the event and decides nothing.
+// recordOnly is the rebuildHandler of a server without WithRebuild (and a reviewHandler): it logs the
+// event and decides nothing.
 type recordOnly struct{ log *slog.Logger }
 
 func (r recordOnly) HandleReview(ctx context.Context, j jobs.ReviewArgs) error {
@@ -47,7 +47,7 @@ func (r recordOnly) HandleRebuild(ctx context.Context, j jobs.RebuildArgs, _ str
 
 type reviewWorker struct {
 	river.WorkerDefaults[jobs.ReviewArgs]
-	h ReviewHandler
+	h reviewHandler
 }
 
 func (w *reviewWorker) Work(ctx context.Context, job *river.Job[jobs.ReviewArgs]) error {
@@ -56,7 +56,7 @@ func (w *reviewWorker) Work(ctx context.Context, job *river.Job[jobs.ReviewArgs]
 
 type rebuildWorker struct {
 	river.WorkerDefaults[jobs.RebuildArgs]
-	h RebuildHandler
+	h rebuildHandler
 }
 
 func (w *rebuildWorker) Work(ctx context.Context, job *river.Job[jobs.RebuildArgs]) error {
@@ -68,8 +68,8 @@ type jobHandlers struct {
 	pipeline *pipeline.Pipeline
 	merger   *merge.Merger
 	commands *merge.Commands
-	review   ReviewHandler
-	rebuild  RebuildHandler
+	review   reviewHandler
+	rebuild  rebuildHandler
 	recovery *recovery.Recovery
 }
 

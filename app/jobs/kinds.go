@@ -45,7 +45,7 @@ func (CheckPRArgs) InsertOpts() river.InsertOpts {
 }
 
 // ReviewArgs records a pull request review; the merge evaluation plugs in
-// through ReviewHandler.
+// through the server's review handler.
 type ReviewArgs struct {
 	InstallationID int64  `json:"installation_id"`
 	Owner          string `json:"owner"`
@@ -66,7 +66,7 @@ func (ReviewArgs) InsertOpts() river.InsertOpts {
 }
 
 // RebuildArgs asks for the catalog image(s) of a default branch commit; the
-// rebuild plugs in through RebuildHandler.
+// rebuild plugs in through the server's rebuild handler.
 type RebuildArgs struct {
 	InstallationID int64  `json:"installation_id"`
 	Owner          string `json:"owner" river:"unique"`

@@ -30,7 +30,7 @@ import (
 const StatusMarker = "<!-- catalogbot:merge-status -->"
 
 // Merger merges pull requests that passed, exactly as checked, and records
-// each merge in the audit log. It is the ReviewHandler of the server.
+// each merge in the audit log. It is the server's review handler.
 type Merger struct {
 	gh    ghapp.Clients
 	teams func(*github.Client) policy.TeamResolver

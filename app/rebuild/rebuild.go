@@ -34,7 +34,7 @@ import (
 // leaseReleaseTimeout bounds the release of a build's lease.
 const leaseReleaseTimeout = 10 * time.Second
 
-// Rebuilder is the RebuildHandler that builds and pushes catalog images when
+// Rebuilder is the rebuild job's handler that builds and pushes catalog images when
 // the default branch moves. For each catalog of the commit's
 // .catalogbot.yaml that names an image, it validates the catalog in full (a
 // catalog with errors is never pushed), builds the image on the base pinned
