@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/go-github/v62/github"
-
 	"github.com/catalogbot/catalogbot/app/ghapp"
 	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/merge"
@@ -24,7 +22,6 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
-	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -77,16 +74,6 @@ type serverOptions struct {
 	rebuildTune []func(*rebuild.Rebuilder)
 	httpClient  *http.Client
 	github      *githubDeps
-}
-
-// githubDeps is everything the server takes from the GitHub side.
-type githubDeps struct {
-	clients  ghapp.Clients
-	reporter pipeline.Reporter
-	teams    func(*github.Client) policy.TeamResolver
-	recovery recovery.GitHub
-	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
-	bot *rebuild.BotIdentity
 }
 
 // WithBuildInfo names the running build in the catalogbot_build_info metric.

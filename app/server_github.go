@@ -8,10 +8,21 @@ import (
 	"github.com/google/go-github/v62/github"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
+	"github.com/catalogbot/catalogbot/app/pipeline"
 	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/catalogbot/catalogbot/policy"
 )
+
+// githubDeps is everything the server takes from the GitHub side.
+type githubDeps struct {
+	clients  ghapp.Clients
+	reporter pipeline.Reporter
+	teams    func(*github.Client) policy.TeamResolver
+	recovery recovery.GitHub
+	// bot is the App's own login, for the provenance of its catalog updates (nil: unknown, nothing is derived).
+	bot *rebuild.BotIdentity
+}
 
 // newGitHubDeps wires the GitHub side: the App's clients, the check-run
 // reporter, the team resolver and the recovery calls.
