@@ -451,15 +451,28 @@ func (m *Merger) setStatusComment(ctx context.Context, gh *github.Client, a jobs
 	}
 	b.WriteString("\nThis comment is updated as things change and removed once nothing blocks the merge.\n")
 	body := b.String()
+	var written *github.IssueComment
 	if existing == nil {
-		_, _, err := gh.Issues.CreateComment(ctx, a.Owner, a.Repo, a.Number, &github.IssueComment{Body: github.String(body)})
+		written, _, err = gh.Issues.CreateComment(ctx, a.Owner, a.Repo, a.Number, &github.IssueComment{Body: github.String(body)})
+	} else if existing.GetBody() != body {
+		written, _, err = gh.Issues.EditComment(ctx, a.Owner, a.Repo, existing.GetID(), &github.IssueComment{Body: github.String(body)})
+	}
+	if err != nil || written == nil {
 		return err
 	}
-	if existing.GetBody() == body {
-		return nil
+	// The blocking reasons were decided on facts read before this write, without the merge lease: an
+	// evaluation of the same pull request may have merged it (and removed the comment) meanwhile. Whichever
+	// writes last sees the merge here and takes its comment back, so a merged or closed pull request never
+	// keeps a "will not merge" comment.
+	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Repo, a.Number)
+	if err != nil {
+		return fmt.Errorf("reading #%d after its status comment: %w", a.Number, err)
 	}
-	_, _, err = gh.Issues.EditComment(ctx, a.Owner, a.Repo, existing.GetID(), &github.IssueComment{Body: github.String(body)})
-	return err
+	if pr.GetMerged() || pr.GetState() == "closed" {
+		_, err := gh.Issues.DeleteComment(ctx, a.Owner, a.Repo, written.GetID())
+		return err
+	}
+	return nil
 }
 
 func (m *Merger) findStatusComment(ctx context.Context, gh *github.Client, a jobs.MergeArgs) (*github.IssueComment, error) {

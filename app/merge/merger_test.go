@@ -43,6 +43,7 @@ type mergeEnv struct {
 	head    string
 	base    string
 	beforeM func() // runs just before the merge request reaches the fake
+	beforeC func() // runs just before a new comment reaches the fake
 }
 
 // hookClients hands out installation clients whose requests pass through a hook.
@@ -75,6 +76,9 @@ type hookTransport struct {
 func (t hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/merge") && t.env.beforeM != nil {
 		t.env.beforeM()
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/comments") && t.env.beforeC != nil {
+		t.env.beforeC()
 	}
 	return t.rt.RoundTrip(r)
 }
@@ -183,6 +187,24 @@ func TestMergeSucceedsAndIsAudited(t *testing.T) {
 	}
 	if log, _ := e.q.AuditLog(context.Background(), "", 0); len(log) != 1 {
 		t.Errorf("audit rows after a second evaluation = %d, want 1", len(log))
+	}
+}
+
+// An evaluation that decided "not yet" on facts read before another evaluation merged (or someone closed)
+// the pull request must not leave its "will not merge" comment on it: the last writer sees the merge and
+// takes the comment back (CI once saw a draft's comment outlive the merge of the ready pull request).
+func TestStatusCommentWrittenAfterMergeIsTakenBack(t *testing.T) {
+	e := newMergeEnv(t, "mallory") // owns nothing: the evaluation blocks and writes the comment
+	e.beforeC = func() {
+		e.beforeC = nil
+		must(t, e.fake.ClosePullRequest(testOwner, testRepo, 1))
+	}
+	e.evaluate(t)
+	if c := e.statusComment(); c != "" {
+		t.Errorf("a closed pull request keeps the status comment written on older facts:\n%s", c)
+	}
+	if n := len(e.fake.Comments(testOwner, testRepo, 1)); n != 0 {
+		t.Errorf("%d comments left: %+v", n, e.fake.Comments(testOwner, testRepo, 1))
 	}
 }
 
