@@ -95,6 +95,7 @@ type fileConfig struct {
 		BaseImage     string   `json:"base_image"`
 		PushAuthFile  string   `json:"push_auth_file"`
 		AllowedImages []string `json:"allowed_images"`
+		SignKeyFile   string   `json:"sign_key_file"`
 	} `json:"rebuild"`
 }
 
@@ -152,6 +153,11 @@ type Config struct {
 	// RebuildAllowedImages are the prefixes a pushed catalog image must start
 	// with (as policy images.allowedRegistries); empty allows any.
 	RebuildAllowedImages []string
+	// RebuildSignKeyFile is a PEM ECDSA P-256 private key (PKCS#8 or EC
+	// PRIVATE KEY, unencrypted) the catalog and bundle images are signed
+	// with, their provenance attested; empty: nothing is signed. Loaded once
+	// at start; its content is never logged.
+	RebuildSignKeyFile string
 }
 
 // SQLitePath is the SQLite database file used when no database URL is given.
@@ -208,7 +214,7 @@ func loadConfig(path string, getenv func(string) string, server bool) (*Config, 
 		RegistryAuthFile: fc.Registry.AuthFile, RegistryInternalHosts: fc.Registry.InternalHosts,
 		RegistryInsecureHosts: fc.Registry.InsecureHosts, RegistryOffline: fc.Registry.Offline,
 		RebuildBaseImage: fc.Rebuild.BaseImage, RebuildPushAuthFile: fc.Rebuild.PushAuthFile,
-		RebuildAllowedImages: fc.Rebuild.AllowedImages,
+		RebuildAllowedImages: fc.Rebuild.AllowedImages, RebuildSignKeyFile: fc.Rebuild.SignKeyFile,
 	}
 	if fc.LogLevel != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(fc.LogLevel)); err != nil {
@@ -430,7 +436,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 // Rebuild is the post-merge rebuild's part of the configuration.
 func (c *Config) Rebuild() rebuild.Config {
 	return rebuild.Config{BaseImage: c.RebuildBaseImage, AllowedImages: c.RebuildAllowedImages, AppID: c.AppID,
-		PushAuthFile: c.RebuildPushAuthFile, Registry: c.registry()}
+		PushAuthFile: c.RebuildPushAuthFile, SignKeyFile: c.RebuildSignKeyFile, Registry: c.registry()}
 }
 
 // registry is the registry client's part of the configuration.

@@ -178,7 +178,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	var rebuildJob rebuildHandler = recordOnly{log}
 	if o.rebuild {
 		rb, err := rebuild.NewRebuilder(cfg.Rebuild(), rebuild.Deps{
-			GitHub: gh.clients, Cache: cache, Queue: q, Limits: limits, Metrics: s.metrics, Log: log})
+			GitHub: gh.clients, Cache: cache, Queue: q, Limits: limits, Metrics: s.metrics, Log: log, Version: o.version})
 		if err != nil {
 			return fail(err)
 		}

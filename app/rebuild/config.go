@@ -18,6 +18,9 @@ type Config struct {
 	AppID int64
 	// PushAuthFile holds the push credentials (rebuild.push_auth_file).
 	PushAuthFile string
+	// SignKeyFile is the PEM private key the pushed images are signed with
+	// (rebuild.sign_key_file); empty: nothing is signed.
+	SignKeyFile string
 	// Registry is the registry client's configuration.
 	Registry RegistryConfig
 }

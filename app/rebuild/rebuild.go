@@ -29,6 +29,7 @@ import (
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/gitpolicy"
 	"github.com/catalogbot/catalogbot/registry"
+	"github.com/catalogbot/catalogbot/sign"
 )
 
 // leaseReleaseTimeout bounds the release of a build's lease.
@@ -86,6 +87,12 @@ type Rebuilder struct {
 	limits    catalog.Limits
 	imgLimits image.Limits
 	metrics   JobObserver
+	merges    store.MergeStore
+	// signer signs each pushed image with signKey (rebuild.sign_key_file); nil: nothing is signed.
+	signer  *sign.Signer
+	signKey *sign.Key
+	// version is the App's own version, stated in the provenance.
+	version string
 	// valid remembers the catalogs (by image.ContentKey) that validated, with their findings: an unchanged
 	// catalog is neither read nor validated again, and its layer comes from imgLimits.Cache.
 	valid validatedCatalogs
@@ -143,6 +150,8 @@ type Deps struct {
 	Limits  catalog.Limits
 	Metrics JobObserver
 	Log     *slog.Logger
+	// Version is the running App's version, stated in the images' provenance.
+	Version string
 }
 
 // NewRebuilder builds the rebuild from the App's configuration: the default
@@ -159,6 +168,16 @@ func NewRebuilder(cfg Config, d Deps) (*Rebuilder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring the registry client of the rebuild: %w", err)
 	}
+	key, err := loadSigningKey(cfg.SignKeyFile)
+	if err != nil {
+		reg.Close()
+		return nil, err
+	}
+	var signer *sign.Signer
+	if key != nil {
+		signer = sign.NewSigner(key, reg, log)
+		log.Info("images are signed", "key", key.Fingerprint())
+	}
 	return &Rebuilder{
 		log: log, reg: reg, baseImage: cfg.BaseImage, appID: cfg.AppID,
 		allowed: policy.Images{AllowedRegistries: cfg.AllowedImages},
@@ -168,7 +187,8 @@ func NewRebuilder(cfg Config, d Deps) (*Rebuilder, error) {
 		// its layer back instead of being read and compressed again.
 		imgLimits: image.Limits{Cache: image.NewLayerCache(0)},
 		gh:        d.GitHub, cache: d.Cache, q: d.Queue, store: d.Queue.Rebuilds(), updates: d.Queue.Updates(),
-		limits: d.Limits, metrics: d.Metrics,
+		limits: d.Limits, metrics: d.Metrics, merges: d.Queue.Merges(),
+		signer: signer, signKey: key, version: d.Version,
 	}, nil
 }
 
@@ -440,6 +460,7 @@ func (b *rebuild) run(ctx context.Context) (string, error) {
 		b.log.Error("build failed; giving up", "tries", n, "err", tryErr)
 	}
 	res := summarise(a.SHA, results, tryErr, b.r.maxTries)
+	res.Summary += b.r.signingNote(countSigned(results))
 	if err := b.complete(ctx, runID, res); err != nil {
 		return "error", err
 	}
@@ -585,6 +606,8 @@ type targetResult struct {
 	Findings []catalog.Finding
 	// Problem says why the image was not pushed ("" when it was).
 	Problem string
+	// Signed says what signing did (zero: not signed).
+	Signed signed
 }
 
 // buildAll validates, builds and pushes each target. The error is a failure
@@ -609,6 +632,7 @@ func (b *rebuild) buildAll(ctx context.Context, repo *gitfs.Repo, commit gitfs.H
 }
 
 func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (targetResult, error) {
+	started := b.r.now()
 	res := targetResult{Catalog: c.Path, Image: c.Image}
 	if !b.r.allowed.RegistryAllowed(c.Image) {
 		res.Problem = fmt.Sprintf("%s is not among the images this App may push (rebuild.allowed_images: %s)", c.Image, strings.Join(b.r.allowed.AllowedRegistries, ", "))
@@ -684,7 +708,27 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 		return res, err
 	}
 	res.Digest, res.Platforms = d.String(), built.Platforms
-	for _, t := range pushTags(tag.TagStr(), b.a.SHA) {
+	tags := pushTags(tag.TagStr(), b.a.SHA)
+	if b.r.signer != nil {
+		// By digest, signed, then tagged: a tag never names unsigned content.
+		if err := b.lease.renew(ctx); err != nil {
+			return res, err
+		}
+		byDigest := tag.Context().Name() + "@" + res.Digest
+		if _, err := built.Push(ctx, byDigest, opts...); err != nil {
+			return res, err
+		}
+		ids := make([]string, len(tags))
+		for i, t := range tags {
+			ids[i] = tag.Context().Name() + ":" + t
+		}
+		sres, err := b.signPushed(ctx, byDigest, ids, b.provenance(ctx, sign.BuildTypeCatalog, c.Path, res.Base, started))
+		if err != nil {
+			return res, err
+		}
+		res.Signed = sres
+	}
+	for _, t := range tags {
 		ref := tag.Context().Name() + ":" + t
 		// Only the lease's holder pushes: a build that lost it must not
 		// move a tag after the build that took it over.
@@ -777,6 +821,9 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) verd
 		if t.Problem == "" {
 			pushed++
 			digest = "`" + t.Digest + "`"
+			if t.Signed.Manifests > 0 {
+				digest += fmt.Sprintf(" (signed: %d %s%s)", t.Signed.Manifests, ghapp.Plural(t.Signed.Manifests, "manifest", "manifests"), attestedWord(t.Signed.Attested))
+			}
 		} else {
 			refused++
 			res.Conclusion = verdict.Failure

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/riverqueue/river"
 
 	"github.com/catalogbot/catalogbot/app/ghapp"
@@ -21,6 +22,7 @@ import (
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
+	"github.com/catalogbot/catalogbot/sign"
 )
 
 // maxBundlesPerCommit bounds the bundle images one commit builds; more is refused, not built in part.
@@ -44,6 +46,8 @@ type bundleResult struct {
 	Pushed, Existing bool
 	// Problem says why nothing was pushed ("" when it was, or was there already).
 	Problem string
+	// Signed says what signing did (zero: not signed).
+	Signed signed
 	// add is the bundle as a catalog update adds it (its image by digest), once it is on the registry.
 	add *template.Addition
 }
@@ -217,6 +221,13 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 		b.log.Error("bundle image push failed; giving up", "tries", n, "err", tryErr)
 	}
 	res := summariseBundles(a.SHA, results, tryErr, b.r.maxTries)
+	nSigned := 0
+	for _, r := range results {
+		if r.Signed.Manifests > 0 {
+			nSigned++
+		}
+	}
+	res.Summary += b.r.signingNote(nSigned)
 	res.Summary += summariseUpdates(updates)
 	for _, u := range updates {
 		if u.Problem != "" {
@@ -233,6 +244,7 @@ func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitf
 // buildBundle builds one bundle directory's image and pushes it once. The error is worth another try (the
 // registry); what another try cannot change is a Problem.
 func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root policy.BundleRoot) (bundleResult, error) {
+	started := b.r.now()
 	res := bundleResult{Dir: dir}
 	sub, err := fs.Sub(tree, dir)
 	if err != nil {
@@ -281,6 +293,28 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 		return res, err
 	}
 	ctx = registry.WithTokenHosts(ctx, b.r.allowed.RegistryHosts()...)
+	if b.r.signer != nil {
+		// A tag that names other content is refused before anything is written or signed; then the content
+		// by digest, its signature, and only then the tag: the tag never names unsigned content.
+		if c := b.r.reg.Check(ctx, res.Ref); c.Kind == registry.Exists && c.Digest != res.Digest {
+			res.Problem = (&registry.TagTakenError{Ref: res.Ref, Existing: c.Digest, Refused: res.Digest}).Error()
+			return res, nil
+		}
+		tr, err := b.r.reg.Reference(res.Ref)
+		if err != nil {
+			res.Problem = err.Error()
+			return res, nil
+		}
+		byDigest := tr.Context().Digest(res.Digest)
+		if err := remote.Write(byDigest, img, b.r.reg.RemoteOptions(ctx)...); err != nil {
+			return res, fmt.Errorf("pushing %s: %w", byDigest, err)
+		}
+		sres, err := b.signPushed(ctx, byDigest.String(), []string{tr.String()}, b.provenance(ctx, sign.BuildTypeBundle, dir, "", started))
+		if err != nil {
+			return res, err
+		}
+		res.Signed = sres
+	}
 	pushed, err := b.r.reg.PushOnce(ctx, res.Ref, img)
 	var taken *registry.TagTakenError
 	switch {
@@ -316,6 +350,9 @@ func summariseBundles(sha string, results []bundleResult, tryErr error, tries in
 			status, ok = "already there (same digest)", ok+1
 		default:
 			ok++
+		}
+		if r.Problem == "" && r.Signed.Manifests > 0 {
+			status += ", signed" + attestedWord(r.Signed.Attested)
 		}
 		digest := "—"
 		if r.Digest != "" {

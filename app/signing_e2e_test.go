@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/registry"
+	"github.com/catalogbot/catalogbot/sign"
+)
+
+// writeSigningKey writes a fresh PEM PKCS#8 ECDSA P-256 key, as an operator mounts it, and returns its file
+// and public key.
+func writeSigningKey(t *testing.T) (string, *sign.PublicKey) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "sign.key")
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pubDER, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := sign.ParsePublicKey(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, pub
+}
+
+func (e *rebuildEnv) verifier() *registry.Client {
+	e.t.Helper()
+	c, err := registry.New(registry.WithAllowedHosts(e.reg.host), registry.WithInsecureHosts(e.reg.host))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// With rebuild.sign_key_file, a merged bundle becomes a signed bundle image and the commit's catalog image a
+// signed index (each platform manifest signed too), both with a provenance attestation stating the
+// repository, the commit, the directory built and the base image; the key verifies them as `catalogbot audit
+// --image` does, another key does not. On SQLite and PostgreSQL.
+func TestAppSignsTheImagesItPushes(t *testing.T) {
+	for _, backend := range backendNames {
+		t.Run(backend, func(t *testing.T) {
+			e := newRebuildEnv(t, backend, bundleImagePolicy)
+			keyFile, pub := writeSigningKey(t)
+			e.cfg.RebuildSignKeyFile = keyFile
+			e.start()
+			before, sha := e.commitMain(e2eBundle("1.1.0", "registry+v1"), "merge #7: etcd 1.1.0")
+			e.deliverPush(before, sha)
+			run := e.waitRun(jobs.BundleImageCheckRunName, sha)
+			if run.Conclusion != "success" || !strings.Contains(run.Summary, "signed, provenance attested") || strings.Contains(run.Summary, "not signed") {
+				t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+			}
+			img := e.waitImageRun(sha)
+			if img.Conclusion != "success" || !strings.Contains(img.Summary, "provenance attested") || strings.Contains(img.Summary, "not signed") {
+				t.Fatalf("catalog image run: %s %q\n%s", img.Conclusion, img.Title, img.Summary)
+			}
+			ctx := context.Background()
+			reg := e.verifier()
+			for _, tc := range []struct{ ref, buildType, path, base string }{
+				{e.reg.host + "/acme/etcd-bundle:v1.1.0", sign.BuildTypeBundle, "operators/etcd/1.1.0", ""},
+				{e.reg.host + "/acme/catalog:latest", sign.BuildTypeCatalog, "catalogs/v4.16", e.baseRef},
+				{e.reg.host + "/acme/catalog:" + sha, sign.BuildTypeCatalog, "catalogs/v4.16", e.baseRef},
+			} {
+				v, err := sign.Verify(ctx, reg, pub, tc.ref, sign.VerifyOptions{RequireAttestation: true})
+				if err != nil {
+					t.Fatalf("%s: %v", tc.ref, err)
+				}
+				if tc.buildType == sign.BuildTypeCatalog && len(v.Manifests) < 2 {
+					t.Errorf("%s: %d manifests verified, want the index and each platform", tc.ref, len(v.Manifests))
+				}
+				for _, m := range v.Manifests {
+					p := m.Statements[0].Provenance
+					if p.Repository != "acme/catalog" || p.Commit != sha || p.Path != tc.path || p.BuildType != tc.buildType || p.Ref != "refs/heads/main" {
+						t.Errorf("%s %s: provenance %+v", tc.ref, m.Digest, p)
+					}
+					if p.BaseImage != tc.base {
+						t.Errorf("%s: base %q, want %q", tc.ref, p.BaseImage, tc.base)
+					}
+				}
+				_, other := writeSigningKey(t)
+				if _, err := sign.Verify(ctx, reg, other, tc.ref, sign.VerifyOptions{}); !errors.Is(err, sign.ErrNotSigned) {
+					t.Errorf("%s under another key: %v, want not signed", tc.ref, err)
+				}
+			}
+		})
+	}
+}
+
+// Without a signing key the App pushes as before and says so in both runs; the verifier refuses the images.
+func TestAppWithoutSigningKeySaysNotSigned(t *testing.T) {
+	e := newRebuildEnv(t, backendNames[0], bundleImagePolicy)
+	e.start()
+	before, sha := e.commitMain(e2eBundle("1.1.0", "registry+v1"), "merge #7: etcd 1.1.0")
+	e.deliverPush(before, sha)
+	for _, run := range []string{jobs.BundleImageCheckRunName, jobs.RebuildCheckRunName} {
+		r := e.waitRun(run, sha)
+		if r.Conclusion != "success" || !strings.Contains(r.Summary, "not signed: no signing key configured") {
+			t.Errorf("%s: %s %q\n%s", run, r.Conclusion, r.Title, r.Summary)
+		}
+	}
+	_, pub := writeSigningKey(t)
+	for _, ref := range []string{e.reg.host + "/acme/etcd-bundle:v1.1.0", e.reg.host + "/acme/catalog:latest"} {
+		if _, err := sign.Verify(context.Background(), e.verifier(), pub, ref, sign.VerifyOptions{}); !errors.Is(err, sign.ErrNotSigned) {
+			t.Errorf("%s: %v, want not signed", ref, err)
+		}
+	}
+}
+
+// A signing key that is not a usable key stops the App at start, with the file named and no key bytes shown.
+func TestAppRefusesAnUnusableSigningKey(t *testing.T) {
+	e := newRebuildEnv(t, backendNames[0], bundleImagePolicy)
+	file := filepath.Join(t.TempDir(), "sign.key")
+	if err := os.WriteFile(file, []byte("-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0\n-----END RSA PRIVATE KEY-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.RebuildSignKeyFile = file
+	_, err := NewServer(context.Background(), e.cfg, testLogger(t), WithRebuild())
+	if err == nil || !strings.Contains(err.Error(), "rebuild.sign_key_file") || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "c2VjcmV0") {
+		t.Fatalf("NewServer: %v", err)
+	}
+}
