@@ -65,3 +65,31 @@ func (m *Merger) acquireLease(ctx context.Context, owner, repo string) (release 
 		}
 	}
 }
+
+// waitLeaseFree waits up to leaseWait while another merge of the repository holds its lease, reading only the
+// database; it returns a snooze error for the job when the lease stays busy. The evaluation calls it before it
+// reads anything from GitHub: facts read while a merge is under way would be read again under the lease, and a
+// replica killed holding the lease keeps it busy for up to repoLeaseTTL, through which every evaluation of the
+// repository would otherwise read its facts every few seconds.
+func (m *Merger) waitLeaseFree(ctx context.Context, owner, repo string) error {
+	deadline := m.now().Add(leaseWait)
+	for {
+		busy, err := m.lease.LeaseBusy(ctx, owner, repo, m.now())
+		if err != nil || !busy {
+			return err
+		}
+		if m.now().After(deadline) {
+			m.stats.leaseWaits.Add(1)
+			j, _ := rand.Int(rand.Reader, big.NewInt(2000))
+			return river.JobSnooze(time.Second + time.Duration(j.Int64())*time.Millisecond)
+		}
+		j, _ := rand.Int(rand.Reader, big.NewInt(150))
+		t := time.NewTimer(50*time.Millisecond + time.Duration(j.Int64())*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -195,6 +195,9 @@ func (m *Merger) Evaluate(ctx context.Context, a jobs.MergeArgs) error {
 		if err != nil {
 			return fmt.Errorf("reading the hold fence: %w", err)
 		}
+		if err := m.waitLeaseFree(ctx, a.Owner, a.Repo); err != nil {
+			return err // a snooze while another merge of the repository is under way
+		}
 		g, err := m.gatherFacts(ctx, gh, a, nil)
 		if err != nil {
 			return err

@@ -23,6 +23,18 @@ type LeaseStore interface {
 	// already holder's.
 	TakeLease(ctx context.Context, owner, repo, holder string, now, until time.Time) (bool, error)
 	DropLease(ctx context.Context, owner, repo, holder string) error
+	// LeaseBusy says whether the repository's lease is held at now (by anyone).
+	LeaseBusy(ctx context.Context, owner, repo string, now time.Time) (bool, error)
+}
+
+func (b *riverBackend[TTx]) LeaseBusy(ctx context.Context, owner, repo string, now time.Time) (bool, error) {
+	busy := false
+	err := b.db.query(ctx, `SELECT 1 FROM catalogbot_merge_lease WHERE owner = $1 AND name = $2 AND until_at >= $3`,
+		[]any{strings.ToLower(owner), strings.ToLower(repo), dbTime(now)}, func(scan func(...any) error) error {
+			busy = true
+			return nil
+		})
+	return busy, err
 }
 
 func (b *riverBackend[TTx]) TakeLease(ctx context.Context, owner, repo, holder string, now, until time.Time) (bool, error) {
