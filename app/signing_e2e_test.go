@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/registry"
 	"github.com/catalogbot/catalogbot/sign"
 )
@@ -139,5 +141,69 @@ func TestAppRefusesAnUnusableSigningKey(t *testing.T) {
 	_, err := NewServer(context.Background(), e.cfg, testLogger(t), WithRebuild())
 	if err == nil || !strings.Contains(err.Error(), "rebuild.sign_key_file") || !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "c2VjcmV0") {
 		t.Fatalf("NewServer: %v", err)
+	}
+}
+
+// A bundle pull request the App merged on an owner's approval: the bundle image built from the merge commit
+// states, in its signed provenance, the pull request, its merged head, who approved that head (from the
+// App's merge audit), and the App's check runs on it with their conclusions.
+func TestAppProvenanceNamesTheMergedPullRequest(t *testing.T) {
+	e := newRebuildEnv(t, backendNames[0], func(host, baseRef string) string {
+		return bundleImagePolicy(host, baseRef) + "automerge: {enabled: true}\n"
+	})
+	keyFile, pub := writeSigningKey(t)
+	e.cfg.RebuildSignKeyFile = keyFile
+	e.checks = []checks.Check{checks.Ownership{}, checks.Validation{}}
+	e.start()
+	base := e.main
+	runGit(t, e.work.dir, "checkout", "-q", "-b", "etcd-1.1.0")
+	head := e.work.commit(e2eBundle("1.1.0", "registry+v1"), "add etcd 1.1.0")
+	e.work.push("HEAD", "refs/heads/etcd-1.1.0")
+	e.work.push("HEAD", "refs/pull/1/head")
+	number, err := e.fake.AddPullRequest("acme", "catalog", githubfake.PR{Author: "alice", HeadRef: "etcd-1.1.0", HeadSHA: head, BaseSHA: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deliverPR(number, "opened")
+	e.prRun("catalogbot/ownership", number, head)
+	id, err := e.fake.AddReview("acme", "catalog", number, githubfake.Review{User: "bob", State: "APPROVED", CommitID: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := e.fake.PullRequestReviewEvent("acme", "catalog", number, id, "submitted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.fake.Deliver(context.Background(), "pull_request_review", withCloneURL(t, ev, e.git.URL("acme", "catalog"))); err != nil || d.StatusCode != 202 {
+		t.Fatalf("delivering the review: %v %+v", err, d)
+	}
+	merge := e.waitMergedPR(number)
+	runGit(t, e.work.dir, "checkout", "-q", "main")
+	e.syncMain()
+	e.deliverPush(base, merge)
+	if run := e.waitRun(jobs.BundleImageCheckRunName, merge); run.Conclusion != "success" {
+		t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	v, err := sign.Verify(context.Background(), e.verifier(), pub, e.reg.host+"/acme/etcd-bundle:v1.1.0", sign.VerifyOptions{RequireAttestation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := v.Manifests[0].Statements[0].Provenance
+	if p.Commit != merge || len(p.PullRequests) != 1 {
+		t.Fatalf("provenance: commit %s, pull requests %+v; want %s and #%d", p.Commit, p.PullRequests, merge, number)
+	}
+	pr := p.PullRequests[0]
+	if pr.Number != number || pr.HeadSHA != head || pr.MergeCommit != merge || len(pr.Approvals) != 1 || pr.Approvals[0].User != "bob" || pr.Approvals[0].HeadSHA != head {
+		t.Errorf("pull request in the provenance: %+v", pr)
+	}
+	runs := map[string]string{}
+	for _, r := range p.CheckRuns {
+		if r.HeadSHA != head {
+			t.Errorf("check run %+v not on the merged head %s", r, head)
+		}
+		runs[r.Name] = r.Conclusion
+	}
+	if runs["catalogbot/ownership"] != "success" || runs["catalogbot/validate"] != "success" {
+		t.Errorf("check runs in the provenance: %+v", p.CheckRuns)
 	}
 }

@@ -81,6 +81,8 @@ type MergeDecision struct {
 	// ApprovalIDs are the reviews that authorized the merge; ApprovalComments the /approve comments.
 	ApprovalIDs      []int64
 	ApprovalComments []int64
+	// Approvers are the logins whose approval of the head counted.
+	Approvers []string
 }
 
 // DecideMerge applies the merge rules: the pull request is open and not a
@@ -207,6 +209,7 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	case len(approvers) > 0:
 		sort.Strings(approvers)
 		d.AuthorizedBy = "approved by " + strings.Join(approvers, ", ")
+		d.Approvers = approvers
 	}
 	if d.AuthorizedBy != "" && len(f.Removals) > 0 {
 		d.AuthorizedBy += "; removals the policy allows: " + strings.Join(f.Removals, "; ")

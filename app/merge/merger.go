@@ -318,7 +318,7 @@ func (m *Merger) mergeUnderLease(ctx context.Context, gh *github.Client, a jobs.
 		m.stats.merges.Add(1)
 		log.Info("merged", "sha", g.CheckedSHA, "merge_commit", res2.GetSHA(), "base", jobs.Short(g.baseHead), "authorized_by", d.AuthorizedBy)
 		if err := m.store.AddAudit(ctx, store.AuditEntry{Repo: full, Number: a.Number, MergedSHA: g.CheckedSHA,
-			MergeCommit: res2.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments,
+			MergeCommit: res2.GetSHA(), Author: g.Author, AuthorizedBy: d.AuthorizedBy, ReviewIDs: d.ApprovalIDs, ApprovalComments: d.ApprovalComments, Approvers: d.Approvers,
 			PolicySHA: g.Checked.BaseSHA, CheckRunIDs: g.CheckRunIDs, Method: method, MergedAt: m.now()}); err != nil {
 			// The merge happened: a retry would find the PR merged and
 			// not write the row, so say so loudly instead.

@@ -346,6 +346,8 @@ type rebuild struct {
 	branch string
 	log    *slog.Logger
 	lease  *leaseKeeper
+	// merged caches what the provenance states of the pull requests merged into the commit.
+	merged *mergedFacts
 }
 
 // errBranchGone: the branch no longer exists; there is nothing to build.

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v62/github"
+
+	"github.com/catalogbot/catalogbot/app/ghapp"
+	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/sign"
 )
 
@@ -59,18 +63,62 @@ func (b *rebuild) provenance(ctx context.Context, buildType, dir, base string, s
 	if a.DeliveryID != "" {
 		p.InvocationID = "delivery:" + a.DeliveryID
 	}
-	if b.r.merges != nil {
-		entries, err := b.r.merges.ListAudit(ctx, a.Owner+"/"+a.Repo, 200)
-		if err != nil {
-			b.log.Warn("reading the merge audit for the provenance (it names no pull request)", "err", err)
+	p.PullRequests, p.CheckRuns = b.mergedInto(ctx)
+	return p
+}
+
+// maxProvenanceRuns bounds the check runs stated per merged pull request.
+const maxProvenanceRuns = 100
+
+// mergedInto reads, once per build, the pull requests the App merged into the commit (its merge audit log:
+// number, merged head, merge commit, whose approval of that head counted) and the App's own check runs on
+// each merged head with their conclusions. What cannot be read is left out and logged: the provenance then
+// says less, never something the App did not record.
+func (b *rebuild) mergedInto(ctx context.Context) ([]sign.PullRequest, []sign.CheckRun) {
+	if b.merged != nil {
+		return b.merged.prs, b.merged.runs
+	}
+	b.merged = &mergedFacts{}
+	a := b.a
+	if b.r.merges == nil {
+		return nil, nil
+	}
+	entries, err := b.r.merges.ListAudit(ctx, a.Owner+"/"+a.Repo, 200)
+	if err != nil {
+		b.log.Warn("reading the merge audit for the provenance (it names no pull request)", "err", err)
+		return nil, nil
+	}
+	for _, e := range entries {
+		if !strings.EqualFold(e.MergeCommit, a.SHA) {
+			continue
 		}
-		for _, e := range entries {
-			if strings.EqualFold(e.MergeCommit, a.SHA) {
-				p.PullRequests = append(p.PullRequests, sign.PullRequest{Number: e.Number, HeadSHA: e.MergedSHA, MergeCommit: e.MergeCommit})
+		pr := sign.PullRequest{Number: e.Number, HeadSHA: e.MergedSHA, MergeCommit: e.MergeCommit}
+		for _, u := range e.Approvers {
+			pr.Approvals = append(pr.Approvals, sign.Approval{User: u, HeadSHA: e.MergedSHA})
+		}
+		b.merged.prs = append(b.merged.prs, pr)
+		if b.r.appID == 0 || !jobs.IsSHA(e.MergedSHA) {
+			continue // the App's own runs cannot be told from others'
+		}
+		opt := github.ListCheckRunsOptions{Filter: github.String("latest"), Status: github.String("completed"), AppID: github.Int64(b.r.appID)}
+		n := 0
+		err := ghapp.ListRuns(ctx, b.gh, a.Owner, a.Repo, e.MergedSHA, opt, 1, func(cr *github.CheckRun) {
+			if n < maxProvenanceRuns {
+				b.merged.runs = append(b.merged.runs, sign.CheckRun{Name: cr.GetName(), HeadSHA: e.MergedSHA, Conclusion: cr.GetConclusion()})
+				n++
 			}
+		})
+		if err != nil {
+			b.log.Warn("reading the check runs of a merged head for the provenance (left out)", "pull_request", e.Number, "err", err)
 		}
 	}
-	return p
+	return b.merged.prs, b.merged.runs
+}
+
+// mergedFacts are what mergedInto read.
+type mergedFacts struct {
+	prs  []sign.PullRequest
+	runs []sign.CheckRun
 }
 
 // signingNote is the run summary's line about signing.

@@ -87,6 +87,9 @@ type AuditEntry struct {
 	ReviewIDs    []int64 `json:"review_ids"`
 	// ApprovalComments are the /approve comments that counted (their rows in the approval audit).
 	ApprovalComments []int64 `json:"approval_comments,omitempty"`
+	// Approvers are the logins whose approval of MergedSHA (review or /approve) counted; the images built
+	// from the merge state them in their provenance.
+	Approvers []string `json:"approvers,omitempty"`
 	// PolicySHA is the base commit whose policy allowed the merge.
 	PolicySHA   string           `json:"policy_sha"`
 	CheckRunIDs map[string]int64 `json:"check_run_ids"`
@@ -202,10 +205,10 @@ func (b *riverBackend[TTx]) AddAudit(ctx context.Context, e AuditEntry) error {
 	// (rows written before hold the list).
 	var reviews []byte
 	var err error
-	if len(e.ApprovalComments) == 0 {
+	if len(e.ApprovalComments) == 0 && len(e.Approvers) == 0 {
 		reviews, err = json.Marshal(e.ReviewIDs)
 	} else {
-		reviews, err = json.Marshal(storedApprovals{Reviews: e.ReviewIDs, Comments: e.ApprovalComments})
+		reviews, err = json.Marshal(storedApprovals{Reviews: e.ReviewIDs, Comments: e.ApprovalComments, Approvers: e.Approvers})
 	}
 	if err != nil {
 		return err
@@ -253,7 +256,7 @@ func (b *riverBackend[TTx]) ListAudit(ctx context.Context, repo string, limit in
 		if strings.HasPrefix(strings.TrimSpace(reviews), "{") {
 			var sa storedApprovals
 			errs = append(errs, json.Unmarshal([]byte(reviews), &sa))
-			e.ReviewIDs, e.ApprovalComments = sa.Reviews, sa.Comments
+			e.ReviewIDs, e.ApprovalComments, e.Approvers = sa.Reviews, sa.Comments, sa.Approvers
 		} else {
 			errs = append(errs, json.Unmarshal([]byte(reviews), &e.ReviewIDs))
 		}
@@ -280,8 +283,10 @@ type storedTouched struct {
 	Removals []string `json:"removals,omitempty"`
 }
 
-// storedApprovals is the review_ids column when /approve comments authorized the merge.
+// storedApprovals is the review_ids column when /approve comments authorized the merge, or the approvers'
+// logins are known (rows written before hold only the list of reviews).
 type storedApprovals struct {
-	Reviews  []int64 `json:"reviews"`
-	Comments []int64 `json:"comments"`
+	Reviews   []int64  `json:"reviews"`
+	Comments  []int64  `json:"comments"`
+	Approvers []string `json:"approvers,omitempty"`
 }
