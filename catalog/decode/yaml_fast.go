@@ -920,6 +920,13 @@ func (f *fastYAML) literal(off, parent int) Value {
 		}
 		b.WriteString(s[l.a:l.b])
 	}
+	endChomped(&b, chomp, trailing)
+	return scalarValue(KindString, b.String())
+}
+
+// endChomped ends a block scalar's text as its chomping indicator says: clip (none) keeps one final line
+// break, keep ('+') keeps it and the trailing empty lines, strip ('-') keeps none.
+func endChomped(b *strings.Builder, chomp byte, trailing int) {
 	switch chomp {
 	case 0:
 		b.WriteByte('\n')
@@ -929,7 +936,6 @@ func (f *fastYAML) literal(off, parent int) Value {
 			b.WriteByte('\n')
 		}
 	}
-	return scalarValue(KindString, b.String())
 }
 
 // fold joins the lines of a folded block scalar as YAML does: a line break
@@ -967,15 +973,7 @@ func (f *fastYAML) fold(body []lineSpan, chomp byte, trailing int) string {
 		b.WriteString(s[l.a:l.b])
 		started, prevBlank = true, blank
 	}
-	switch chomp {
-	case 0:
-		b.WriteByte('\n')
-	case '+':
-		b.WriteByte('\n')
-		for ; trailing > 0; trailing-- {
-			b.WriteByte('\n')
-		}
-	}
+	endChomped(&b, chomp, trailing)
 	return b.String()
 }
 
