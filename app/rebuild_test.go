@@ -47,6 +47,7 @@ type countingRegistry struct {
 	hold        chan struct{}  // while set, blob uploads wait for it to close
 	held        chan struct{}  // signalled when an upload waits
 	down        atomic.Bool    // while set, the acme repositories answer 503
+	refuseSigs  atomic.Bool    // while set, signature tags (*.sig) are refused with 403
 }
 
 func newCountingRegistry(t testing.TB) *countingRegistry {
@@ -76,6 +77,10 @@ func (c *countingRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if c.down.Load() && strings.HasPrefix(p, "/v2/acme/") {
 		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	if c.refuseSigs.Load() && r.Method == http.MethodPut && strings.Contains(p, "/manifests/") && strings.HasSuffix(p, ".sig") {
+		http.Error(w, "signatures not accepted", http.StatusForbidden)
 		return
 	}
 	switch {

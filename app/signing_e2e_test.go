@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/app/jobs"
+	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/registry"
@@ -205,5 +207,33 @@ func TestAppProvenanceNamesTheMergedPullRequest(t *testing.T) {
 	}
 	if runs["catalogbot/ownership"] != "success" || runs["catalogbot/validate"] != "success" {
 		t.Errorf("check runs in the provenance: %+v", p.CheckRuns)
+	}
+}
+
+// A registry that refuses the signatures: the content was pushed by digest, but no tag names it; both runs
+// fail after their tries, saying signing failed.
+func TestAppSigningFailureMovesNoTag(t *testing.T) {
+	e := newRebuildEnv(t, backendNames[0], bundleImagePolicy)
+	keyFile, _ := writeSigningKey(t)
+	e.cfg.RebuildSignKeyFile = keyFile
+	e.tune = func(rb *rebuild.Rebuilder) {
+		rb.Tune(func(t *rebuild.Tuning) { t.RetryWait = 50 * time.Millisecond })
+	}
+	e.reg.refuseSigs.Store(true)
+	e.start()
+	before, sha := e.commitMain(e2eBundle("1.1.0", "registry+v1"), "merge #7: etcd 1.1.0")
+	e.deliverPush(before, sha)
+	run := e.waitRun(jobs.BundleImageCheckRunName, sha)
+	if run.Conclusion != "failure" || !strings.Contains(run.Summary, "no tag was moved") {
+		t.Fatalf("bundle-image run: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
+	if img := e.waitImageRun(sha); img.Conclusion != "failure" || !strings.Contains(img.Summary, "no tag was moved") {
+		t.Errorf("catalog image run: %s %q\n%s", img.Conclusion, img.Title, img.Summary)
+	}
+	reg := e.verifier()
+	for _, ref := range []string{e.reg.host + "/acme/etcd-bundle:v1.1.0", e.reg.host + "/acme/catalog:latest", e.reg.host + "/acme/catalog:" + sha} {
+		if res := reg.Check(context.Background(), ref); res.Kind == registry.Exists {
+			t.Errorf("%s names %s although it was never signed", ref, res.Digest)
+		}
 	}
 }

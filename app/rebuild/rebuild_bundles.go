@@ -114,15 +114,16 @@ func changedBundleDirs(ctx context.Context, repo *gitfs.Repo, tree fs.FS, since,
 func (b *rebuild) bundleStage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, roots []policy.BundleRoot, head string) (done bool, outcome string, err error) {
 	a := b.a
 	if !a.Rerun {
-		// A try that reported and was then killed runs again: the commit's bundle images have their verdict.
+		// A try that reported and was then killed runs again, and so does the job when its catalog stage is
+		// tried again: the commit's bundle images have their verdict, success or the failure after the last
+		// try (which Re-run resumes). Building them again here would also restart the tries of the catalog
+		// stage, whose count the bundle stage's own replaces, so the two would retry each other for ever.
 		runs, err := b.imageRuns(ctx, jobs.BundleImageCheckRunName, "completed")
 		if err != nil {
 			return false, "error", err
 		}
-		for _, cr := range runs {
-			if cr.GetConclusion() == "success" {
-				return true, "", nil
-			}
+		if len(runs) > 0 {
+			return true, "", nil
 		}
 	}
 	tree, err := repo.TreeFS(ctx, commit, gitfs.Limits{})
