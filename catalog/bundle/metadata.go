@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -446,6 +447,22 @@ func firstDocumentEnd(name string, data []byte, lim catalog.Limits) (*catalog.Do
 		}
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n\f\v"), []byte("{")) {
+		// opm reads metadata through a YAML reader even when it is JSON, and that reader refuses bytes that are
+		// not UTF-8 (encoding/json would have replaced them): such a file is one opm cannot decode.
+		if !utf8.Valid(data) {
+			bad := len(data)
+			for i := 0; i < len(data); {
+				r, size := utf8.DecodeRune(data[i:])
+				if r == utf8.RuneError && size == 1 {
+					bad = i
+					break
+				}
+				i += size
+			}
+			return nil, catalog.Position{File: name}, []catalog.Finding{{Rule: "load.yaml-syntax", Severity: catalog.SeverityError,
+				Position: catalog.Position{File: name, Line: 1 + bytes.Count(data[:bad], []byte("\n"))},
+				Message:  fmt.Sprintf("byte %d is not UTF-8, which opm's YAML reader refuses", bad)}}
+		}
 		docs, fs := catalog.ParseDocuments(name, data, lim)
 		if len(docs) > 0 {
 			for _, f := range fs {
