@@ -449,16 +449,7 @@ func firstDocumentEnd(name string, data []byte, lim catalog.Limits) (*catalog.Do
 	if bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n\f\v"), []byte("{")) {
 		// opm reads metadata through a YAML reader even when it is JSON, and that reader refuses bytes that are
 		// not UTF-8 (encoding/json would have replaced them): such a file is one opm cannot decode.
-		if !utf8.Valid(data) {
-			bad := len(data)
-			for i := 0; i < len(data); {
-				r, size := utf8.DecodeRune(data[i:])
-				if r == utf8.RuneError && size == 1 {
-					bad = i
-					break
-				}
-				i += size
-			}
+		if bad := firstNotUTF8(data); bad >= 0 {
 			return nil, catalog.Position{File: name}, []catalog.Finding{{Rule: "load.yaml-syntax", Severity: catalog.SeverityError,
 				Position: catalog.Position{File: name, Line: 1 + bytes.Count(data[:bad], []byte("\n"))},
 				Message:  fmt.Sprintf("byte %d is not UTF-8, which opm's YAML reader refuses", bad)}}
@@ -516,6 +507,18 @@ func firstDocumentEnd(name string, data []byte, lim catalog.Limits) (*catalog.Do
 		return nil, end, errs
 	}
 	return &docs[0], end, nil
+}
+
+// firstNotUTF8 is the offset of the first byte of data that is not part of valid UTF-8, or -1.
+func firstNotUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // checkPackageProperties refuses an olm.package property (of the properties file opm takes, or of the CSV's
