@@ -36,28 +36,44 @@ type PullRequestRef struct {
 // OpenPullRequests lists every open pull request of a repository (all pages).
 func OpenPullRequests(ctx context.Context, gh *github.Client, owner, repo string) ([]PullRequestRef, error) {
 	var out []PullRequestRef
-	opt := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; ; page++ {
-		if page >= maxPullPages {
-			return out, fmt.Errorf("%s/%s has more than %d open pull requests: listed the first %d", owner, repo, maxPullPages*100, len(out))
+	more, err := EachOpenPullRequest(ctx, gh, owner, repo, "", maxPullPages*100, func(p *github.PullRequest) {
+		out = append(out, PullRequestRef{
+			Number:           p.GetNumber(),
+			HeadSHA:          p.GetHead().GetSHA(),
+			BaseRef:          p.GetBase().GetRef(),
+			BaseSHA:          p.GetBase().GetSHA(),
+			Author:           p.GetUser().GetLogin(),
+			Draft:            p.GetDraft(),
+			HeadRepoFullName: p.GetHead().GetRepo().GetFullName(),
+		})
+	})
+	if err == nil && more {
+		err = fmt.Errorf("%s/%s has more than %d open pull requests: listed the first %d", owner, repo, maxPullPages*100, len(out))
+	}
+	return out, err
+}
+
+// EachOpenPullRequest calls each for the open pull requests of a repository whose base is base ("": any), a
+// page of 100 at a time, until max have been listed; more reports that pages were left unread. On an error,
+// each has seen what was listed before it.
+func EachOpenPullRequest(ctx context.Context, gh *github.Client, owner, repo, base string, max int, each func(*github.PullRequest)) (more bool, err error) {
+	opt := &github.PullRequestListOptions{State: "open", Base: base, ListOptions: github.ListOptions{PerPage: 100}}
+	for listed := 0; ; {
+		if listed >= max {
+			return true, nil
 		}
 		prs, resp, err := gh.PullRequests.List(ctx, owner, repo, opt)
 		if err != nil {
-			return out, fmt.Errorf("listing open pull requests of %s/%s: %w", owner, repo, err)
+			return false, fmt.Errorf("listing open pull requests of %s/%s: %w", owner, repo, err)
 		}
 		for _, p := range prs {
-			out = append(out, PullRequestRef{
-				Number:           p.GetNumber(),
-				HeadSHA:          p.GetHead().GetSHA(),
-				BaseRef:          p.GetBase().GetRef(),
-				BaseSHA:          p.GetBase().GetSHA(),
-				Author:           p.GetUser().GetLogin(),
-				Draft:            p.GetDraft(),
-				HeadRepoFullName: p.GetHead().GetRepo().GetFullName(),
-			})
+			if base == "" || (p.GetState() == "open" && p.GetBase().GetRef() == base) {
+				each(p)
+			}
 		}
+		listed += len(prs)
 		if resp.NextPage == 0 {
-			return out, nil
+			return false, nil
 		}
 		opt.Page = resp.NextPage
 	}

@@ -164,21 +164,9 @@ func (m *Merger) judgeBaseMove(ctx context.Context, a jobs.MergeArgs, repo *gitf
 // openPullsInto lists the open pull requests whose base is branch (at most maxPullsScanned).
 func openPullsInto(ctx context.Context, gh *github.Client, owner, repo, branch string) ([]*github.PullRequest, error) {
 	var out []*github.PullRequest
-	opt := &github.PullRequestListOptions{State: "open", Base: branch, ListOptions: github.ListOptions{PerPage: 100}}
-	for len(out) < maxPullsScanned {
-		prs, resp, err := gh.PullRequests.List(ctx, owner, repo, opt)
-		if err != nil {
-			return nil, fmt.Errorf("listing the open pull requests of %s/%s into %s: %w", owner, repo, branch, err)
-		}
-		for _, pr := range prs {
-			if pr.GetState() == "open" && pr.GetBase().GetRef() == branch {
-				out = append(out, pr)
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	_, err := ghapp.EachOpenPullRequest(ctx, gh, owner, repo, branch, maxPullsScanned, func(pr *github.PullRequest) { out = append(out, pr) })
+	if err != nil {
+		return nil, fmt.Errorf("the open pull requests into %s: %w", branch, err)
 	}
 	return out, nil
 }

@@ -526,22 +526,12 @@ func (m *Merger) evaluateHead(ctx context.Context, a jobs.MergeArgs) error {
 		return fmt.Errorf("installation %d client: %w", a.InstallationID, err)
 	}
 	var numbers []int
-	opt := &github.PullRequestListOptions{State: "open", ListOptions: github.ListOptions{PerPage: 100}}
-	for scanned := 0; scanned < maxPullsScanned; {
-		prs, resp, err := gh.PullRequests.List(ctx, a.Owner, a.Repo, opt)
-		if err != nil {
-			return fmt.Errorf("listing the open pull requests of %s/%s: %w", a.Owner, a.Repo, err)
+	if _, err := ghapp.EachOpenPullRequest(ctx, gh, a.Owner, a.Repo, "", maxPullsScanned, func(pr *github.PullRequest) {
+		if strings.EqualFold(pr.GetHead().GetSHA(), a.HeadSHA) {
+			numbers = append(numbers, pr.GetNumber())
 		}
-		for _, pr := range prs {
-			if strings.EqualFold(pr.GetHead().GetSHA(), a.HeadSHA) {
-				numbers = append(numbers, pr.GetNumber())
-			}
-		}
-		scanned += len(prs)
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
+	}); err != nil {
+		return err
 	}
 	var errs []error
 	for _, n := range numbers {
