@@ -258,6 +258,25 @@ func generatedPairs() []crdPair {
 	ver["subresources"] = map[string]any{"status": map[string]any{}}
 	ver["additionalPrinterColumns"] = []any{map[string]any{"name": "F", "type": "string", "jsonPath": ".spec.f"}}
 	add("crd-subresources-and-columns-added", crdDocument("Namespaced", "", []string{"v1"}, v("v1", true, true)), withCols)
+	// Attributes written as null (generators and hand edits leave "properties:"
+	// with nothing under it): the preflight decodes them as absent.
+	nulls := []struct {
+		name     string
+		old, new map[string]any
+	}{
+		{"null-properties-field-added", map[string]any{"type": "object", "properties": nil}, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}},
+		{"null-properties-unchanged", map[string]any{"type": "object", "properties": nil}, map[string]any{"type": "object", "properties": nil}},
+		{"null-properties-to-empty", map[string]any{"type": "object", "properties": nil}, map[string]any{"type": "object"}},
+		{"null-property-schema-typed", map[string]any{"type": "object", "properties": map[string]any{"a": nil}}, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}},
+		{"null-default-added", map[string]any{"type": "string", "default": nil}, map[string]any{"type": "string", "default": "x"}},
+		{"null-enum-added", map[string]any{"type": "string", "enum": nil}, map[string]any{"type": "string", "enum": []any{"a"}}},
+		{"null-items-typed", map[string]any{"type": "array", "items": nil}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
+		{"null-nullable-set", map[string]any{"type": "string", "nullable": nil}, map[string]any{"type": "string", "nullable": true}},
+		{"null-required-added", map[string]any{"type": "object", "required": nil, "properties": map[string]any{"a": map[string]any{"type": "string"}}}, map[string]any{"type": "object", "required": []any{"a"}, "properties": map[string]any{"a": map[string]any{"type": "string"}}}},
+	}
+	for _, n := range nulls {
+		add(n.name, oneVersion(specWith("f", n.old), true), oneVersion(specWith("f", n.new), false))
+	}
 	return out
 }
 

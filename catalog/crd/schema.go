@@ -143,7 +143,10 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 	if b.err != "" {
 		return nil
 	}
-	if v.Kind != catalog.KindObject {
+	// null is what encoding/json (and so the API server and the preflight,
+	// which decode into apiextensions' types) reads as the zero value: an
+	// empty schema here, an absent attribute below.
+	if v.Kind != catalog.KindObject && v.Kind != catalog.KindNull {
 		b.fail(v.Line, "schema at %s is a %s, want an object", path, v.Kind)
 		return nil
 	}
@@ -171,7 +174,7 @@ func (b *schemaBuilder) build(v *catalog.Value, keyLine int32, depth int, path s
 	for i := range fields {
 		f := &fields[i]
 		fv := &f.Value
-		if !schemaKey(f.Key) {
+		if !schemaKey(f.Key) || fv.Kind == catalog.KindNull {
 			continue
 		}
 		switch f.Key {
