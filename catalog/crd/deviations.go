@@ -39,7 +39,7 @@ crdify's on generated pairs covering every keyword, added, removed and changed, 
 ` + "`properties`, `items`, `additionalProperties`" + ` and the combinators
 (` + "`catalog/crd/testdata/crdify/golden.txt`" + `, recorded by ` + "`scripts/record-crdify-golden.sh`" + `).
 With ` + "`crdSafety.profile: compatibility`" + ` in the policy (` + "`--profile compatibility`" + ` for crd-diff) the changes
-only the preflight refuses — ` + "`crd.map-type-added`, `crd.list-type-added`, `crd.list-map-keys-added`, `crd.example-added`, `crd.nullable-added`, `crd.default-added`, `crd.status-field-removed`" + ` —
+only the preflight refuses — ` + "`crd.map-type-added`, `crd.list-type-added`, `crd.list-map-keys-added`, `crd.example-added`, `crd.nullable-added`, `crd.default-added`, `crd.status-field-removed`, `crd.format-removed`, `crd.validation-rules-removed`" + ` —
 are warnings saying "` + PreflightOnlyNote + `".
 
 | keyword | rule |
@@ -56,7 +56,9 @@ are warnings saying "` + PreflightOnlyNote + `".
 | ` + "`description`" + ` | none: ignored, except inside the next row |
 | anything below ` + "`allOf`, `anyOf`, `oneOf`, `not`, `additionalProperties`" + ` (descriptions included) | ` + "`crd.unknown-change`" + ` at the node that holds them, besides what the nested nodes show: the preflight compares these whole |
 | ` + "`x-kubernetes-map-type`, `x-kubernetes-list-type`, `x-kubernetes-list-map-keys`, `example` added" + ` | ` + "`crd.map-type-added`, `crd.list-type-added`, `crd.list-map-keys-added`, `crd.example-added`" + `: each its own rule (the preflight calls each an unhandled change), so one can be waived alone |
-| ` + "`format`, `title`, `externalDocs`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, and the attributes above changed or removed" + ` | ` + "`crd.unknown-change`" + ` |
+| ` + "`format`" + ` added or changed; removed | ` + "`crd.format-changed`; `crd.format-removed`" + ` (each its own rule, as above) |
+| ` + "`x-kubernetes-validations`" + ` added or changed; removed | ` + "`crd.validation-rules-changed`; `crd.validation-rules-removed`" + ` |
+| ` + "`title`, `externalDocs`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `uniqueItems`, other `x-kubernetes-*`, and the attributes above changed or removed" + ` | ` + "`crd.unknown-change`" + ` |
 | a field under ` + "`status`" + ` removed | ` + "`crd.status-field-removed`" + ` (elsewhere ` + "`crd.field-removed`" + `) |
 | ` + "`spec.scope`" + ` | ` + "`crd.scope-changed`" + ` |
 | a stored version removed | ` + "`crd.stored-version-removed`" + ` |

@@ -54,6 +54,7 @@ func (d *differ) schema(o, n *Schema, path string) {
 			nExtra = append(nExtra, a)
 		}
 	}
+	oExtra, nExtra = d.attrRuleChanges(path, o, n, oExtra, nExtra)
 	if unknown := extraChanges(nil, oExtra, nExtra); len(unknown) > 0 {
 		d.emitProp(RuleUnknownChange, path, n.Line, o.Line, "", "",
 			"unknown change, no rule can judge it safe: "+strings.Join(unknown, "; "),
@@ -417,6 +418,63 @@ var addedRules = map[string]string{
 	"x-kubernetes-list-type":     RuleListTypeAdded,
 	"x-kubernetes-list-map-keys": RuleListMapKeysAdded,
 	"example":                    RuleExampleAdded,
+}
+
+// attrRules are attributes every change of which is a rule of its own (the
+// preflight calls each an unhandled change): added or changed narrows what
+// is valid, removed widens it.
+var attrRules = []struct{ key, changed, removed string }{
+	{"format", RuleFormatChanged, RuleFormatRemoved},
+	{"x-kubernetes-validations", RuleValidationRulesChanged, RuleValidationRulesRemoved},
+}
+
+// attrRuleChanges reports the changes of attrRules between o and n and
+// returns both attribute lists without them (new slices only when one was
+// taken out; the schemas' own lists are never written).
+func (d *differ) attrRuleChanges(path string, o, n *Schema, oExtra, nExtra []Attr) ([]Attr, []Attr) {
+	for _, r := range attrRules {
+		oi, ni := attrIndex(oExtra, r.key), attrIndex(nExtra, r.key)
+		if oi < 0 && ni < 0 {
+			continue
+		}
+		switch {
+		case oi < 0:
+			na := nExtra[ni]
+			d.emitProp(r.changed, path, orLine(na.Line, n.Line), o.Line, "", na.JSON, r.key+" added: "+short(na.JSON),
+				unhandledDetail(nil, []Attr{na}))
+		case ni < 0:
+			oa := oExtra[oi]
+			d.emitProp(r.removed, path, n.Line, orLine(oa.Line, o.Line), oa.JSON, "", r.key+" removed (was "+short(oa.JSON)+")",
+				unhandledDetail([]Attr{oa}, nil))
+		case oExtra[oi].JSON != nExtra[ni].JSON:
+			oa, na := oExtra[oi], nExtra[ni]
+			d.emitProp(r.changed, path, orLine(na.Line, n.Line), orLine(oa.Line, o.Line), oa.JSON, na.JSON,
+				fmt.Sprintf("%s %s → %s", r.key, short(oa.JSON), short(na.JSON)), unhandledDetail([]Attr{oa}, []Attr{na}))
+		}
+		if oi >= 0 {
+			oExtra = withoutAttr(oExtra, oi)
+		}
+		if ni >= 0 {
+			nExtra = withoutAttr(nExtra, ni)
+		}
+	}
+	return oExtra, nExtra
+}
+
+func attrIndex(as []Attr, key string) int {
+	for i := range as {
+		if as[i].Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// withoutAttr is as without its i-th attribute, in a new slice.
+func withoutAttr(as []Attr, i int) []Attr {
+	out := make([]Attr, 0, len(as)-1)
+	out = append(out, as[:i]...)
+	return append(out, as[i+1:]...)
 }
 
 func hasAttr(as []Attr, key string) bool {

@@ -107,15 +107,17 @@ func TestUnhandledDetail(t *testing.T) {
 	old := mustParse(t, "old.yaml", crdDoc("", spec("a:\n  type: string\n  x-kubernetes-preserve-unknown-fields: true")))
 	new := mustParse(t, "new.yaml", crdDoc("", spec("a:\n  type: string\n  format: email\n  example: x")))
 	got := Diff(old, new, Options{})
-	if len(got) != 2 || got[0].Rule != RuleExampleAdded || got[1].Rule != RuleUnknownChange {
-		t.Fatalf("got %d changes, want %s and %s:\n%s", len(got), RuleExampleAdded, RuleUnknownChange, dump(got))
+	want := map[string]string{
+		RuleExampleAdded:  `validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Example nil -> <complex value>)`,
+		RuleFormatChanged: `validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Format "" -> "email")`,
+		RuleUnknownChange: `validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (XPreserveUnknownFields &true -> nil)`,
 	}
-	for i, want := range []string{
-		`validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Example nil -> <complex value>)`,
-		`validating upgrade for CRD "samples.test.example.com": v1alpha1: ^.spec.a: unhandled: unhandled changes found (Format "" -> "email"; XPreserveUnknownFields &true -> nil)`,
-	} {
-		if m := got[i].OLMMessage(); m != want {
-			t.Errorf("OLMMessage() =\n  %s\nwant\n  %s", m, want)
+	if len(got) != len(want) {
+		t.Fatalf("got %d changes, want %d (%v):\n%s", len(got), len(want), want, dump(got))
+	}
+	for _, c := range got {
+		if m := c.OLMMessage(); m != want[c.Rule] {
+			t.Errorf("%s: OLMMessage() =\n  %s\nwant\n  %s", c.Rule, m, want[c.Rule])
 		}
 	}
 }

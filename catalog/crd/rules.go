@@ -30,6 +30,10 @@ const (
 	RuleListTypeAdded             = "crd.list-type-added"
 	RuleListMapKeysAdded          = "crd.list-map-keys-added"
 	RuleExampleAdded              = "crd.example-added"
+	RuleFormatChanged             = "crd.format-changed"
+	RuleFormatRemoved             = "crd.format-removed"
+	RuleValidationRulesChanged    = "crd.validation-rules-changed"
+	RuleValidationRulesRemoved    = "crd.validation-rules-removed"
 	RuleStatusFieldRemoved        = "crd.status-field-removed"
 	RuleNamesChanged              = "crd.names-changed"
 	RulePruningEnabled            = "crd.pruning-enabled"
@@ -103,6 +107,14 @@ var ruleTable = []catalog.Rule{
 		"the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (x-kubernetes-list-map-keys); preflight only"),
 	mkRule(RuleExampleAdded, catalog.SeverityError, "an example was added to a field",
 		"documentation only, but the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (example); preflight only"),
+	mkRule(RuleFormatChanged, catalog.SeverityError, "a field's format was added or changed",
+		"values stored under the old format may no longer validate (int64 to int32, a string given a format); keep the old format, or override this rule for the release when every stored value fits", "crdify: unhandled (format)"),
+	mkRule(RuleFormatRemoved, catalog.SeverityError, "a field's format was removed",
+		"stored values still validate, but the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (format); preflight only"),
+	mkRule(RuleValidationRulesChanged, catalog.SeverityError, "x-kubernetes-validations (CEL rules) were added to a field or changed",
+		"updates of existing objects must pass the new rules (a transition rule such as immutability refuses changes it allowed before); check that stored objects pass them, or override this rule for the release", "crdify: unhandled (x-kubernetes-validations)"),
+	mkRule(RuleValidationRulesRemoved, catalog.SeverityError, "x-kubernetes-validations (CEL rules) were removed from a field",
+		"stored objects still validate, but the preflight refuses it (an unhandled change); under crdSafety.profile compatibility it is a warning", "crdify: unhandled (x-kubernetes-validations); preflight only"),
 	mkRule(RuleStatusFieldRemoved, catalog.SeverityError, "a field was removed from status in an existing version",
 		"the preflight refuses it; clients reading status lose the field, stored objects still validate; under crdSafety.profile compatibility it is a warning", srcSeed+"; crdify: existingFieldRemoval; preflight only"),
 	mkRule(RuleNamesChanged, catalog.SeverityWarning, "the CRD's kind, listKind or singular name changed",
@@ -159,7 +171,8 @@ func checkOf(rule string) string {
 		return "pattern"
 	case RuleNullableAdded, RuleNullableRemoved:
 		return "nullable"
-	case RuleUnknownChange, RuleMapTypeAdded, RuleListTypeAdded, RuleListMapKeysAdded, RuleExampleAdded:
+	case RuleUnknownChange, RuleMapTypeAdded, RuleListTypeAdded, RuleListMapKeysAdded, RuleExampleAdded,
+		RuleFormatChanged, RuleFormatRemoved, RuleValidationRulesChanged, RuleValidationRulesRemoved:
 		return "unhandled"
 	case RuleFieldRemoved, RuleStatusFieldRemoved:
 		return "existingFieldRemoval"
@@ -185,6 +198,7 @@ const (
 var preflightOnly = map[string]bool{
 	RuleMapTypeAdded: true, RuleListTypeAdded: true, RuleListMapKeysAdded: true, RuleExampleAdded: true,
 	RuleNullableAdded: true, RuleDefaultAdded: true, RuleStatusFieldRemoved: true,
+	RuleFormatRemoved: true, RuleValidationRulesRemoved: true,
 }
 
 // PreflightOnlyNote ends the message of a preflight-only change under the compatibility profile.

@@ -125,10 +125,16 @@ func TestRules(t *testing.T) {
 		{"unknown keys are dropped as the API server drops them", spec("a:\n  " + str + "\n  fromat: x"), spec("a:\n  " + str + "\n  fromat: y"), nil},
 		{"description inside additionalProperties is compared whole", spec("a:\n  type: object\n  additionalProperties:\n    type: string\n    description: old"),
 			spec("a:\n  type: object\n  additionalProperties:\n    type: string\n    description: new"), []string{RuleUnknownChange}},
-		{"format changed is unknown", spec("a:\n  " + str), spec("a:\n  " + str + "\n  format: date-time"), []string{RuleUnknownChange}},
+		{"format added", spec("a:\n  " + str), spec("a:\n  " + str + "\n  format: date-time"), []string{RuleFormatChanged}},
+		{"format narrowed", spec("a:\n  type: integer\n  format: int64"), spec("a:\n  type: integer\n  format: int32"), []string{RuleFormatChanged}},
+		{"format removed", spec("a:\n  " + str + "\n  format: date-time"), spec("a:\n  " + str), []string{RuleFormatRemoved}},
+		{"title changed is unknown", spec("a:\n  " + str + "\n  title: A"), spec("a:\n  " + str + "\n  title: B"), []string{RuleUnknownChange}},
 		{"format unchanged", spec("a:\n  " + str + "\n  format: date-time"), spec("a:\n  " + str + "\n  format: date-time"), nil},
 		{"x-kubernetes extension changed is unknown", spec("a:\n  type: object\n  x-kubernetes-preserve-unknown-fields: true"), spec("a:\n  type: object"), []string{RuleUnknownChange}},
-		{"CEL rule added is unknown", spec("a:\n  " + str), spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 1"), []string{RuleUnknownChange}},
+		{"CEL rule added", spec("a:\n  " + str), spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 1"), []string{RuleValidationRulesChanged}},
+		{"CEL rule changed", spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 1"), spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 2"), []string{RuleValidationRulesChanged}},
+		{"CEL rules removed", spec("a:\n  " + str + "\n  x-kubernetes-validations:\n  - rule: self.size() > 1"), spec("a:\n  " + str), []string{RuleValidationRulesRemoved}},
+		{"CEL rule added beside a format", spec("a:\n  " + str), spec("a:\n  " + str + "\n  format: date-time\n  x-kubernetes-validations:\n  - rule: self.size() > 1\n  title: T"), []string{RuleFormatChanged, RuleUnknownChange, RuleValidationRulesChanged}},
 		{"nested items field removed", spec("a:\n  type: array\n  items:\n    type: object\n    properties:\n      x:\n        type: string\n      y:\n        type: string"),
 			spec("a:\n  type: array\n  items:\n    type: object\n    properties:\n      x:\n        type: string"), []string{RuleFieldRemoved}},
 		{"additionalProperties schema tightened", spec("a:\n  type: object\n  additionalProperties:\n    type: string"),
@@ -298,7 +304,7 @@ func lineNo(doc, sub string) string {
 
 func TestOverrides(t *testing.T) {
 	old := mustParse(t, "old.yaml", crdDoc("", spec("a:\n  type: string")))
-	new := mustParse(t, "new.yaml", crdDoc("", spec("a:\n  type: string\n  pattern: x\n  format: y")))
+	new := mustParse(t, "new.yaml", crdDoc("", spec("a:\n  type: string\n  pattern: x\n  title: y")))
 	tests := []struct {
 		name string
 		ov   Overrides
