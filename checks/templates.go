@@ -311,6 +311,20 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 	return out, findings
 }
 
+// removedWithCatalogs reports whether every catalog m renders is absent from the head revision (a
+// catalog that cannot be stat'ed for another reason counts as present, so the mapping is still judged).
+func removedWithCatalogs(pr *PullRequest, m mapping) bool {
+	if len(m.catalogs) == 0 {
+		return false
+	}
+	for _, c := range m.catalogs {
+		if _, err := fs.Stat(pr.Head.FS, c.Path); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
 // fixCommand is the command that writes what should be committed.
 func fixCommand(m mapping, c policy.TemplateCatalog) string {
 	cmd := "catalog-check template render " + m.template + " --output " + template.OutputFormat(c.Path)
@@ -404,6 +418,12 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 			Message: fmt.Sprintf("could not verify: template %s could not be read: %s", m.template, why), Hint: ruleHint(ruleTemplateUnverified)})
 		fmt.Fprintf(&b, "- `%s`: not verified: it could not be read (%s)\n", m.template, why)
 		return findings, b.String(), true
+	}
+	if err == nil && src == nil && removedWithCatalogs(pr, m) {
+		// The pull request removes the template together with everything it renders (an operator
+		// leaving the repository): nothing is left to drift; immutability and ownership judge the removal.
+		fmt.Fprintf(&b, "- `%s`: removed with the catalogs it renders\n", m.template)
+		return findings, b.String(), false
 	}
 	if err != nil || src == nil {
 		msg := fmt.Sprintf("template %s (declared at %s) does not exist in the head revision", m.template, m.declared)

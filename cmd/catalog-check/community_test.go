@@ -220,6 +220,43 @@ func TestCheckRootEmptied(t *testing.T) {
 	}
 }
 
+// An operator leaving the repository takes its ci.yaml, templates and rendered catalogs with it: the
+// templates its base ci.yaml mapped are gone with what they rendered, so there is no drift to report (it was
+// template.drift-mapping on every template in the community replay); a template removed while its catalog
+// stays is still a broken mapping.
+func TestCheckOperatorRemovedWithItsTemplates(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: \"catalogs/v4.*\"}]\nmaintainers: [alice]\nbundles: [{path: operators, ownersFromCIYaml: true, templatesFromCIYaml: true}]\n")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n    type: olm.template.basic\n    catalog_names: [\"v4.16\", \"v4.17\"]\n")
+	write("operators/etcd/catalog-templates/basic.yaml", "schema: olm.template.basic\nentries: []\n")
+	write("catalogs/v4.16/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalogs/v4.17/etcd/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalogs/v4.16/redis/catalog.yaml", redisCatalog())
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	branch := func(name string, remove ...string) string {
+		git("checkout", "-q", "-b", name, base)
+		git(append([]string{"rm", "-q", "-r"}, remove...)...)
+		git("commit", "-q", "-m", name)
+		return git("rev-parse", "HEAD")
+	}
+	gone := branch("remove-etcd", "operators/etcd", "catalogs/v4.16/etcd", "catalogs/v4.17/etcd")
+	kept := branch("remove-template", "operators/etcd/catalog-templates/basic.yaml")
+	keptOne := branch("remove-template-and-one-catalog", "operators/etcd/catalog-templates/basic.yaml", "catalogs/v4.16/etcd")
+
+	code, v, out := checkJSON(t, dir, base, gone, "bob", "templates")
+	if code != exitPass || len(findingsOf(v, "templates")) != 0 {
+		t.Errorf("operator removed: exit %d, findings %q, want %d and none\n%s", code, findingsOf(v, "templates"), exitPass, out)
+	}
+	for name, head := range map[string]string{"template removed": kept, "template and one of its catalogs removed": keptOne} {
+		code, v, out = checkJSON(t, dir, base, head, "bob", "templates")
+		if fs := findingsOf(v, "templates"); code != exitFail || len(fs) == 0 || fs[0] != "template.drift-mapping operators/etcd/ci.yaml" {
+			t.Errorf("%s: exit %d, findings %q, want %d and template.drift-mapping\n%s", name, code, fs, exitFail, out)
+		}
+	}
+}
+
 // Git as CI systems lay it out (issue 28.8): a clone made with --reference reads its objects through
 // objects/info/alternates; a partial clone (--filter=blob:none) lacks blobs: those of files the pull request
 // does not concern are left out, a needed one is "could not verify" naming it, never a pass.
