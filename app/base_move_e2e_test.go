@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/checks"
@@ -118,6 +120,71 @@ func TestBasePushRechecksOnlyAffectedPullRequests(t *testing.T) {
 			e.waitIdle(t)
 			if n1, n2 := sets(h1), sets(h2); n1 != 3*runs1 || n2 != 2*runs2 {
 				t.Errorf("after a policy change: #1 %d runs (want %d), #2 %d (want %d)", n1, 3*runs1, n2, 2*runs2)
+			}
+		})
+	}
+}
+
+// heldOwnership is the ownership check whose first run waits until release is closed (after saying so on
+// started), so that a test can move the base while a pull request's first check is running.
+type heldOwnership struct {
+	checks.Ownership
+	once             *sync.Once
+	started, release chan struct{}
+}
+
+func (h heldOwnership) Run(ctx context.Context, pr *checks.PullRequest) (checks.Result, error) {
+	first := false
+	h.once.Do(func() { first = true })
+	if first {
+		close(h.started)
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return checks.Result{}, ctx.Err()
+		}
+	}
+	return h.Ownership.Run(ctx, pr)
+}
+
+// A push to the base branch while a pull request's first check is running (it read the old base) checks the
+// pull request again on the new base: the running check records the base it read before judging, so the
+// push's job compares with it as with any finished check.
+func TestBasePushWhileTheFirstCheckRuns(t *testing.T) {
+	for _, backend := range []string{store.BackendSQLite, store.BackendPostgres} {
+		t.Run(backend, func(t *testing.T) {
+			held := heldOwnership{once: &sync.Once{}, started: make(chan struct{}), release: make(chan struct{})}
+			e := startE2EWith(t, backend, func(w *workRepo) (string, string) {
+				base := w.commit(map[string]string{".catalogbot.yaml": baseMovePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+				w.push("HEAD", "refs/heads/main")
+				runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+				head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": approvalHead}, "add etcd 1.1.0")
+				w.push("HEAD", "refs/pull/1/head")
+				return base, head
+			}, held, checks.Validation{})
+			h1 := e.headSHA
+			e.deliver(t, "pull_request", e.prEvent("opened", h1))
+			select {
+			case <-held.started:
+			case <-time.After(90 * time.Second):
+				t.Fatal("the first check never started")
+			}
+			// The policy changes while the first check runs on the old one.
+			newBase := e.moveMain(t, map[string]string{".catalogbot.yaml": baseMovePolicy + "# reviewed\n"}, "policy")
+			time.Sleep(200 * time.Millisecond) // let the push's job look at the queue while the check still runs
+			close(held.release)
+			e.waitRuns(t, h1, 4)
+			e.waitIdle(t)
+			runs := e.fake.CheckRuns("acme", "catalog", h1)
+			if len(runs) != 4 {
+				t.Fatalf("#1 has %d check runs, want 4 (its first check and one re-check on the new base)", len(runs))
+			}
+			c, ok, err := e.srv.Queue().Merges().LoadChecked(context.Background(), "acme", "catalog", 1)
+			if err != nil || !ok {
+				t.Fatalf("LoadChecked: %v %v", ok, err)
+			}
+			if c.BaseSHA != newBase {
+				t.Errorf("the last check of #1 judged base %s, want the new base %s", c.BaseSHA, newBase)
 			}
 		})
 	}
