@@ -60,8 +60,18 @@ var (
 // maxRefName bounds a repository name with its domain, as the reference package does.
 const maxRefName = 255
 
-// digestHexLen are the usable digest algorithms and the length of their hex.
-var digestHexLen = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
+// digestHexLen is the length of a usable digest algorithm's hex (a switch, not a map: no code at start).
+func digestHexLen(algo string) (int, bool) {
+	switch algo {
+	case "sha256":
+		return 64, true
+	case "sha384":
+		return 96, true
+	case "sha512":
+		return 128, true
+	}
+	return 0, false
+}
 
 // parseRefGrammar is the slow path of parseImageRef: the whole grammar.
 func parseRefGrammar(s string) error {
@@ -102,7 +112,7 @@ func checkDigest(g refGrammar, d string) error {
 		return errDigestFormat
 	}
 	algo, hex := d[:i], d[i+1:]
-	n, ok := digestHexLen[algo]
+	n, ok := digestHexLen(algo)
 	if !ok {
 		if !g.digestAny.MatchString(d) {
 			return errDigestFormat

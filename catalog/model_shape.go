@@ -44,6 +44,8 @@ type shapeField struct {
 
 // The immutable shape tables of the types opm decodes catalog blobs and
 // properties into (declcfg and property packages of operator-registry v1.60.0).
+// Composite literals only, so that the linker lays them out and no code runs
+// for them when a process starts (issue 33.1).
 var (
 	shString    = &shape{kind: shapeString}
 	shBool      = &shape{kind: shapeBool}
@@ -54,84 +56,96 @@ var (
 	shStrings   = &shape{kind: shapeArray, elem: shString}
 	shStringMap = &shape{kind: shapeMap, elem: shString}
 
-	shProperty  = obj("type", shString, "value", shAnyJSON)
+	shProperty  = &shape{kind: shapeObject, fields: []shapeField{{"type", shString}, {"value", shAnyJSON}}}
 	shPropertys = &shape{kind: shapeArray, elem: shProperty}
 
-	shPackageBlob = obj(
-		"defaultChannel", shString,
-		"icon", obj("base64data", shBytes, "mediatype", shString),
-		"description", shString,
-		"properties", shPropertys,
-	)
-	shChannelBlob = obj(
-		"entries", &shape{kind: shapeArray, elem: obj(
-			"name", shString,
-			"replaces", shString,
-			"skips", shStrings,
-			"skipRange", shString,
-		)},
-		"properties", shPropertys,
-	)
-	shBundleBlob = obj(
-		"image", shString,
-		"properties", shPropertys,
-		"relatedImages", &shape{kind: shapeArray, elem: obj("name", shString, "image", shString)},
-	)
-	shDeprecationBlob = obj(
-		"entries", &shape{kind: shapeArray, elem: obj(
-			"reference", obj("schema", shString, "name", shString),
-			"message", shString,
-		)},
-	)
+	shPackageBlob = &shape{kind: shapeObject, fields: []shapeField{
+		{"defaultChannel", shString},
+		{"icon", &shape{kind: shapeObject, fields: []shapeField{{"base64data", shBytes}, {"mediatype", shString}}}},
+		{"description", shString},
+		{"properties", shPropertys},
+	}}
+	shChannelBlob = &shape{kind: shapeObject, fields: []shapeField{
+		{"entries", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{
+			{"name", shString},
+			{"replaces", shString},
+			{"skips", shStrings},
+			{"skipRange", shString},
+		}}}},
+		{"properties", shPropertys},
+	}}
+	shBundleBlob = &shape{kind: shapeObject, fields: []shapeField{
+		{"image", shString},
+		{"properties", shPropertys},
+		{"relatedImages", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{{"name", shString}, {"image", shString}}}}},
+	}}
+	shDeprecationBlob = &shape{kind: shapeObject, fields: []shapeField{
+		{"entries", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{
+			{"reference", &shape{kind: shapeObject, fields: []shapeField{{"schema", shString}, {"name", shString}}}},
+			{"message", shString},
+		}}}},
+	}}
 
-	shPackageProp         = obj("packageName", shString, "version", shString)
-	shPackageRequiredProp = obj("packageName", shString, "versionRange", shString)
-	shGVKProp             = obj("group", shString, "kind", shString, "version", shString)
-	shBundleObjectProp    = obj("data", shBytes)
-	shChannelProp         = obj("channelName", shString, "priority", shInt)
+	shPackageProp         = &shape{kind: shapeObject, fields: []shapeField{{"packageName", shString}, {"version", shString}}}
+	shPackageRequiredProp = &shape{kind: shapeObject, fields: []shapeField{{"packageName", shString}, {"versionRange", shString}}}
+	shGVKProp             = &shape{kind: shapeObject, fields: []shapeField{{"group", shString}, {"kind", shString}, {"version", shString}}}
+	shBundleObjectProp    = &shape{kind: shapeObject, fields: []shapeField{{"data", shBytes}}}
+	shChannelProp         = &shape{kind: shapeObject, fields: []shapeField{{"channelName", shString}, {"priority", shInt}}}
 
-	shAPIResourceRefs = &shape{kind: shapeArray, elem: obj("name", shString, "kind", shString, "version", shString)}
-	shDescriptors     = &shape{kind: shapeArray, elem: obj(
-		"path", shString, "displayName", shString, "description", shString,
-		"x-descriptors", shStrings, "value", shAnyJSON)}
-	shCRDDescriptions = &shape{kind: shapeArray, elem: obj(
-		"name", shString, "version", shString, "kind", shString,
-		"displayName", shString, "description", shString,
-		"resources", shAPIResourceRefs,
-		"statusDescriptors", shDescriptors, "specDescriptors", shDescriptors, "actionDescriptors", shDescriptors)}
-	shAPIServiceDescriptions = &shape{kind: shapeArray, elem: obj(
-		"name", shString, "group", shString, "version", shString, "kind", shString,
-		"deploymentName", shString, "containerPort", shInt32,
-		"displayName", shString, "description", shString,
-		"resources", shAPIResourceRefs,
-		"statusDescriptors", shDescriptors, "specDescriptors", shDescriptors, "actionDescriptors", shDescriptors)}
-	shAppLink         = obj("name", shString, "url", shString)
-	shCSVMetadataProp = obj(
-		"annotations", shStringMap,
-		"apiServiceDefinitions", obj("owned", shAPIServiceDescriptions, "required", shAPIServiceDescriptions),
-		"crdDescriptions", obj("owned", shCRDDescriptions, "required", shCRDDescriptions),
-		"description", shString,
-		"displayName", shString,
-		"installModes", &shape{kind: shapeArray, elem: obj("type", shString, "supported", shBool)},
-		"keywords", shStrings,
-		"labels", shStringMap,
-		"links", &shape{kind: shapeArray, elem: shAppLink},
-		"maintainers", &shape{kind: shapeArray, elem: obj("name", shString, "email", shString)},
-		"maturity", shString,
-		"minKubeVersion", shString,
-		"nativeAPIs", &shape{kind: shapeArray, elem: obj("group", shString, "version", shString, "kind", shString)},
-		"provider", shAppLink,
-	)
+	shAPIResourceRefs = &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{{"name", shString}, {"kind", shString}, {"version", shString}}}}
+	shDescriptors     = &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{
+		{"path", shString},
+		{"displayName", shString},
+		{"description", shString},
+		{"x-descriptors", shStrings},
+		{"value", shAnyJSON},
+	}}}
+	shCRDDescriptions = &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{
+		{"name", shString},
+		{"version", shString},
+		{"kind", shString},
+		{"displayName", shString},
+		{"description", shString},
+		{"resources", shAPIResourceRefs},
+		{"statusDescriptors", shDescriptors},
+		{"specDescriptors", shDescriptors},
+		{"actionDescriptors", shDescriptors},
+	}}}
+	shAPIServiceDescriptions = &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{
+		{"name", shString},
+		{"group", shString},
+		{"version", shString},
+		{"kind", shString},
+		{"deploymentName", shString},
+		{"containerPort", shInt32},
+		{"displayName", shString},
+		{"description", shString},
+		{"resources", shAPIResourceRefs},
+		{"statusDescriptors", shDescriptors},
+		{"specDescriptors", shDescriptors},
+		{"actionDescriptors", shDescriptors},
+	}}}
+	shAppLink         = &shape{kind: shapeObject, fields: []shapeField{{"name", shString}, {"url", shString}}}
+	shCSVMetadataProp = &shape{kind: shapeObject, fields: []shapeField{
+		{"annotations", shStringMap},
+		{"apiServiceDefinitions", &shape{kind: shapeObject, fields: []shapeField{
+			{"owned", shAPIServiceDescriptions},
+			{"required", shAPIServiceDescriptions},
+		}}},
+		{"crdDescriptions", &shape{kind: shapeObject, fields: []shapeField{{"owned", shCRDDescriptions}, {"required", shCRDDescriptions}}}},
+		{"description", shString},
+		{"displayName", shString},
+		{"installModes", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{{"type", shString}, {"supported", shBool}}}}},
+		{"keywords", shStrings},
+		{"labels", shStringMap},
+		{"links", &shape{kind: shapeArray, elem: shAppLink}},
+		{"maintainers", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{{"name", shString}, {"email", shString}}}}},
+		{"maturity", shString},
+		{"minKubeVersion", shString},
+		{"nativeAPIs", &shape{kind: shapeArray, elem: &shape{kind: shapeObject, fields: []shapeField{{"group", shString}, {"version", shString}, {"kind", shString}}}}},
+		{"provider", shAppLink},
+	}}
 )
-
-// obj builds an object shape from name, shape pairs.
-func obj(pairs ...any) *shape {
-	s := &shape{kind: shapeObject}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		s.fields = append(s.fields, shapeField{name: pairs[i].(string), shape: pairs[i+1].(*shape)})
-	}
-	return s
-}
 
 // shapeError is one value that does not fit its Go type.
 type shapeError struct {

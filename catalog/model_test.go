@@ -220,7 +220,7 @@ func TestRulesTable(t *testing.T) {
 		ids[r.ID] = true
 	}
 	for _, r := range modelRules() {
-		if modelRuleIndex[r.ID].ID != r.ID {
+		if modelRuleIndex()[r.ID].ID != r.ID {
 			t.Errorf("rule %s missing from the index", r.ID)
 		}
 	}

@@ -196,17 +196,18 @@ func (r *reader) parse(ctx context.Context, files []CatalogFile, keep func(i int
 	return results, nil
 }
 
-// ruleHints maps each loader rule id to its table entry (an immutable table).
-var ruleHints = func() map[string]Rule {
+// ruleHints maps each loader rule id to its table entry (an immutable table, built on first use rather than
+// by every process at start: issue 33.1).
+var ruleHints = sync.OnceValue(func() map[string]Rule {
 	m := map[string]Rule{}
 	for _, r := range LoadRules() {
 		m[r.ID] = r
 	}
 	return m
-}()
+})
 
 func newLoadFinding(rule, file, msg string) Finding {
-	r := ruleHints[rule]
+	r := ruleHints()[rule]
 	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
 }
 

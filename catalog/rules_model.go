@@ -1,5 +1,7 @@
 package catalog
 
+import "sync"
+
 // Rule ids of the model decoding and of Validate. Each has one entry in modelRules.
 const (
 	rulePackageFieldInvalid      = "package.field-invalid"
@@ -146,17 +148,17 @@ func modelRules() []Rule {
 	}
 }
 
-// modelRuleIndex maps each model rule id to its entry (an immutable table).
-var modelRuleIndex = func() map[string]Rule {
+// modelRuleIndex maps each model rule id to its entry (an immutable table, built on first use).
+var modelRuleIndex = sync.OnceValue(func() map[string]Rule {
 	m := map[string]Rule{}
 	for _, r := range modelRules() {
 		m[r.ID] = r
 	}
 	return m
-}()
+})
 
 // newFinding makes a finding of a model rule with the rule's severity and hint.
 func newFinding(rule string, pos Position, pkg, msg string) Finding {
-	r := modelRuleIndex[rule]
+	r := modelRuleIndex()[rule]
 	return Finding{Rule: rule, Severity: r.Severity, Position: pos, Message: msg, Hint: r.Hint, Package: pkg}
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"fmt"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -175,8 +174,19 @@ func (v *validator) packageDuplicates(p *Package) {
 	}
 }
 
-// dns1123Label is the Kubernetes DNS-1123 label syntax (its length is checked apart).
-var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// isDNS1123Label reports whether s has the Kubernetes DNS-1123 label syntax, ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$
+// (its length is checked apart): a scan, not a regular expression compiled by every process at start.
+func isDNS1123Label(s string) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 func (v *validator) pkg(p *Package) {
 	if !p.Declared || p.Name == "" {
@@ -186,7 +196,7 @@ func (v *validator) pkg(p *Package) {
 	if len(p.Name) > 63 {
 		v.add(rulePackageNameInvalid, p.NamePos, p.Name,
 			"package name %q is %d characters long; a package name is a DNS-1123 label of at most 63 characters", p.Name, len(p.Name))
-	} else if !dns1123Label.MatchString(p.Name) {
+	} else if !isDNS1123Label(p.Name) {
 		v.add(rulePackageNameInvalid, p.NamePos, p.Name,
 			"package name %q is not a valid DNS-1123 label: only lower-case letters, digits and '-', starting and ending with a letter or digit", p.Name)
 	}

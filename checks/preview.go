@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	blang "github.com/blang/semver/v4"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -486,7 +487,7 @@ func renderedCatalog(out *template.Output, file string, lim catalog.Limits) (*ca
 
 // positionsInText matches "file:line" and "file:line:col" and "line N" in messages, which differ between a
 // committed catalog and a rendered one.
-var positionsInText = regexp.MustCompile(`[^\s"'(]+:\d+(:\d+)?|\b(line|lines) \d+`)
+var positionsInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^\s"'(]+:\d+(:\d+)?|\b(line|lines) \d+`) })
 
 // previewValidate validates each rendered catalog, limited to the package, and keeps what the committed
 // catalog does not have already: those findings are the new bundles' doing and go on their CSV.
@@ -496,14 +497,14 @@ func previewValidate(pp *PackagePreview) {
 		had := map[string]bool{}
 		if pc.Before != nil {
 			for _, f := range catalog.Validate(pc.Before, catalog.ValidateOptions{Packages: []string{pp.Package}}) {
-				had[f.Rule+"\x00"+positionsInText.ReplaceAllString(f.Message, "")] = true
+				had[f.Rule+"\x00"+positionsInText().ReplaceAllString(f.Message, "")] = true
 			}
 		}
 		for _, f := range catalog.Validate(pc.After, catalog.ValidateOptions{Packages: []string{pp.Package}}) {
 			if f.Severity != catalog.SeverityError {
 				continue
 			}
-			key := f.Rule + "\x00" + positionsInText.ReplaceAllString(f.Message, "")
+			key := f.Rule + "\x00" + positionsInText().ReplaceAllString(f.Message, "")
 			if had[key] {
 				continue
 			}

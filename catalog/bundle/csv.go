@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	blang "github.com/blang/semver/v4"
 
@@ -45,9 +46,12 @@ func csvRules() []catalog.Rule {
 	}
 }
 
+// Compiled on first use, not by every process at start (issue 33.1).
 var (
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	labelValue       = regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
+	dns1123Subdomain = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	})
+	labelValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`) })
 )
 
 // checkCSV applies the CSV validator's rules to the bundle's CSV.
@@ -67,7 +71,7 @@ func (r *reader) checkCSV() {
 		if name == "" {
 			return
 		}
-		if len(name) > 253 || !dns1123Subdomain.MatchString(name) || len(name) > 63 || !labelValue.MatchString(name) {
+		if len(name) > 253 || !dns1123Subdomain().MatchString(name) || len(name) > 63 || !labelValue().MatchString(name) {
 			r.add(ruleCSVName, at(val), "%s %q is not a DNS-1123 subdomain of at most 63 characters usable as a label value", what, name)
 		}
 	}

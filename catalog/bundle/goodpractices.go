@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	blang "github.com/blang/semver/v4"
 
@@ -35,7 +36,9 @@ func goodPracticesRules() []catalog.Rule {
 	}
 }
 
-var bundleNameVersion = regexp.MustCompile(`([0-9]+)\.([0-9]+)\.([0-9]+)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+)?$`)
+var bundleNameVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([0-9]+)\.([0-9]+)\.([0-9]+)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+)?$`)
+})
 
 // GoodPractices applies the optional suite good-practices to the bundle.
 func GoodPractices(b *Bundle) []catalog.Finding {
@@ -109,7 +112,7 @@ rbac:
 		}
 	}
 	name := m.Name
-	if match := bundleNameVersion.FindString(name); match == "" {
+	if match := bundleNameVersion().FindString(name); match == "" {
 		add(ruleGPBundleName, path2(m.Value, "metadata", "name"), "%s does not end in a version MAJOR.MINOR.PATCH", name)
 	} else if _, err := blang.Parse(match); err != nil {
 		add(ruleGPBundleName, path2(m.Value, "metadata", "name"), "%s does not end in a semantic version", name)

@@ -116,8 +116,12 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit code %d", int(e)) }
 // name, returning its exit code. No arguments is a usage error (exit 2); help
 // and --version succeed; an unknown command or flag, or a wrong number of
 // arguments, exits 2 with the reason and where to find the usage.
+//
+// Only the command args name is built (its flags registered, its subcommands made): a process that runs
+// one command, `version` above all, does not pay for the others' flag sets at every start (issue 33.1).
+// The help of the program itself, completion, and a first argument that names no command get them all.
 func (p Program) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := p.root()
+	root := p.tree(p.named(args))
 	root.SetArgs(normalizeArgs(root, args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -151,7 +155,32 @@ func (p Program) Walk(fn func(path string, flags *pflag.FlagSet)) {
 	walk(p.root(), "")
 }
 
-func (p Program) root() *cobra.Command {
+// named is the command the first argument names, "" when it names none (a flag, help, completion, a typo).
+func (p Program) named(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	if args[0] == "version" {
+		return args[0]
+	}
+	for _, c := range p.Commands {
+		if c.name() == args[0] {
+			return args[0]
+		}
+	}
+	return ""
+}
+
+// name is the command's name: the first word of its Use.
+func (c Command) name() string {
+	name, _, _ := strings.Cut(c.Use, " ")
+	return name
+}
+
+func (p Program) root() *cobra.Command { return p.tree("") }
+
+// tree builds the command tree; with only set, the root holds that command alone (and version).
+func (p Program) tree(only string) *cobra.Command {
 	long := p.Long
 	if long == "" {
 		long = p.Short
@@ -177,7 +206,9 @@ func (p Program) root() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	for _, c := range p.Commands {
-		root.AddCommand(c.cobra())
+		if only == "" || c.name() == only {
+			root.AddCommand(c.cobra())
+		}
 	}
 	root.AddCommand(&cobra.Command{
 		Use:   "version",

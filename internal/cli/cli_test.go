@@ -17,7 +17,7 @@ func testProgram(got *[]string) Program {
 	return Program{
 		Name: "tool", Short: "a tool", Footer: "Exit codes: 0 ok.", Version: "v1.2.3",
 		Commands: func() []Command {
-			var output string
+			output := "text" // also what the commands without the flag print (only the command run is built)
 			var quiet bool
 			var list []string
 			record := func(name string) func(context.Context, []string, io.Writer, io.Writer) int {
@@ -110,6 +110,48 @@ func TestProgramFreshFlags(t *testing.T) {
 	testProgram(&got).Run(context.Background(), []string{"check", "a"}, io.Discard, io.Discard)
 	if g := strings.Join(got, " "); g != "check output=text quiet=no list= a" {
 		t.Errorf("second run got %q", g)
+	}
+}
+
+// TestProgramBuildsNamedCommandOnly: a run of one command registers no other command's flags (the start-up
+// of every process, issue 33.1); the program's help still lists every command.
+func TestProgramBuildsNamedCommandOnly(t *testing.T) {
+	built := map[string]int{}
+	prog := Program{Name: "tool", Short: "a tool", Version: "v1"}
+	for _, name := range []string{"alpha", "beta"} {
+		prog.Commands = append(prog.Commands, Command{
+			Use: name + " DIR", Short: name + " things",
+			Flags: func(fs *pflag.FlagSet) { built[name]++; fs.Bool("flag-"+name, false, "a flag") },
+			Run:   func(context.Context, []string, io.Writer, io.Writer) int { return ExitOK },
+		})
+	}
+	for _, tc := range []struct {
+		args  string
+		built string
+	}{
+		{"version", ""},
+		{"alpha x --flag-alpha", "alpha"},
+		{"beta --help", "beta"},
+		{"--help", "alpha beta"},
+		{"", "alpha beta"},
+		{"gamma", "alpha beta"},
+		{"help alpha", "alpha beta"},
+	} {
+		clear(built)
+		var out, errb bytes.Buffer
+		prog.Run(context.Background(), strings.Fields(tc.args), &out, &errb)
+		var names []string
+		for _, name := range []string{"alpha", "beta"} {
+			if built[name] > 0 {
+				names = append(names, name)
+			}
+		}
+		if got := strings.Join(names, " "); got != tc.built {
+			t.Errorf("%q built %q, want %q", tc.args, got, tc.built)
+		}
+		if tc.args == "--help" && (!strings.Contains(out.String(), "alpha things") || !strings.Contains(out.String(), "beta things")) {
+			t.Errorf("help lists not every command:\n%s", out.String())
+		}
 	}
 }
 

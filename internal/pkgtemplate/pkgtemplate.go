@@ -14,6 +14,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
@@ -158,7 +159,10 @@ func DirResolver(fsys fs.FS, pol *policy.Policy, root *policy.BundleRoot, names 
 	return template.NewDirResolver(fsys, dirs, pattern, "none")
 }
 
-var opmVersionLine = regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
+// opmVersionLine is compiled on first use, not by every process at start (issue 33.1).
+var opmVersionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*OPM_VERSION\s*[?:]?=\s*(v?1\.[0-9]+\.[0-9]+)\s*$`)
+})
 
 // MakefileOpm reads the opm release a community package renders with (OPM_VERSION ?= v1.46.0 in its
 // Makefile; the file is only read, never run). "" when it does not say.
@@ -167,7 +171,7 @@ func MakefileOpm(fsys fs.FS, name string) string {
 	if err != nil || data == nil {
 		return ""
 	}
-	if m := opmVersionLine.FindSubmatch(data); m != nil {
+	if m := opmVersionLine().FindSubmatch(data); m != nil {
 		return string(m[1])
 	}
 	return ""
