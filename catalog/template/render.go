@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	mmsemver "github.com/Masterminds/semver/v3"
+	"github.com/catalogbot/catalogbot/catalog/mmsemver"
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"

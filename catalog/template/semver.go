@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	mmsemver "github.com/Masterminds/semver/v3"
+	"github.com/catalogbot/catalogbot/catalog/mmsemver"
 )
 
 // Stream priorities when choosing the default channel, and archetype priorities (stable wins).
