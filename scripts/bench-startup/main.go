@@ -1,11 +1,16 @@
 // Command bench-startup measures what every catalogbot process pays before it does anything (issue 33.1):
-// `catalog-check version` run -runs times, each run under GNU time for its peak RSS, with CPU time (user +
-// system) from the kernel's accounting and the wall time; beside it, in the same run and taking turns run by
-// run, the floor (a Go program that only prints a line, built here) and, with -before, another catalog-check
+// `catalog-check version` run -runs times, each run once directly for its wall time and CPU time (user +
+// system, the kernel's accounting of that process) and once under GNU time for its peak RSS; beside it, in
+// the same run and taking turns run by run, the floor (a Go program that only prints a line, built here) and, with -before, another catalog-check
 // build (the tree before a change). Then the idle RSS of `catalogbot serve` (SQLite in a temporary directory,
 // a GitHub API address that answers nothing, no webhook delivered): once /readyz answers and 2 s later.
 //
-//	go run ./scripts/bench-startup [-runs 200] [-before OLD_CATALOG_CHECK] [-serve=false]
+//	go run ./scripts/bench-startup [-runs 200] [-before OLD_CATALOG_CHECK] [-serve=false] [-items=false]
+//
+// With -items (the default) it then measures the per-item commands of issue 33.3 against opm, one process
+// each, on every bundle directory of -bundles that opm renders (see perItem); opm is -opm, else $OPM, else
+// $CATALOGBOT_TOOLS/bin/opm, else ~/.cache/catalogbot/tools/bin/opm, and without it that part is skipped
+// with a message.
 //
 // It prints medians (wall, CPU) and the peak RSS's median and largest, and the load average before and after.
 // Needs GNU time at /usr/bin/time (Debian package "time"). Record figures in docs/benchmarks.md.
@@ -36,14 +41,25 @@ func main() {
 	runs := flag.Int("runs", 200, "runs of each binary")
 	before := flag.String("before", "", "another catalog-check binary to run in turn with this tree's")
 	serve := flag.Bool("serve", true, "also measure catalogbot serve's idle RSS")
+	items := flag.Bool("items", true, "also measure the per-item commands against opm render (issue 33.3)")
+	bundles := flag.String("bundles", filepath.Join("..", "shared", "testdata", "bundles"), "bundle directories for -items")
+	opm := flag.String("opm", "", "opm binary for -items")
+	itemRounds := flag.Int("item-rounds", 3, "rounds of -items")
 	flag.Parse()
-	if err := run(*runs, *before, *serve); err != nil {
+	it := itemsConfig{on: *items, bundles: *bundles, opm: referenceOpm(*opm), rounds: *itemRounds}
+	if err := run(*runs, *before, *serve, it); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-startup:", err)
 		os.Exit(2)
 	}
 }
 
-func run(runs int, before string, serve bool) error {
+type itemsConfig struct {
+	on           bool
+	bundles, opm string
+	rounds       int
+}
+
+func run(runs int, before string, serve bool, items itemsConfig) error {
 	if _, err := os.Stat("/usr/bin/time"); err != nil {
 		return fmt.Errorf("/usr/bin/time missing (apt-get install time): %w", err)
 	}
@@ -99,6 +115,15 @@ func run(runs int, before string, serve bool) error {
 			median(b.wall), median(b.cpu), median(b.rss)/1024, slices.Max(b.rss)/1024)
 	}
 	fmt.Printf("load average after: %s", loadavg())
+	switch {
+	case !items.on:
+	case items.opm == "":
+		fmt.Println("per item: skipped, no opm (set -opm or $OPM, or run scripts/build-reference-tools.sh)")
+	default:
+		if err := perItem(work, bins[0].path, cc.path, before, items.opm, items.bundles, items.rounds); err != nil {
+			return err
+		}
+	}
 	if serve {
 		return idle(work)
 	}
@@ -120,14 +145,15 @@ type side struct {
 	wall, cpu, rss []float64
 }
 
-// once runs the binary's version under GNU time (which reports the peak RSS of the program alone: a child of
-// this Go process would count this process's own pages, as exec keeps the parent's high-water mark).
+// once runs the binary's version directly, for its wall and CPU time (wait4's accounting of that process
+// alone), then under GNU time for its peak RSS (a child of this Go process would count this process's own
+// pages, as exec keeps the parent's high-water mark).
 func (s *side) once(rssFile string) error {
-	args := []string{"-f", "%M", "-o", rssFile, s.path}
+	var args []string
 	if !strings.HasPrefix(s.name, "floor") {
 		args = append(args, "version")
 	}
-	cmd := exec.Command("/usr/bin/time", args...)
+	cmd := exec.Command(s.path, args...)
 	cmd.Stdout = io.Discard
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -135,6 +161,11 @@ func (s *side) once(rssFile string) error {
 	}
 	wall := time.Since(start)
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	tcmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", rssFile, s.path}, args...)...)
+	tcmd.Stdout = io.Discard
+	if err := tcmd.Run(); err != nil {
+		return fmt.Errorf("time %s: %w", s.path, err)
+	}
 	b, err := os.ReadFile(rssFile)
 	if err != nil {
 		return err
