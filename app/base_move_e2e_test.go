@@ -189,3 +189,58 @@ func TestBasePushWhileTheFirstCheckRuns(t *testing.T) {
 		})
 	}
 }
+
+// A push to the base branch after a pull request's first check fetched the base but before it recorded what it
+// read (its reviews request held here) checks the pull request again: nothing recorded tells what the running
+// check saw, and it fetched the old base. Without the re-check, its verdict on the old policy would stand.
+func TestBasePushBeforeTheFirstCheckRecordsItsBase(t *testing.T) {
+	for _, backend := range []string{store.BackendSQLite, store.BackendPostgres} {
+		t.Run(backend, func(t *testing.T) {
+			e := startE2EWith(t, backend, func(w *workRepo) (string, string) {
+				base := w.commit(map[string]string{".catalogbot.yaml": baseMovePolicy, "catalogs/v4.16/etcd/catalog.yaml": e2eBase}, "base")
+				w.push("HEAD", "refs/heads/main")
+				runGit(t, w.dir, "checkout", "-q", "-b", "pr")
+				head := w.commit(map[string]string{"catalogs/v4.16/etcd/catalog.yaml": approvalHead}, "add etcd 1.1.0")
+				w.push("HEAD", "refs/pull/1/head")
+				return base, head
+			}, checks.Ownership{}, checks.Validation{})
+			started, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			e.gate.set(func(r *http.Request) {
+				if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/pulls/1/reviews") {
+					return
+				}
+				first := false
+				once.Do(func() { first = true })
+				if first {
+					close(started)
+					<-release
+				}
+			})
+			h1 := e.headSHA
+			e.deliver(t, "pull_request", e.prEvent("opened", h1))
+			select {
+			case <-started:
+			case <-time.After(90 * time.Second):
+				t.Fatal("the first check never asked for the reviews")
+			}
+			newBase := e.moveMain(t, map[string]string{".catalogbot.yaml": baseMovePolicy + "# reviewed\n"}, "policy")
+			// The push's job judges the move while the first check is held (were it slower than this, it
+			// would find the check recorded on the old base and re-check it all the same).
+			time.Sleep(500 * time.Millisecond)
+			close(release)
+			e.waitRuns(t, h1, 4)
+			e.waitIdle(t)
+			if runs := e.fake.CheckRuns("acme", "catalog", h1); len(runs) != 4 {
+				t.Errorf("#1 has %d check runs, want 4 (its first check and one re-check on the new base)", len(runs))
+			}
+			c, ok, err := e.srv.Queue().Merges().LoadChecked(context.Background(), "acme", "catalog", 1)
+			if err != nil || !ok {
+				t.Fatalf("LoadChecked: %v %v", ok, err)
+			}
+			if c.BaseSHA != newBase {
+				t.Errorf("the last check of #1 judged base %s, want the new base %s", c.BaseSHA, newBase)
+			}
+		})
+	}
+}

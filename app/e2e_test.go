@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,6 +95,7 @@ type e2eEnv struct {
 	url     string // catalogbot's base URL
 	baseSHA string
 	headSHA string
+	gate    *apiGate // holds requests to the fake GitHub when a test asks
 }
 
 func startE2E(t *testing.T, backend string) *e2eEnv {
@@ -137,7 +139,8 @@ func startE2EServer(t testing.TB, backend string, seed func(w *workRepo) (base, 
 		t.Fatal(err)
 	}
 	fake := githubfake.New(githubfake.Options{AppID: e2eAppID, PublicKey: &kp.key.PublicKey})
-	api := httptest.NewServer(fake)
+	gate := &apiGate{}
+	api := httptest.NewServer(gate.wrap(fake))
 	t.Cleanup(api.Close)
 
 	gs := newGitServer(t)
@@ -187,7 +190,32 @@ func startE2EServer(t testing.TB, backend string, seed func(w *workRepo) (base, 
 	})
 	url := "http://" + ln.Addr().String()
 	fake.SetWebhook(url+"/webhook", e2eSecret)
-	return &e2eEnv{fake: fake, git: gs, work: w, srv: srv, url: url, baseSHA: base, headSHA: head}
+	return &e2eEnv{fake: fake, git: gs, work: w, srv: srv, url: url, baseSHA: base, headSHA: head, gate: gate}
+}
+
+// apiGate lets a test hold the App's requests to the fake GitHub: hold, when set, is called with each request
+// before the fake serves it (and may block it).
+type apiGate struct {
+	mu   sync.Mutex
+	hold func(*http.Request)
+}
+
+func (g *apiGate) set(hold func(*http.Request)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hold = hold
+}
+
+func (g *apiGate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		hold := g.hold
+		g.mu.Unlock()
+		if hold != nil {
+			hold(r)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // prEvent is the pull_request payload GitHub sends, with the clone URL of the

@@ -107,6 +107,12 @@ func (m *Merger) judgeBaseMove(ctx context.Context, a jobs.MergeArgs, repo *gitf
 		case err != nil:
 			return nil, nil, fmt.Errorf("reading the last check of #%d: %w", o.Number, err)
 		case !ok || !strings.EqualFold(c.HeadSHA, sha):
+			// A check of this head that is running but has not recorded its base yet may have fetched the
+			// base before the move: with nothing recorded to compare, it is checked again.
+			if firstCheckMayMissMove(active, o.Number, sha, head) {
+				o.Recheck = "the base, which moved while the first check of this head was reading it"
+				break
+			}
 			o.Why = "its head is not checked yet: that check reads the new base"
 		case c.BaseSHA == head.String():
 			o.Why = "checked on this base already"
@@ -169,6 +175,25 @@ func openPullsInto(ctx context.Context, gh *github.Client, owner, repo, branch s
 		return nil, fmt.Errorf("the open pull requests into %s: %w", branch, err)
 	}
 	return out, nil
+}
+
+// firstCheckMayMissMove reports whether a check of the pull request's head is running and none is waiting to
+// run nor re-checking on head (either of which reads the base as it is now).
+func firstCheckMayMissMove(active []store.ActiveCheck, number int, prHead string, head gitfs.Hash) bool {
+	running := false
+	for _, c := range active {
+		if c.Number != number || !strings.EqualFold(c.HeadSHA, prHead) {
+			continue
+		}
+		if !c.Running {
+			return false
+		}
+		if b, ok := jobs.RecheckedBase(c.Rerun); ok && b == head.String() {
+			return false
+		}
+		running = true
+	}
+	return running
 }
 
 // recheckUnderWay says why a check of the pull request's head under way already judges the base at head in

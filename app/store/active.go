@@ -28,7 +28,12 @@ type ActiveCheck struct {
 // repositories are looked at.
 func (q *Queue) ActiveChecks(ctx context.Context, owner, repo string) ([]ActiveCheck, error) {
 	var out []ActiveCheck
-	err := q.b.query(ctx, `SELECT args, state FROM river_job WHERE kind = $1
+	// River keeps a job's args as JSONB: binary in SQLite (json() gives the text back), text to pgx.
+	args := "args"
+	if q.backend == BackendSQLite {
+		args = "json(args)"
+	}
+	err := q.b.query(ctx, `SELECT `+args+`, state FROM river_job WHERE kind = $1
 		AND state IN ('available', 'scheduled', 'retryable', 'pending', 'running') LIMIT $2`,
 		[]any{jobs.KindCheckPR, maxActiveScanned}, func(scan func(...any) error) error {
 			var raw []byte
