@@ -56,7 +56,7 @@ import (
 type options struct {
 	repo, checkBin, objects, roots, checks, cacheDir, jsonOut, only string
 	crdProfile                                                      string
-	n                                                               int
+	n, skip                                                         int
 	timeout                                                         time.Duration
 	keep                                                            bool
 }
@@ -64,6 +64,7 @@ type options struct {
 func main() {
 	var o options
 	flag.IntVar(&o.n, "n", 150, "how many of the newest merged pull requests to replay")
+	flag.IntVar(&o.skip, "skip", 0, "leave out this many of the newest merged pull requests first (to replay an older window)")
 	flag.StringVar(&o.checkBin, "catalog-check", "", "the catalog-check binary (default: built from this source tree)")
 	flag.StringVar(&o.objects, "objects", "alternates", "how the scratch repository reaches REPO's objects: alternates or links (links to its pack files)")
 	flag.StringVar(&o.roots, "roots", "glob", `catalog roots in the policy: "glob" (catalogs/v4.*) or "literal" (each catalogs/v4.* directory of the base, listed)`)
@@ -140,7 +141,7 @@ func run(ctx context.Context, o options) error {
 	if err := makeScratch(ctx, src, scratch, o.objects); err != nil {
 		return err
 	}
-	commits, err := mergedCommits(ctx, src, o.n, o.only)
+	commits, err := mergedCommits(ctx, src, o.n, o.skip, o.only)
 	if err != nil {
 		return err
 	}
@@ -205,8 +206,8 @@ type commit struct{ sha, parent, subject string }
 var prNumber = regexp.MustCompile(`\(#[0-9]+\)$`)
 
 // mergedCommits are the n newest first-parent commits whose subject ends in a pull request number.
-func mergedCommits(ctx context.Context, src string, n int, only string) ([]commit, error) {
-	out, err := git(ctx, src, nil, "log", "--first-parent", "--format=%H %P%x09%s", "-n", fmt.Sprint(4*n+100), "HEAD")
+func mergedCommits(ctx context.Context, src string, n, skip int, only string) ([]commit, error) {
+	out, err := git(ctx, src, nil, "log", "--first-parent", "--format=%H %P%x09%s", "-n", fmt.Sprint(4*(n+skip)+100), "HEAD")
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +223,10 @@ func mergedCommits(ctx context.Context, src string, n int, only string) ([]commi
 			continue
 		}
 		if wanted != nil && !slices.ContainsFunc(wanted, func(w string) bool { return strings.HasPrefix(f[0], w) }) {
+			continue
+		}
+		if skip > 0 {
+			skip--
 			continue
 		}
 		cs = append(cs, commit{sha: f[0], parent: f[1], subject: subject})
