@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -53,16 +52,43 @@ func NewGitCache(dir string, fetchTimeout time.Duration, log *slog.Logger) (*Git
 	return &GitCache{dir: dir, timeout: fetchTimeout, log: log, locks: map[string]*sync.Mutex{}, objects: gitfs.NewObjectCache()}, nil
 }
 
-// GitHub owner and repository names: letters, digits, '-', '_' and '.'.
-var repoNamePart = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+// isRepoNamePart reports whether p is a GitHub owner or repository name as the cache accepts one: 1 to 100
+// letters, digits, '-', '_' and '.' (^[A-Za-z0-9_.-]{1,100}$). A scan: that regular expression, compiled at
+// start, cost every catalogbot process 0.3 MB and 4,500 allocations for its counted repetitions (issue 33.1).
+func isRepoNamePart(p string) bool {
+	return len(p) >= 1 && len(p) <= 100 && allBytes(p, func(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' })
+}
 
-// refNamePattern accepts the references the pipeline asks for.
-var refNamePattern = regexp.MustCompile(`^refs/(heads/[A-Za-z0-9._/-]{1,250}|pull/[0-9]{1,10}/head)$`)
+// isFetchableRef reports whether r is a reference the pipeline asks for:
+// ^refs/(heads/[A-Za-z0-9._/-]{1,250}|pull/[0-9]{1,10}/head)$.
+func isFetchableRef(r string) bool {
+	if branch, ok := strings.CutPrefix(r, "refs/heads/"); ok {
+		return len(branch) >= 1 && len(branch) <= 250 && allBytes(branch, func(c byte) bool { return isAlnum(c) || strings.IndexByte("._/-", c) >= 0 })
+	}
+	if pull, ok := strings.CutPrefix(r, "refs/pull/"); ok {
+		n, ok := strings.CutSuffix(pull, "/head")
+		return ok && len(n) >= 1 && len(n) <= 10 && allBytes(n, func(c byte) bool { return c >= '0' && c <= '9' })
+	}
+	return false
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 // Path is where the repository owner/name lives in the cache.
 func (c *GitCache) Path(owner, name string) (string, error) {
 	for _, p := range []string{owner, name} {
-		if !repoNamePart.MatchString(p) || p == "." || p == ".." {
+		if !isRepoNamePart(p) || p == "." || p == ".." {
 			return "", fmt.Errorf("%q is not a GitHub owner or repository name", p)
 		}
 	}
@@ -101,7 +127,7 @@ func (c *GitCache) Fetch(ctx context.Context, owner, name, remoteURL, token stri
 	}
 	specs := make([]config.RefSpec, 0, len(refs))
 	for _, r := range refs {
-		if !refNamePattern.MatchString(r) || strings.Contains(r, "..") {
+		if !isFetchableRef(r) || strings.Contains(r, "..") {
 			return "", fmt.Errorf("reference %q cannot be fetched (want refs/heads/<branch> or refs/pull/<n>/head)", r)
 		}
 		specs = append(specs, config.RefSpec("+"+r+":"+r))

@@ -123,7 +123,8 @@ func (s *itemSide) run(ctx context.Context, argv []string, withRSS bool, rssFile
 		return err
 	}
 	var kib float64
-	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &kib); err != nil {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n") // "Command exited with non-zero status 1" first
+	if _, err := fmt.Sscan(lines[len(lines)-1], &kib); err != nil {
 		return fmt.Errorf("GNU time wrote %q: %w", b, err)
 	}
 	s.rss = append(s.rss, kib)
