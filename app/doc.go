@@ -15,6 +15,7 @@
 //	app/rebuild   after a merge: catalog and bundle images, catalog updates, the App's provenance
 //	app/pipeline  the check job: check runs of a pull request or merge group head, observe → decide → act
 //	app/recovery  the resync and the redelivery: work a lost webhook would have made
+//	app/promotion a new OpenShift version: one promotion pull request per package, on a policy change or /promote
 //
 // Features import app/jobs, app/store and app/ghapp; of each other, only
 // app/pipeline imports app/merge and app/rebuild, and app/recovery imports

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/intake"
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
+	"github.com/catalogbot/catalogbot/app/promotion"
 	"github.com/catalogbot/catalogbot/app/rebuild"
 	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/catalogbot/catalogbot/app/store"
@@ -167,7 +168,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 		GitHub: gh.clients, Reporter: gh.reporter, Teams: gh.teams, Cache: cache,
 		Checks: o.checks, CheckTimeout: cfg.CheckTimeout, JobTimeout: cfg.JobTimeout, Catalogs: cfg.Catalogs,
 		Limits: limits, Policies: gitpr.NewPolicyCache(), Lines: s.caches.lines, BundleDirs: s.caches.bundleDirs,
-		Metrics: s.metrics, Log: log, Checked: merger, Updates: q.Updates(), Bot: gh.bot,
+		Metrics: s.metrics, Log: log, Checked: merger, Updates: q.Updates(), Bot: gh.bot, Promotions: q.Promotions(),
 	})
 	s.recovery = recovery.New(recovery.Deps{Queue: q, GitHub: gh.recovery, Names: func() []string { return runNames },
 		Window: cfg.RedeliverWindow, Log: log})
@@ -192,7 +193,9 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 
 	// Then every job kind's worker, from one list.
 	rc, err := newRiverConfig(cfg, jobHandlers{pipeline: s.pipeline, merger: merger, commands: s.commands,
-		review: review, rebuild: rebuildJob, recovery: s.recovery})
+		review: review, rebuild: rebuildJob, recovery: s.recovery, promoter: promotion.New(promotion.Deps{
+			GitHub: gh.clients, Cache: cache, Teams: gh.teams, Records: q.Promotions(), Commands: q.Commands(), Leases: q.Leases(),
+			Limits: limits, Log: log})})
 	if err != nil {
 		return fail(err)
 	}

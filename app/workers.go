@@ -9,6 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/merge"
 	"github.com/catalogbot/catalogbot/app/pipeline"
+	"github.com/catalogbot/catalogbot/app/promotion"
 	"github.com/catalogbot/catalogbot/app/recovery"
 	"github.com/riverqueue/river"
 )
@@ -71,6 +72,7 @@ type jobHandlers struct {
 	review   reviewHandler
 	rebuild  rebuildHandler
 	recovery *recovery.Recovery
+	promoter *promotion.Promoter
 }
 
 // registration adds one job kind's worker to River's workers.
@@ -92,6 +94,7 @@ func (h jobHandlers) registrations() []registration {
 		worker[jobs.RebuildArgs](&rebuildWorker{h: h.rebuild}),
 		worker[jobs.ResyncArgs](h.recovery.ResyncWorker()),
 		worker[jobs.RedeliverArgs](h.recovery.RedeliverWorker()),
+		worker[jobs.PromoteArgs](h.promoter.Worker()),
 	}
 }
 

@@ -10,7 +10,8 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// onIssueComment turns a new comment on an open pull request into a command job when it carries commands.
+// onIssueComment turns a new comment on an open pull request into a command job when it carries commands,
+// and a /promote on an open pull request or issue into a promotion job.
 // Edits and deletions change nothing (a command counts as it was first written); comments by bots,
 // catalogbot's own included, are never commands.
 func onIssueComment(ec eventContext, body []byte) (jobs.Plan, error) {
@@ -22,14 +23,37 @@ func onIssueComment(ec eventContext, body []byte) (jobs.Plan, error) {
 		return jobs.Plan{}, fmt.Errorf("issue_comment event: %w", err)
 	}
 	issue, c := ev.GetIssue(), ev.GetComment()
-	if issue == nil || c == nil || !issue.IsPullRequest() || issue.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
+	if issue == nil || c == nil || issue.GetState() != "open" || ec.InstallationID == 0 || ec.Owner == "" {
 		return jobs.Plan{}, nil
 	}
-	a, ok := commandJob(ec, issue.GetNumber(), c)
+	var plan jobs.Plan
+	// /promote is read on pull requests and issues alike (a tracking issue); the other commands only on pull
+	// requests.
+	if p, ok := promoteJob(ec, issue.GetNumber(), c); ok {
+		plan.Jobs = append(plan.Jobs, river.InsertManyParams{Args: p})
+	}
+	if issue.IsPullRequest() {
+		if a, ok := commandJob(ec, issue.GetNumber(), c); ok {
+			plan.Jobs = append(plan.Jobs, river.InsertManyParams{Args: a})
+		}
+	}
+	return plan, nil
+}
+
+// promoteJob is the promotion job of comment c on issue or pull request number, if it carries a person's
+// /promote; who may promote is the job's to judge (it reads the default branch's policy).
+func promoteJob(ec eventContext, number int, c *github.IssueComment) (jobs.PromoteArgs, bool) {
+	login := c.GetUser().GetLogin()
+	if number <= 0 || c.GetID() <= 0 || login == "" || isBot(c.GetUser()) {
+		return jobs.PromoteArgs{}, false
+	}
+	cmd, ok := jobs.PromoteCommand(c.GetBody())
 	if !ok {
-		return jobs.Plan{}, nil
+		return jobs.PromoteArgs{}, false
 	}
-	return jobs.Plan{Jobs: []river.InsertManyParams{{Args: a}}}, nil
+	return jobs.PromoteArgs{InstallationID: ec.InstallationID, Owner: ec.Owner, Repo: ec.Name, CloneURL: ec.CloneURL,
+		DefaultBranch: ec.DefaultBranch, Number: number, CommentID: c.GetID(), Commenter: login, CommentedAt: c.GetCreatedAt().Time,
+		Command: cmd, DeliveryID: ec.DeliveryID}, true
 }
 
 // commandJob is the job of comment c on pull request number, if it carries commands of a person.

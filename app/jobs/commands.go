@@ -97,6 +97,7 @@ func CommandsHelp(retestLimit int) string {
 	b.WriteString("| `/hold` | puts the hold label on: catalogbot does not merge | " + RuleHold + " |\n")
 	b.WriteString("| `/hold cancel` | takes that label off (other hold labels stay) | the same |\n")
 	b.WriteString("| `/retest` | runs catalogbot's checks again on the current head (as the Re-run button) | " + fmt.Sprintf(RuleRetest, retestLimit) + " |\n")
+	b.WriteString("| `/promote <from> <to>` | promotes every package's catalog from one catalog version to the next (`/promote v4.22 v4.23`): one pull request per package, as `fbc.version_promotion_strategy` says; also on an issue | " + RulePromote + " |\n")
 	b.WriteString("| `/help` | shows this list | anyone |\n")
 	b.WriteString("| `/lgtm` | nothing: catalogbot replies that `/approve` is what approves | anyone |\n")
 	b.WriteString("\nEach command is a line of its own in a new comment. Edited and deleted comments change nothing; an accepted command gets a 👍 reaction, a refused one a reply.\n")

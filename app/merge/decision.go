@@ -158,6 +158,9 @@ func DecideMerge(ctx context.Context, f MergeFacts, ourChecks []string, teams po
 	// Who vouches for the change.
 	if f.Derived != "" {
 		d.AuthorizedBy = "derived from merged bundles (" + f.Derived + ")"
+		if strings.Contains(f.Derived, ": promoted from ") {
+			d.AuthorizedBy = "derived promotion from the default branch (" + f.Derived + ")"
+		}
 		d.Merge = len(d.Blocking) == 0
 		return d
 	}

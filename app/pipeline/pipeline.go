@@ -62,6 +62,9 @@ type Deps struct {
 	// App's (checks.Provenance); without them no pull request is derived.
 	Updates store.UpdateStore
 	Bot     *rebuild.BotIdentity
+	// Promotions are the App's records of its promotion commits (app/promotion): a promotion pull request is
+	// the App's only when they say so.
+	Promotions store.PromotionStore
 }
 
 // Pipeline checks one pull request head (or merge group head) and reports check runs.
@@ -83,6 +86,7 @@ type Pipeline struct {
 	checked      Recorder
 	updates      store.UpdateStore
 	bot          *rebuild.BotIdentity
+	promotions   store.PromotionStore
 }
 
 // New builds the pipeline from its dependencies.
@@ -95,7 +99,7 @@ func New(d Deps) *Pipeline {
 		gh: d.GitHub, reporter: d.Reporter, teams: d.Teams, cache: d.Cache,
 		checks: d.Checks, checkTimeout: d.CheckTimeout, jobTimeout: d.JobTimeout, catalogs: d.Catalogs,
 		limits: d.Limits, policies: d.Policies, lines: d.Lines, bundleDirs: d.BundleDirs,
-		metrics: d.Metrics, log: log, checked: d.Checked, updates: d.Updates, bot: d.Bot,
+		metrics: d.Metrics, log: log, checked: d.Checked, updates: d.Updates, bot: d.Bot, promotions: d.Promotions,
 	}
 }
 

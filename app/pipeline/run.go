@@ -98,7 +98,7 @@ func (p *Pipeline) run(ctx context.Context, gh *github.Client, a jobs.CheckPRArg
 }
 
 // provenance is what the App knows of the pull request from its own doing (see rebuild.UpdateProvenance).
-func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (*rebuild.UpdateProvenance, error) {
+func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.CheckPRArgs, pr *github.PullRequest, baseRef string, in *checks.PullRequest) (checks.Provenance, error) {
 	if strings.HasSuffix(pr.GetUser().GetLogin(), "[bot]") && p.bot != nil {
 		// A bot's pull request may be the App's own: know the App's login now, or try the job again, rather
 		// than judge it as anyone's.
@@ -118,7 +118,16 @@ func (p *Pipeline) provenance(ctx context.Context, repo *gitfs.Repo, a jobs.Chec
 	if err != nil {
 		return nil, err
 	}
-	return rebuild.NewUpdateProvenance(p.updates, p.bot, repo, a.Owner, a.Repo, pr, defaultHead, mergeBase, head), nil
+	return appProvenance{rebuild.NewUpdateProvenance(p.updates, p.promotions, p.bot, repo, a.Owner, a.Repo, pr, defaultHead, mergeBase, head)}, nil
+}
+
+// appProvenance is the App's provenance as the checks read it: its catalog updates (checks.Provenance) and
+// its promotions (checks.PromotionProvenance).
+type appProvenance struct{ *rebuild.UpdateProvenance }
+
+func (p appProvenance) MadePromotion(ctx context.Context) (checks.PromotionRecord, bool, string) {
+	r, ok, why := p.Promotion(ctx)
+	return checks.PromotionRecord{From: r.From, To: r.To, Package: r.Package}, ok, why
 }
 
 // mergeResults makes one check run's result out of the checks it shows.

@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/jobs"
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/gitfs"
+	"github.com/catalogbot/catalogbot/promote"
 )
 
 // Bounds of the provenance walks: a catalog update carries one commit of the App's, and the bundles it adds
@@ -73,6 +74,7 @@ func (b *BotIdentity) Login(ctx context.Context) (string, error) {
 // for nothing.
 type UpdateProvenance struct {
 	store       store.UpdateStore
+	promotions  store.PromotionStore // nil: no pull request is the App's promotion
 	bot         *BotIdentity
 	repo        *gitfs.Repo
 	owner, name string
@@ -82,6 +84,56 @@ type UpdateProvenance struct {
 }
 
 func (p *UpdateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, string) {
+	if ok, why := p.openedByTheApp(ctx); !ok {
+		return false, why
+	}
+	if ref := p.pr.GetHead().GetRef(); ref != CatalogUpdateBranch(pkg) {
+		return false, fmt.Sprintf("its branch %q is not %q", ref, CatalogUpdateBranch(pkg))
+	}
+	// Every commit of the pull request (reachable from its head, not from what it is compared with) is one the
+	// App created for this package.
+	return p.everyCommit(ctx, func(h gitfs.Hash) (bool, error) {
+		c, ok, err := p.store.UpdateCommit(ctx, p.owner, p.name, h.String())
+		return ok && c.Package == pkg, err
+	}, "for "+pkg)
+}
+
+// Promotion (what checks.PromotionProvenance asks, in the pipeline's words): the pull request is the App's promotion of a package when the
+// App's bot opened it from catalogbot/promote/<to>/<package> of this repository into the default branch and
+// every commit on it is one the App recorded for that promotion (store.PromotionStore). Its content is
+// judged by the checks (promote.Verify), never here.
+func (p *UpdateProvenance) Promotion(ctx context.Context) (rec PromotionMade, made bool, why string) {
+	if p.promotions == nil {
+		return rec, false, "catalogbot keeps no promotion records here"
+	}
+	to, pkg, ok := promote.ParseBranch(p.pr.GetHead().GetRef())
+	if !ok {
+		return rec, false, fmt.Sprintf("its branch %q is not a promotion branch", p.pr.GetHead().GetRef())
+	}
+	if ok, why := p.openedByTheApp(ctx); !ok {
+		return rec, false, why
+	}
+	from := ""
+	ok, why = p.everyCommit(ctx, func(h gitfs.Hash) (bool, error) {
+		c, found, err := p.promotions.PromotionCommit(ctx, p.owner, p.name, h.String())
+		if err != nil || !found || c.Package != pkg || c.To != to || (from != "" && c.From != from) {
+			return false, err
+		}
+		from = c.From
+		return true, nil
+	}, "to promote "+pkg+" to "+to)
+	if !ok || from == "" {
+		return rec, false, why
+	}
+	return PromotionMade{From: from, To: to, Package: pkg}, true, ""
+}
+
+// PromotionMade is a promotion the App made: a package's catalog from From into To.
+type PromotionMade struct{ From, To, Package string }
+
+// openedByTheApp: the App's bot opened the pull request from a branch of this repository into its default
+// branch.
+func (p *UpdateProvenance) openedByTheApp(ctx context.Context) (bool, string) {
 	bot, err := p.bot.Login(ctx)
 	if err != nil {
 		return false, err.Error()
@@ -89,9 +141,6 @@ func (p *UpdateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 	user := p.pr.GetUser()
 	if !strings.EqualFold(user.GetLogin(), bot) || !strings.EqualFold(user.GetType(), "Bot") {
 		return false, fmt.Sprintf("the pull request was opened by @%s, not by catalogbot (@%s)", user.GetLogin(), bot)
-	}
-	if ref := p.pr.GetHead().GetRef(); ref != CatalogUpdateBranch(pkg) {
-		return false, fmt.Sprintf("its branch %q is not %q", ref, CatalogUpdateBranch(pkg))
 	}
 	headRepo, baseRepo := p.pr.GetHead().GetRepo(), p.pr.GetBase().GetRepo()
 	full := p.owner + "/" + p.name
@@ -102,8 +151,12 @@ func (p *UpdateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 	if def := baseRepo.GetDefaultBranch(); def == "" || p.pr.GetBase().GetRef() != def {
 		return false, fmt.Sprintf("it goes into %q, not into the default branch", p.pr.GetBase().GetRef())
 	}
-	// Every commit of the pull request (reachable from its head, not from what it is compared with) is one the
-	// App created for this package.
+	return true, ""
+}
+
+// everyCommit says whether mine holds for every commit of the pull request (reachable from its head, not
+// from what it is compared with), at most maxUpdateCommits of them; what names what the App made them for.
+func (p *UpdateProvenance) everyCommit(ctx context.Context, mine func(gitfs.Hash) (bool, error), what string) (bool, string) {
 	seen := map[gitfs.Hash]bool{}
 	todo := []gitfs.Hash{p.head}
 	for len(todo) > 0 {
@@ -116,12 +169,12 @@ func (p *UpdateProvenance) MadeUpdate(ctx context.Context, pkg string) (bool, st
 		if len(seen) > maxUpdateCommits {
 			return false, fmt.Sprintf("it has more than %d commits", maxUpdateCommits)
 		}
-		c, ok, err := p.store.UpdateCommit(ctx, p.owner, p.name, h.String())
+		ok, err := mine(h)
 		if err != nil {
 			return false, "reading the App's commits: " + err.Error()
 		}
-		if !ok || c.Package != pkg {
-			return false, fmt.Sprintf("commit %s was not made by catalogbot for %s", jobs.Short(h.String()), pkg)
+		if !ok {
+			return false, fmt.Sprintf("commit %s was not made by catalogbot %s", jobs.Short(h.String()), what)
 		}
 		parents, err := p.repo.Parents(ctx, h)
 		if err != nil {
@@ -224,7 +277,7 @@ func removedFromTemplate(ctx context.Context, repo *gitfs.Repo, head, built gitf
 
 // NewUpdateProvenance is the provenance of one pull request: what the App did itself in owner/name (updates
 // records, bot login), read against the fetched repository's default head, merge base and pull request head.
-func NewUpdateProvenance(updates store.UpdateStore, bot *BotIdentity, repo *gitfs.Repo, owner, name string, pr *github.PullRequest, defaultHead, mergeBase, head gitfs.Hash) *UpdateProvenance {
-	return &UpdateProvenance{store: updates, bot: bot, repo: repo, owner: owner, name: name, pr: pr,
+func NewUpdateProvenance(updates store.UpdateStore, promotions store.PromotionStore, bot *BotIdentity, repo *gitfs.Repo, owner, name string, pr *github.PullRequest, defaultHead, mergeBase, head gitfs.Hash) *UpdateProvenance {
+	return &UpdateProvenance{store: updates, promotions: promotions, bot: bot, repo: repo, owner: owner, name: name, pr: pr,
 		defaultHead: defaultHead, mergeBase: mergeBase, head: head}
 }

@@ -86,6 +86,7 @@ type queueBackend interface {
 	RebuildStore
 	UpdateStore
 	LeaseStore
+	PromotionStore
 }
 
 // OpenQueue connects to the database and runs River's migrations and ours;
@@ -652,13 +653,13 @@ func newPostgresBackend(ctx context.Context, pool *pgxpool.Pool, schema string, 
 }
 
 // migrateTables creates the tables beside River's (merge, commands, rebuild,
-// catalog updates), once, when the database is opened: every store of the
+// catalog updates, promotions), once, when the database is opened: every store of the
 // queue finds them.
 func (b *riverBackend[TTx]) migrateTables(ctx context.Context) error {
 	for _, t := range []struct {
 		what  string
 		stmts []string
-	}{{"merge", mergeSchema}, {"rebuild", rebuildSchema}, {"command", commandSchema}, {"catalog update", updateSchema}} {
+	}{{"merge", mergeSchema}, {"rebuild", rebuildSchema}, {"command", commandSchema}, {"catalog update", updateSchema}, {"promotion", promotionSchema}} {
 		if err := b.execAll(ctx, t.stmts); err != nil {
 			return fmt.Errorf("creating the %s tables: %w", t.what, err)
 		}

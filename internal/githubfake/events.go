@@ -144,7 +144,7 @@ func (f *Fake) IssueCommentEvent(owner, name string, commentID int64, action, pr
 	}
 	p := r.pulls[cm.Number]
 	if p == nil {
-		return nil, fmt.Errorf("githubfake: comment %d is not on a pull request", commentID)
+		return nil, fmt.Errorf("githubfake: comment %d is not on a pull request or an issue", commentID)
 	}
 	c := f.eventCall()
 	m := f.envelope(c, r, action, cm.User)
@@ -160,6 +160,9 @@ func (f *Fake) IssueCommentEvent(owner, name string, commentID int64, action, pr
 		"number": p.Number, "title": p.Title, "state": p.State, "user": map[string]any{"login": p.Author, "type": "User"},
 		"labels": labels, "url": fmt.Sprintf("%s/issues/%d", base, p.Number),
 		"pull_request": map[string]any{"url": fmt.Sprintf("%s/pulls/%d", base, p.Number), "merged_at": jsonTime(p.mergedAt)},
+	}
+	if p.Issue {
+		delete(m["issue"].(map[string]any), "pull_request")
 	}
 	m["comment"] = c.commentJSON(r, cm)
 	if action == "edited" {

@@ -44,6 +44,7 @@ func routePermissions() map[string][2]string {
 		"POST /repos/{owner}/{repo}/git/refs":                                           {"contents", "write"},
 		"PATCH /repos/{owner}/{repo}/git/refs/{ref...}":                                 {"contents", "write"},
 		"POST /repos/{owner}/{repo}/pulls":                                              {"pull_requests", "write"},
+		"POST /repos/{owner}/{repo}/issues":                                             {"issues", "write"},
 		"PATCH /repos/{owner}/{repo}/pulls/{number}":                                    {"pull_requests", "write"},
 	}
 }

@@ -98,6 +98,8 @@ type PR struct {
 	Merged   bool
 	MergeSHA string
 	Created  time.Time
+	// Issue: an issue (opened through the API), not a pull request: no head, no base.
+	Issue bool
 }
 
 // Review is a pull request review.

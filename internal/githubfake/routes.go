@@ -24,6 +24,7 @@ func (f *Fake) routes() {
 
 	// The App (JWT).
 	f.gitDataRoutes()
+	f.issueRoutes()
 	f.handle("GET /app", authApp, f.getApp)
 	f.handle("GET /app/installations", authApp, f.listInstallations)
 	f.handle("GET /app/installations/{id}", authApp, f.getInstallation)
@@ -333,7 +334,9 @@ func (f *Fake) createStatus(c *call) reply {
 func sortedPulls(r *repo) []*pull {
 	out := make([]*pull, 0, len(r.pulls))
 	for _, p := range r.pulls {
-		out = append(out, p)
+		if !p.Issue {
+			out = append(out, p)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
 	return out
@@ -465,6 +468,9 @@ func (f *Fake) getPull(c *call) reply {
 	r, p, rep, ok := c.pull()
 	if !ok {
 		return rep
+	}
+	if p.Issue {
+		return errorReply(http.StatusNotFound, "Not Found")
 	}
 	return reply{status: http.StatusOK, body: c.pullJSON(r, p)}
 }
