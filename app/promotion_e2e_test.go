@@ -223,6 +223,10 @@ func testPromotion(t *testing.T, backend string) {
 	before, declared := e.commitMain(map[string]string{".catalogbot.yaml": promotionPolicy(e.reg.host, e.baseRef, "v4.21", "v4.22", "v4.23")}, "declare catalogs/v4.23")
 	e.deliverPush(before, declared)
 	waitQueueIdle(t, srv.Queue())
+	// The new root holds nothing yet: its image is not built, and that is no failure.
+	if run := e.waitImageRun(declared); run.Conclusion != "success" {
+		t.Errorf("catalog image run on the commit declaring v4.23: %s %q\n%s", run.Conclusion, run.Title, run.Summary)
+	}
 	prs := e.promotionPRs()
 	want := map[string]string{}
 	for _, k := range pkgs {
@@ -361,6 +365,12 @@ func testPromotion(t *testing.T, backend string) {
 		}
 	}
 
+	// The owners of r04-copy decline its promotion: closed, it is never opened again.
+	declined := prs["r04-copy"].Number
+	if err := e.fake.ClosePullRequest("acme", "catalog", declined); err != nil {
+		t.Fatal(err)
+	}
+
 	// /promote on the tracking issue: refused for someone who is not a maintainer, with a reply; a maintainer's
 	// opens nothing twice and answers with the state of each package.
 	for _, tc := range []struct{ who, want string }{
@@ -396,6 +406,9 @@ func testPromotion(t *testing.T, backend string) {
 	}
 	if again := e.promotionPRs(); len(again) != len(prs) {
 		t.Errorf("after /promote: %d pull requests, was %d", len(again), len(prs))
+	}
+	if want := fmt.Sprintf("| `r04-copy` | review-needed | #%d closed |", declined); !strings.Contains(tracking(), want) {
+		t.Errorf("the tracking comment lacks %q:\n%s", want, tracking())
 	}
 	if !strings.Contains(tracking(), "8 merged") {
 		t.Errorf("the tracking comment does not follow the merges:\n%s", tracking())

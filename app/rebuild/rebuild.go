@@ -608,6 +608,9 @@ type targetResult struct {
 	Findings []catalog.Finding
 	// Problem says why the image was not pushed ("" when it was).
 	Problem string
+	// Absent: the catalog's directory is not on this commit (a new catalog root its promotion fills): no
+	// image, and no failure.
+	Absent bool
 	// Signed says what signing did (zero: not signed).
 	Signed signed
 }
@@ -654,6 +657,10 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 		return res, nil
 	}
 	fsys, err := catalogRoot(tree, c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		res.Absent = true
+		return res, nil
+	}
 	if err != nil {
 		res.Problem = fmt.Sprintf("the catalog directory %s: %v", c.Path, err)
 		return res, nil
@@ -808,9 +815,15 @@ func (f rootedFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(f.FS, 
 func summarise(sha string, results []targetResult, tryErr error, tries int) verdict.Result {
 	res := verdict.Result{Check: jobs.RebuildCheckRunName, Conclusion: verdict.Success}
 	var pushed, refused int
+	var absent []string
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Catalog images of `%s`:\n\n| catalog | image | digest | platforms |\n|---|---|---|---|\n", sha)
 	for _, t := range results {
+		if t.Absent {
+			absent = append(absent, t.Catalog)
+			fmt.Fprintf(&sb, "| `%s` | `%s` | no catalog yet | |\n", ghapp.MarkdownCode(t.Catalog), ghapp.MarkdownCode(t.Image))
+			continue
+		}
 		refs := make([]string, len(t.Pushed))
 		for i, p := range t.Pushed {
 			refs[i] = "`" + ghapp.MarkdownCode(p) + "`"
@@ -834,6 +847,9 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) verd
 		res.Findings = append(res.Findings, t.Findings...)
 	}
 	for _, t := range results {
+		if t.Absent {
+			fmt.Fprintf(&sb, "\n`%s` is not on this commit: a catalog root the policy declares before any catalog is in it (a new OpenShift version, which its promotion's pull requests fill). Its image is built once it holds a catalog.\n", ghapp.MarkdownCode(t.Catalog))
+		}
 		if t.Problem != "" {
 			fmt.Fprintf(&sb, "\n**`%s` was not pushed:** %s\n", ghapp.MarkdownCode(t.Catalog), ghapp.MarkdownInline(t.Problem))
 		}
@@ -853,6 +869,9 @@ func summarise(sha string, results []targetResult, tryErr error, tries int) verd
 		res.Title = fmt.Sprintf("Not pushed: %d %s failed", refused, ghapp.Plural(refused, "catalog", "catalogs"))
 	default:
 		res.Title = fmt.Sprintf("Pushed %d, not pushed %d", pushed, refused)
+	}
+	if len(absent) > 0 {
+		res.Title += fmt.Sprintf("; no catalog yet in %s", strings.Join(absent, ", "))
 	}
 	return res
 }
