@@ -51,6 +51,7 @@ func TestAppManifestPermissionsAreMinimal(t *testing.T) {
 	want := map[string]string{
 		"checks":         "write",
 		"pull_requests":  "write",
+		"issues":         "write",
 		"contents":       "write",
 		"metadata":       "read",
 		"members":        "read",
