@@ -126,7 +126,8 @@ func TestManifestPermissionsCoverTheEndpointsCalled(t *testing.T) {
 	var unused []string
 	for perm := range manifest.Permissions {
 		// merge_queues is what subscribes the App to merge_group events: no endpoint needs it.
-		if _, ok := needed[perm]; !ok && perm != "metadata" && perm != "members" && perm != "merge_queues" {
+		// issues is the promotion's (its tracking issue): TestPromotionOfTwentyPackages holds its calls to the manifest.
+		if _, ok := needed[perm]; !ok && perm != "metadata" && perm != "members" && perm != "merge_queues" && perm != "issues" {
 			unused = append(unused, perm)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -17,11 +19,28 @@ import (
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/githubfake"
 	"github.com/catalogbot/catalogbot/promote"
+	"sigs.k8s.io/yaml"
 )
 
 // The promotion tests: a community-layout repository of 20 packages (catalogs/<version>/<package>/,
 // operators/<package>/ci.yaml, templates under operators/<package>/catalog-templates/) with a mix of
 // strategies, templates and plain catalogs, promoted from v4.22 to v4.23 by the App.
+
+// manifestPermissions are the permissions deploy/github-app.yaml asks for.
+func manifestPermissions(t *testing.T) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "github-app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct {
+		Permissions map[string]string `json:"default_permissions"`
+	}
+	if err := yaml.Unmarshal(raw, &manifest); err != nil {
+		t.Fatal(err)
+	}
+	return manifest.Permissions
+}
 
 // promotionPkg is one package of the test repository.
 type promotionPkg struct {
@@ -406,6 +425,22 @@ func testPromotion(t *testing.T, backend string) {
 	}
 	if again := e.promotionPRs(); len(again) != len(prs) {
 		t.Errorf("after /promote: %d pull requests, was %d", len(again), len(prs))
+	}
+	// Every call the promotion made is one the App's manifest grants, and the tracking issue needed issues: write.
+	granted := manifestPermissions(t)
+	usedIssues := false
+	for _, r := range e.fake.Requests() {
+		perm, access, ok := githubfake.RoutePermission(r.Route)
+		if !ok {
+			continue
+		}
+		if granted[perm] != access && granted[perm] != "write" {
+			t.Errorf("%s needs %s: %s; the manifest grants %q", r.Route, perm, access, granted[perm])
+		}
+		usedIssues = usedIssues || perm == "issues"
+	}
+	if !usedIssues {
+		t.Errorf("no call needed issues: write")
 	}
 	if want := fmt.Sprintf("| `r04-copy` | review-needed | #%d closed |", declined); !strings.Contains(tracking(), want) {
 		t.Errorf("the tracking comment lacks %q:\n%s", want, tracking())

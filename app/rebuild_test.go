@@ -562,8 +562,8 @@ func TestRebuildAfterRestart(t *testing.T) {
 			e.fake.SetWebhook(hook.URL+"/webhook", e2eSecret)
 			before, sha := e.commitMain(map[string]string{"notes/README.md": "merged\n"}, "merge #7")
 			e.deliverPush(before, sha)
-			if n := countRows(t, first.Queue(), "river_job"); n != 2 {
-				t.Fatalf("%d jobs stored, want the rebuild's and the base move's", n)
+			if n := countRows(t, first.Queue(), "river_job"); n != 3 {
+				t.Fatalf("%d jobs stored, want the rebuild's, the base move's and the promotion's (the push lists no commits)", n)
 			}
 			hook.Close()
 			first.Close()

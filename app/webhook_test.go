@@ -290,7 +290,9 @@ func TestRouteEvent(t *testing.T) {
 				jobs.CheckPRArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Number: 7, HeadSHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"}}},
 		{"push default", "push", mk(map[string]any{"ref": "refs/heads/main", "after": testSHA}),
 			[]any{jobs.RebuildArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", Ref: "refs/heads/main", SHA: testSHA, CloneURL: "https://github.example/acme/catalog.git"},
-				jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", CloneURL: "https://github.example/acme/catalog.git", Base: testSHA, BaseRef: "main", Reason: "push"}}},
+				jobs.MergeArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", CloneURL: "https://github.example/acme/catalog.git", Base: testSHA, BaseRef: "main", Reason: "push"},
+				// The push lists no commits: it may change the policy, which the promotion job compares.
+				jobs.PromoteArgs{InstallationID: 42, Owner: "acme", Repo: "catalog", CloneURL: "https://github.example/acme/catalog.git", DefaultBranch: "main", After: testSHA}}},
 		{"push other branch", "push", mk(map[string]any{"ref": "refs/heads/feature", "after": testSHA}), nil},
 		{"push delete", "push", mk(map[string]any{"ref": "refs/heads/main", "after": testSHA, "deleted": true}), nil},
 		{"merge group", "merge_group", mk(map[string]any{"action": "checks_requested", "merge_group": map[string]any{"head_sha": testSHA,
