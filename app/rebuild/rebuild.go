@@ -718,36 +718,35 @@ func (b *rebuild) buildOne(ctx context.Context, tree fs.FS, c policy.Catalog) (t
 	}
 	res.Digest, res.Platforms = d.String(), built.Platforms
 	tags := pushTags(tag.TagStr(), b.a.SHA)
-	if b.r.signer != nil {
-		// By digest, signed, then tagged: a tag never names unsigned content.
-		if err := b.lease.renew(ctx); err != nil {
-			return res, err
-		}
-		byDigest := tag.Context().Name() + "@" + res.Digest
-		if _, err := built.Push(ctx, byDigest, opts...); err != nil {
-			return res, err
-		}
-		ids := make([]string, len(tags))
-		for i, t := range tags {
-			ids[i] = tag.Context().Name() + ":" + t
-		}
-		sres, err := b.signPushed(ctx, byDigest, ids, b.provenance(ctx, sign.BuildTypeCatalog, c.Path, res.Base, started))
-		if err != nil {
-			return res, err
-		}
-		res.Signed = sres
+	refs := make([]string, len(tags))
+	for i, t := range tags {
+		refs[i] = tag.Context().Name() + ":" + t
 	}
-	for _, t := range tags {
-		ref := tag.Context().Name() + ":" + t
-		// Only the lease's holder pushes: a build that lost it must not
-		// move a tag after the build that took it over.
-		if err := b.lease.renew(ctx); err != nil {
-			return res, err
-		}
-		if _, err := built.Push(ctx, ref, opts...); err != nil {
-			return res, err
-		}
-		res.Pushed = append(res.Pushed, ref)
+	sres, err := b.publish(ctx, sign.Publication{
+		Digest: res.Digest, Tags: refs,
+		WriteContent: func(ctx context.Context, ref string) error {
+			_, err := built.Push(ctx, ref, opts...)
+			return err
+		},
+		Provenance: func(ctx context.Context) *sign.Provenance {
+			return b.provenance(ctx, sign.BuildTypeCatalog, c.Path, res.Base, started)
+		},
+		WriteTag: func(ctx context.Context, ref string) error {
+			// Only the lease's holder pushes: a build that lost it must not
+			// move a tag after the build that took it over.
+			if err := b.lease.renew(ctx); err != nil {
+				return err
+			}
+			if _, err := built.Push(ctx, ref, opts...); err != nil {
+				return err
+			}
+			res.Pushed = append(res.Pushed, ref)
+			return nil
+		},
+	})
+	res.Signed = sres
+	if err != nil {
+		return res, err
 	}
 	return res, nil
 }

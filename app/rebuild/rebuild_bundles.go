@@ -294,29 +294,34 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 		return res, err
 	}
 	ctx = registry.WithTokenHosts(ctx, b.r.allowed.RegistryHosts()...)
-	if b.r.signer != nil {
-		// A tag that names other content is refused before anything is written or signed; then the content
-		// by digest, its signature, and only then the tag: the tag never names unsigned content.
-		if c := b.r.reg.Check(ctx, res.Ref); c.Kind == registry.Exists && c.Digest != res.Digest {
-			res.Problem = (&registry.TagTakenError{Ref: res.Ref, Existing: c.Digest, Refused: res.Digest}).Error()
-			return res, nil
-		}
-		tr, err := b.r.reg.Reference(res.Ref)
-		if err != nil {
-			res.Problem = err.Error()
-			return res, nil
-		}
-		byDigest := tr.Context().Digest(res.Digest)
-		if err := remote.Write(byDigest, img, b.r.reg.RemoteOptions(ctx)...); err != nil {
-			return res, fmt.Errorf("pushing %s: %w", byDigest, err)
-		}
-		sres, err := b.signPushed(ctx, byDigest.String(), []string{tr.String()}, b.provenance(ctx, sign.BuildTypeBundle, dir, "", started))
-		if err != nil {
-			return res, err
-		}
-		res.Signed = sres
+	if _, err := b.r.reg.Reference(res.Ref); err != nil {
+		res.Problem = err.Error()
+		return res, nil
 	}
-	pushed, err := b.r.reg.PushOnce(ctx, res.Ref, img)
+	// A tag that names other content is refused before anything is written or signed; then the content by
+	// digest, its signature, and only then the tag: the tag never names unsigned content.
+	var pushed bool
+	sres, err := b.publish(ctx, sign.Publication{
+		Digest: res.Digest, Tags: []string{res.Ref}, WriteOnce: true,
+		WriteContent: func(ctx context.Context, ref string) error {
+			r, err := b.r.reg.Reference(ref)
+			if err != nil {
+				return err
+			}
+			if err := remote.Write(r, img, b.r.reg.RemoteOptions(ctx)...); err != nil {
+				return fmt.Errorf("pushing %s: %w", ref, err)
+			}
+			return nil
+		},
+		Provenance: func(ctx context.Context) *sign.Provenance {
+			return b.provenance(ctx, sign.BuildTypeBundle, dir, "", started)
+		},
+		WriteTag: func(ctx context.Context, ref string) (err error) {
+			pushed, err = b.r.reg.PushOnce(ctx, ref, img)
+			return err
+		},
+	})
+	res.Signed = sres
 	var taken *registry.TagTakenError
 	switch {
 	case errors.As(err, &taken):

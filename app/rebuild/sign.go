@@ -38,17 +38,29 @@ type signed struct {
 	Attested  bool
 }
 
-// signPushed signs the image already pushed by digest (and each platform manifest of an index) and attaches
-// the provenance, before any tag names it. An error leaves every tag where it was: the caller moves none.
-func (b *rebuild) signPushed(ctx context.Context, byDigest string, identities []string, prov *sign.Provenance) (signed, error) {
-	if err := b.lease.renew(ctx); err != nil {
+// publish pushes one image in sign.Publish's order: with a signing key, the content by digest, its
+// signatures and attestation, then the tags, so that a tag never names unsigned content and a signing
+// failure moves no tag; without one, the tags only. Only the rebuild lease's holder writes or signs.
+func (b *rebuild) publish(ctx context.Context, p sign.Publication) (signed, error) {
+	if b.r.signer == nil {
+		_, err := sign.Publish(ctx, nil, p)
 		return signed{}, err
 	}
-	res, err := b.r.signer.Sign(ctx, sign.Request{Image: byDigest, Identities: identities, Provenance: prov})
-	if err != nil {
-		return signed{}, fmt.Errorf("signing %s failed, so no tag was moved to it: %w", byDigest, err)
+	write := p.WriteContent
+	p.WriteContent = func(ctx context.Context, ref string) error {
+		if err := b.lease.renew(ctx); err != nil {
+			return err
+		}
+		if err := write(ctx, ref); err != nil {
+			return err
+		}
+		return b.lease.renew(ctx)
 	}
-	return signed{Manifests: len(res.Signed), Attested: res.Attested}, nil
+	res, err := sign.Publish(ctx, b.r.signer, p)
+	if res == nil {
+		return signed{}, err
+	}
+	return signed{Manifests: len(res.Signed), Attested: res.Attested}, err
 }
 
 // provenance states how an image was built from the App's own records only: the repository and the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -218,41 +219,48 @@ func runBuild(ctx context.Context, o buildOptions, stdout, stderr io.Writer) int
 			if o.output == "text" {
 				fmt.Fprintln(stdout, noKeyLine)
 			}
-		} else {
-			// Signed by digest before any tag names it: a tag never points at unsigned content.
-			first, err := name.NewTag(targets[0], name.StrictValidation)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			byDigest := first.Context().Name() + "@" + rep.Digest
-			if _, err := built.Push(ctx, byDigest, opts...); err != nil {
-				fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
-				return exitCannotRun
-			}
-			prov, perr := o.sign.provenance(ctx, o.dir, sign.BuildTypeCatalog, o.base, started, stderr, "build")
-			if perr != nil {
-				fmt.Fprintf(stderr, "catalogbot build: %v\n", perr)
-			}
-			sum, err := signImage(ctx, signer, signKey, byDigest, targets, prov)
-			if err != nil {
-				fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
-				return exitFail
-			}
-			rep.signSummary = sum
-			if o.output == "text" {
-				fmt.Fprintf(stdout, "signed %s with key %s (%d manifests%s)\n", byDigest, sum.Key, len(sum.Signed), attestedWord(sum.Attested))
-			}
 		}
-	}
-	for _, ref := range targets {
-		pushed, err := built.Push(ctx, ref, opts...)
-		if err != nil {
+		// With a key: by digest, signed, then tagged; a tag never points at unsigned content.
+		_, err := sign.Publish(ctx, signer, sign.Publication{
+			Digest: rep.Digest, Tags: targets,
+			WriteContent: func(ctx context.Context, ref string) error {
+				_, err := built.Push(ctx, ref, opts...)
+				return err
+			},
+			Provenance: func(ctx context.Context) *sign.Provenance {
+				prov, perr := o.sign.provenance(ctx, o.dir, sign.BuildTypeCatalog, o.base, started, stderr, "build")
+				if perr != nil {
+					fmt.Fprintf(stderr, "catalogbot build: %v\n", perr)
+				}
+				return prov
+			},
+			Signed: func(_ context.Context, byDigest string, res *sign.Result) error {
+				rep.signSummary = summarise(signKey, res)
+				if o.output == "text" {
+					fmt.Fprintf(stdout, "signed %s with key %s (%d manifests%s)\n", byDigest, rep.Key, len(rep.Signed), attestedWord(rep.Attested))
+				}
+				return nil
+			},
+			WriteTag: func(ctx context.Context, ref string) error {
+				pushed, err := built.Push(ctx, ref, opts...)
+				if err != nil {
+					return err
+				}
+				rep.Pushed = append(rep.Pushed, ref)
+				if o.output == "text" {
+					fmt.Fprintf(stdout, "pushed %s (%s)\n", ref, pushed)
+				}
+				return nil
+			},
+		})
+		var signErr *sign.SigningError
+		switch {
+		case errors.As(err, &signErr):
+			fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
+			return exitFail
+		case err != nil:
 			fmt.Fprintf(stderr, "catalogbot build: %v\n", err)
 			return exitCannotRun
-		}
-		rep.Pushed = append(rep.Pushed, ref)
-		if o.output == "text" {
-			fmt.Fprintf(stdout, "pushed %s (%s)\n", ref, pushed)
 		}
 	}
 	if o.output == "json" {

@@ -157,37 +157,45 @@ func runBuildBundle(ctx context.Context, dir string, o buildBundleOptions, stdou
 			if o.output == "text" {
 				fmt.Fprintln(stdout, noKeyLine)
 			}
-		} else {
-			// A tag that names other content is refused before anything is written or signed.
-			if res := reg.Check(ctx, target.String()); res.Kind == registry.Exists && res.Digest != rep.Digest {
-				return fail(exitFail, "%v", &registry.TagTakenError{Ref: target.String(), Existing: res.Digest, Refused: rep.Digest})
-			}
-			// The content by digest, then its signature, then the tag: the tag never names unsigned content.
-			tr, err := reg.Reference(target.String())
-			if err != nil {
-				return fail(exitCannotRun, "%v", err)
-			}
-			byDigest := tr.Context().Digest(rep.Digest)
-			if err := remote.Write(byDigest, img, reg.RemoteOptions(ctx)...); err != nil {
-				return fail(exitCannotRun, "pushing %s: %v", byDigest, err)
-			}
-			prov, perr := o.sign.provenance(ctx, dir, sign.BuildTypeBundle, "", started, stderr, "build-bundle")
-			if perr != nil {
-				fmt.Fprintf(stderr, "catalogbot build-bundle: %v\n", perr)
-			}
-			sum, err := signImage(ctx, signer, signKey, byDigest.String(), []string{target.String()}, prov)
-			if err != nil {
-				return fail(exitFail, "%v", err)
-			}
-			rep.signSummary = sum
-			if o.output == "text" {
-				fmt.Fprintf(stdout, "signed %s with key %s%s\n", byDigest, sum.Key, attestedWord(sum.Attested))
-			}
 		}
-		pushed, err := reg.PushOnce(ctx, target.String(), img)
+		// With a key, a tag that names other content is refused before anything is written or signed; then
+		// the content by digest, its signature, and only then the tag: the tag never names unsigned content.
+		var pushed bool
+		_, err = sign.Publish(ctx, signer, sign.Publication{
+			Digest: rep.Digest, Tags: []string{target.String()}, WriteOnce: true,
+			WriteContent: func(ctx context.Context, ref string) error {
+				r, err := reg.Reference(ref)
+				if err != nil {
+					return err
+				}
+				if err := remote.Write(r, img, reg.RemoteOptions(ctx)...); err != nil {
+					return fmt.Errorf("pushing %s: %w", ref, err)
+				}
+				return nil
+			},
+			Provenance: func(ctx context.Context) *sign.Provenance {
+				prov, perr := o.sign.provenance(ctx, dir, sign.BuildTypeBundle, "", started, stderr, "build-bundle")
+				if perr != nil {
+					fmt.Fprintf(stderr, "catalogbot build-bundle: %v\n", perr)
+				}
+				return prov
+			},
+			Signed: func(_ context.Context, byDigest string, res *sign.Result) error {
+				rep.signSummary = summarise(signKey, res)
+				if o.output == "text" {
+					fmt.Fprintf(stdout, "signed %s with key %s%s\n", byDigest, rep.Key, attestedWord(rep.Attested))
+				}
+				return nil
+			},
+			WriteTag: func(ctx context.Context, ref string) (err error) {
+				pushed, err = reg.PushOnce(ctx, ref, img)
+				return err
+			},
+		})
 		var taken *registry.TagTakenError
+		var signErr *sign.SigningError
 		switch {
-		case errors.As(err, &taken):
+		case errors.As(err, &taken), errors.As(err, &signErr):
 			return fail(exitFail, "%v", err)
 		case err != nil:
 			return fail(exitCannotRun, "%v", err)

@@ -108,14 +108,9 @@ var urlCredentials = regexp.MustCompile(`^([a-z][a-z0-9+.-]*://)[^/@]*@`)
 // attestation.
 func scrubURL(u string) string { return urlCredentials.ReplaceAllString(u, "$1") }
 
-// signImage signs the pushed digest ref before any tag names it. A failure is returned: the caller then
-// moves no tag.
-func signImage(ctx context.Context, signer *sign.Signer, key *sign.Key, digestRef string, identities []string, prov *sign.Provenance) (signSummary, error) {
-	res, err := signer.Sign(ctx, sign.Request{Image: digestRef, Identities: identities, Provenance: prov})
-	if err != nil {
-		return signSummary{}, fmt.Errorf("signing %s failed, so no tag was moved to it: %w", digestRef, err)
-	}
-	return signSummary{Signed: res.Signed, Key: key.Fingerprint(), Attested: res.Attested}, nil
+// summarise is the JSON report's account of what key signed.
+func summarise(key *sign.Key, res *sign.Result) signSummary {
+	return signSummary{Signed: res.Signed, Key: key.Fingerprint(), Attested: res.Attested}
 }
 
 func attestedWord(attested bool) string {
