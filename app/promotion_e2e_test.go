@@ -384,6 +384,26 @@ func testPromotion(t *testing.T, backend string) {
 		}
 	}
 
+	// An owner of r01-template (a reviewer of its ci.yaml) approves its promotion with /approve: it merges.
+	srv.commands.SetClockSkew(0)
+	approved := prs["r01-template"]
+	id, err := e.fake.AddComment("acme", "catalog", approved.Number, "owner-of-r01-template", "/approve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := e.fake.IssueCommentEvent("acme", "catalog", id, "created", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.fake.Deliver(context.Background(), "issue_comment", withCloneURL(t, ev, e.git.URL("acme", "catalog"))); err != nil || d.StatusCode != 202 {
+		t.Fatalf("delivering the /approve: %v %+v", err, d)
+	}
+	e.waitMergedPR(approved.Number)
+	want["r01-template"] = "merged"
+	waitQueueIdle(t, srv.Queue())
+	last = e.followMain(last)
+	waitQueueIdle(t, srv.Queue())
+
 	// The owners of r04-copy decline its promotion: closed, it is never opened again.
 	declined := prs["r04-copy"].Number
 	if err := e.fake.ClosePullRequest("acme", "catalog", declined); err != nil {
@@ -395,7 +415,7 @@ func testPromotion(t *testing.T, backend string) {
 	for _, tc := range []struct{ who, want string }{
 		{"mallory", "`/promote` was not applied: only the maintainers in the default branch's policy (maria) may use it"},
 		{"bob", "`/promote` was not applied: only the maintainers"},
-		{"maria", "8 merged"},
+		{"maria", "9 merged"},
 	} {
 		id, err := e.fake.AddComment("acme", "catalog", issues[0].Number, tc.who, "Please:\n\n/promote v4.22 v4.23\n")
 		if err != nil {
@@ -445,7 +465,7 @@ func testPromotion(t *testing.T, backend string) {
 	if want := fmt.Sprintf("| `r04-copy` | review-needed | #%d closed |", declined); !strings.Contains(tracking(), want) {
 		t.Errorf("the tracking comment lacks %q:\n%s", want, tracking())
 	}
-	if !strings.Contains(tracking(), "8 merged") {
+	if !strings.Contains(tracking(), "9 merged") {
 		t.Errorf("the tracking comment does not follow the merges:\n%s", tracking())
 	}
 }
