@@ -446,6 +446,21 @@ func testPromotion(t *testing.T, backend string) {
 	if again := e.promotionPRs(); len(again) != len(prs) {
 		t.Errorf("after /promote: %d pull requests, was %d", len(again), len(prs))
 	}
+	// A maintainer's /promote on an open pull request whose delivery was lost: the resync finds it, once.
+	lost, err := e.fake.AddComment("acme", "catalog", prs["r02-template"].Number, "maria", "/promote v4.22 v4.23")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := srv.recovery.Resync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		waitQueueIdle(t, srv.Queue())
+	}
+	if r := e.fake.Reactions("acme", "catalog", lost); len(r) != 1 {
+		t.Errorf("the lost /promote: reactions %v, want one 👍", r)
+	}
+
 	// Every call the promotion made is one the App's manifest grants, and the tracking issue needed issues: write.
 	granted := manifestPermissions(t)
 	usedIssues := false

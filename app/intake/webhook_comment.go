@@ -80,3 +80,9 @@ func isBot(u *github.User) bool {
 func CommandJob(repo jobs.InstalledRepo, number int, c *github.IssueComment) (jobs.CommandArgs, bool) {
 	return commandJob(eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}, number, c)
 }
+
+// PromoteJob is the promotion job of comment c on issue or pull request number of repo, as a delivery of the
+// comment would plan it (recovery); false when c carries no /promote of a person.
+func PromoteJob(repo jobs.InstalledRepo, number int, c *github.IssueComment) (jobs.PromoteArgs, bool) {
+	return promoteJob(eventContext{InstallationID: repo.InstallationID, Owner: repo.Owner, Name: repo.Name, CloneURL: repo.CloneURL}, number, c)
+}

@@ -130,7 +130,7 @@ func (r *Recovery) Resync(ctx context.Context) error {
 }
 
 // recoverCommands records the heads of the open pull requests and finds the comments of the recovery window
-// whose commands were not handled (their deliveries lost): every one newer than the last comment handled,
+// whose commands (and /promote) were not handled (their deliveries lost): every one newer than the last comment handled,
 // and older ones too. One listing of the repository's comments serves every pull request. A comment edited
 // since it was written is left alone: what it said first is unknown.
 func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo jobs.InstalledRepo, prs []OpenPR) ([]river.InsertManyParams, error) {
@@ -154,6 +154,17 @@ func (r *Recovery) recoverCommands(ctx context.Context, gh *github.Client, repo 
 		number := issueNumber(c.GetIssueURL())
 		if !open[number] || c.GetCreatedAt().Time.Before(since) || !c.GetUpdatedAt().Time.Equal(c.GetCreatedAt().Time) {
 			continue
+		}
+		if pa, ok := intake.PromoteJob(repo, number, c); ok {
+			// A /promote on an open pull request (one on an issue is left to GitHub's redelivery: the listing
+			// does not say whether the issue is open).
+			done, err := r.cmds.CommandHandled(ctx, repo.Owner, repo.Name, number, c.GetID(), jobs.CmdPromote)
+			if err != nil {
+				return batch, err
+			}
+			if !done {
+				batch = append(batch, river.InsertManyParams{Args: pa})
+			}
 		}
 		a, ok := intake.CommandJob(repo, number, c)
 		if !ok {
