@@ -6,5 +6,5 @@
 // reader with its strategies (read.go: whole, partial from the summary index, streamed), the walk
 // (read_walk.go) and the parse cache by content (read_cache.go); the model (model*.go, property.go), the
 // rules (validate*.go, rules*.go) and the graph (graph.go) are built on what it reads. It imports nothing
-// else of this module but catalog/decode and catalog/mmsemver (bundle versions as opm orders them).
+// else of this module but catalog/decode.
 package catalog

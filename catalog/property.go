@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	mmsemver "github.com/Masterminds/semver/v3"
 	blang "github.com/blang/semver/v4"
-	"github.com/catalogbot/catalogbot/catalog/mmsemver"
 )
 
 // Property types OLM knows. Others are kept verbatim (Property.Value).

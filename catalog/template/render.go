@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/catalog/mmsemver"
+	mmsemver "github.com/Masterminds/semver/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/catalogbot/catalogbot/catalog/mmsemver"
+	mmsemver "github.com/Masterminds/semver/v3"
 )
 
 // Stream priorities when choosing the default channel, and archetype priorities (stable wins).
