@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	blang "github.com/blang/semver/v4"
-	kflate "github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -330,31 +330,34 @@ func compressedSize(files []readFile, level int) (n, largest int) {
 // warning line, itself 85% of the bound.
 const screenLine = maxBundleSize * 85 / 100 * 80 / 100
 
-// screenSize estimates what compressedSize counts at gzip's default level, several times faster: each file is
-// deflated at klauspost/compress's fastest level (a greedy parse with one hash probe, 32 KiB window, the same
-// DEFLATE format), and the gzip header and trailer (18 bytes) and base64 (4 bytes for every 3) are counted,
-// not written. The fast level compresses text less than the default level: on the community's bundles the
-// exact count is 0.79–0.88 of the estimate, and on the worst inputs tried (random text over a few letters,
-// see TestSizeScreenBoundsTheExactCount) 1.13, 10% below the 1/0.8 = 1.25 that screenLine leaves (gzip's
-// fastest level, the estimate before, reached 1.04 there against the 1.11 its margin left).
+// screenSize estimates what compressedSize counts at gzip's default level, about ten times faster: each file is
+// cut into pieces of deflate's window (32 KiB) and each piece compressed on its own with S2 (klauspost/compress:
+// LZ77 with one hash probe and no entropy coding), then the gzip header and trailer (18 bytes), base64 (4 bytes
+// for every 3) and screenSlack are counted. Within a piece S2 finds no match deflate's window could not, and it
+// writes every literal as a whole byte, so on text it counts far more than deflate writes: on the community's
+// bundles the exact count is 0.55–0.62 of the estimate. Where S2 does best against deflate (incompressible
+// bytes, long runs, periods within and beyond a piece, random text over a few letters; see
+// TestSizeScreenBoundsTheExactCount) the exact count reaches 1.04 of it, against the 1/0.8 = 1.25 that
+// screenLine leaves. (Before, klauspost's fastest deflate level: 0.79–0.88 and 1.13, at ten times the cost.)
 func screenSize(files []readFile) int {
 	total := 0
 	for _, f := range files {
 		total += len(f.data)
 	}
 	sizes := make([]int, len(files))
-	// One compressor per worker, reset for each file: a compressor's state is large to allocate.
-	writers := make([]*kflate.Writer, runtime.GOMAXPROCS(0))
+	// One output buffer per worker: S2 writes a piece into it whole.
+	bufs := make([][]byte, runtime.GOMAXPROCS(0))
 	eachInParallel(len(files), total, func(i int) int { return len(files[i].data) }, func(w, i int) {
-		var buf countWriter
-		if writers[w] == nil {
-			writers[w], _ = kflate.NewWriter(&buf, kflate.BestSpeed)
-		} else {
-			writers[w].Reset(&buf)
+		if bufs[w] == nil {
+			bufs[w] = make([]byte, s2.MaxEncodedLen(screenPiece))
 		}
-		_, _ = writers[w].Write(files[i].data)
-		_ = writers[w].Close()
-		sizes[i] = base64.StdEncoding.EncodedLen(buf.n + gzipFraming)
+		n := 0
+		for data := files[i].data; len(data) > 0; {
+			k := min(len(data), screenPiece)
+			n += len(s2.Encode(bufs[w], data[:k]))
+			data = data[k:]
+		}
+		sizes[i] = base64.StdEncoding.EncodedLen(n+gzipFraming) + len(files[i].data)/screenSlack
 	})
 	n := 0
 	for _, s := range sizes {
@@ -362,6 +365,14 @@ func screenSize(files []readFile) int {
 	}
 	return n
 }
+
+// screenPiece is deflate's window: what S2 compresses at once, so it never matches further back than deflate can.
+const screenPiece = 32 << 10
+
+// screenSlack: one byte for every screenSlack bytes of input is added to the estimate for what deflate spends
+// where S2 spends next to nothing, a long match (S2 extends one with a repeat code of a few bytes, deflate
+// writes a length and distance code for every 258 bytes of it: with the fixed codes 26 bits).
+const screenSlack = 64
 
 // gzipFraming is what gzip adds around the deflated bytes when no name, comment or extra field is set, as
 // compress/gzip writes it: a 10-byte header and an 8-byte trailer (CRC-32 and length).
