@@ -48,11 +48,12 @@ type countingRegistry struct {
 	held        chan struct{}  // signalled when an upload waits
 	down        atomic.Bool    // while set, the acme repositories answer 503
 	refuseSigs  atomic.Bool    // while set, signature tags (*.sig) are refused with 403
+	referrers   atomic.Bool    // while set, the OCI 1.1 referrers API is answered (else 404, as before OCI 1.1)
 }
 
 func newCountingRegistry(t testing.TB) *countingRegistry {
 	t.Helper()
-	c := &countingRegistry{h: ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))), tagPuts: map[string]int{}, held: make(chan struct{}, 64)}
+	c := &countingRegistry{h: ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0)), ggcr.WithReferrersSupport(true)), tagPuts: map[string]int{}, held: make(chan struct{}, 64)}
 	c.srv = httptest.NewServer(c)
 	t.Cleanup(c.srv.Close)
 	c.host = strings.TrimPrefix(c.srv.URL, "http://")
@@ -77,6 +78,10 @@ func (c *countingRegistry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if c.down.Load() && strings.HasPrefix(p, "/v2/acme/") {
 		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	if !c.referrers.Load() && strings.Contains(p, "/referrers/") {
+		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
 	if c.refuseSigs.Load() && r.Method == http.MethodPut && strings.Contains(p, "/manifests/") && strings.HasSuffix(p, ".sig") {

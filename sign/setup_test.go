@@ -29,10 +29,10 @@ import (
 )
 
 // testRegistry starts ggcr's registry on loopback and returns its host:port and a guarded client allowed
-// to reach it over plain HTTP.
-func testRegistry(t testing.TB) (string, *registry.Client) {
+// to reach it over plain HTTP. opts are the registry's (the referrers API is off by default).
+func testRegistry(t testing.TB, opts ...ggcr.Option) (string, *registry.Client) {
 	t.Helper()
-	srv := httptest.NewServer(ggcr.New(ggcr.Logger(log.New(io.Discard, "", 0))))
+	srv := httptest.NewServer(ggcr.New(append([]ggcr.Option{ggcr.Logger(log.New(io.Discard, "", 0))}, opts...)...))
 	t.Cleanup(srv.Close)
 	host := strings.TrimPrefix(srv.URL, "http://")
 	reg, err := registry.New(registry.WithAllowedHosts(host), registry.WithInsecureHosts(host), registry.WithPushSettle(0))

@@ -63,6 +63,9 @@ type Result struct {
 	Added int
 	// Attested says whether an attestation was attached to each signed manifest.
 	Attested bool
+	// Referrers counts the OCI 1.1 referrers written (the signature and attestation of each manifest
+	// again, subject the manifest); 0 where the registry does not answer the referrers API.
+	Referrers int
 }
 
 // Sign signs req.Image (and, for an index, each platform manifest) and attaches the attestation. It never
@@ -109,7 +112,12 @@ func (s *Signer) Sign(ctx context.Context, req Request) (*Result, error) {
 		}
 		res.Attested = true
 	}
-	s.logger.Debug("signed image", "image", top.String(), "manifests", len(res.Signed), "added", res.Added, "attested", res.Attested, "key", s.key.Fingerprint())
+	n, err := s.referrers(ctx, digests, res.Attested)
+	res.Referrers = n
+	if err != nil {
+		return res, err
+	}
+	s.logger.Debug("signed image", "image", top.String(), "manifests", len(res.Signed), "added", res.Added, "attested", res.Attested, "referrers", res.Referrers, "key", s.key.Fingerprint())
 	return res, nil
 }
 

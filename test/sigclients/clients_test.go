@@ -1,22 +1,18 @@
 package sigclients
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -32,7 +28,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
-	"github.com/catalogbot/catalogbot/internal/opmrun"
+	"github.com/catalogbot/catalogbot/internal/sigtools"
 	"github.com/catalogbot/catalogbot/registry"
 	"github.com/catalogbot/catalogbot/sign"
 )
@@ -201,77 +197,16 @@ func (w *world) copyImage(t *testing.T, src, dst string, withAttachments bool) {
 	}
 }
 
-// tool finds a reference tool or skips the test.
-func tool(t *testing.T, env, name string) string {
-	t.Helper()
-	path, why := opmrun.Tool("", env, name)
-	if why != "" {
-		t.Skipf("skipping: %s", why)
-	}
-	return path
-}
+func tool(t *testing.T, env, name string) string { return sigtools.Tool(t, env, name) }
 
-// run runs a tool with HOME (and the caches) in home, and returns its combined output and whether it
-// succeeded.
 func run(t *testing.T, home string, bin string, args ...string) (string, bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "TUF_ROOT="+filepath.Join(home, ".sigstore"),
-		"DOCKER_CONFIG="+filepath.Join(home, ".docker"), "SIGSTORE_NO_CACHE=true", "COSIGN_EXPERIMENTAL=0")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %s: timed out\n%s", filepath.Base(bin), strings.Join(args, " "), out.String())
-	}
-	return out.String(), err == nil
+	return sigtools.Run(t, home, bin, args...)
 }
 
-// policyHome writes, under a new HOME, the containers policy and registries.d file docs/signing.md tells a
-// node to use, with the test's registry in place of quay.io/acme (the whole registry, so that the other
-// repositories of the test are covered too) and the test's public key: images of the registry are accepted
-// only when signed by the key (sigstoreSigned, matchRepoDigestOrExact), and signatures are looked for
-// where cosign stores them (use-sigstore-attachments).
+// policyHome is a HOME holding the containers policy and registries.d file of docs/signing.md, for host and
+// the public key file pubPEM.
 func policyHome(t *testing.T, host, pubPEM string) string {
-	t.Helper()
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "signing.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	block := func(lang, after string) string {
-		text := string(doc)
-		i := strings.Index(text, after)
-		if i < 0 {
-			t.Fatalf("docs/signing.md no longer says %q", after)
-		}
-		m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindStringSubmatch(text[i:])
-		if m == nil {
-			t.Fatalf("docs/signing.md has no %s block after %q", lang, after)
-		}
-		out := strings.ReplaceAll(m[1], "quay.io/acme", host)
-		return strings.ReplaceAll(out, "/etc/containers/catalogbot-sign.pub", pubPEM)
-	}
-	policy := block("json", "/etc/containers/policy.json")
-	var parsed map[string]any
-	if err := json.Unmarshal([]byte(policy), &parsed); err != nil {
-		t.Fatalf("the policy.json of docs/signing.md is not JSON: %v", err)
-	}
-	regd := block("yaml", "registries.d/catalogbot.yaml")
-	home := t.TempDir()
-	dir := filepath.Join(home, ".config", "containers")
-	if err := os.MkdirAll(filepath.Join(dir, "registries.d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "policy.json"), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "registries.d", "catalogbot.yaml"), []byte(regd), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return home
+	return sigtools.PolicyHome(t, filepath.Join("..", "..", "docs", "signing.md"), host, pubPEM)
 }
 
 func TestOpmRenderEnforcesSigstorePolicy(t *testing.T) {
@@ -332,8 +267,4 @@ func TestOpmRenderEnforcesSigstorePolicy(t *testing.T) {
 	}
 }
 
-// lastLine is the last non-empty line of out (a tool's error).
-func lastLine(out string) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	return lines[len(lines)-1]
-}
+func lastLine(out string) string { return sigtools.LastLine(out) }

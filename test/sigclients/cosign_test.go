@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/sigtools"
 )
 
 func TestCosignVerifies(t *testing.T) {
@@ -19,7 +21,7 @@ func TestCosignVerifies(t *testing.T) {
 	catalogRef := w.host + "/acme/catalog:v4.16"
 	catalogImage := w.signedCatalog(t, catalogRef)
 
-	offline := []string{"--key", w.pubPEM, "--insecure-ignore-tlog=true", "--allow-http-registry=true", "--allow-insecure-registry=true", "--offline=true"}
+	offline := sigtools.CosignOffline(w.pubPEM)
 	for _, ref := range []string{catalogRef, catalogImage} {
 		for _, verb := range [][]string{{"verify"}, {"verify-attestation", "--type", "slsaprovenance1"}} {
 			if out, ok := run(t, home, cosign, append(append(verb, offline...), ref)...); !ok {
