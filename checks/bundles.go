@@ -170,24 +170,134 @@ func readCIOwners(pr *PullRequest, pkgs []string) (bundleOwners, error) {
 			if !pkgtemplate.ValidFolder(pkg) {
 				continue
 			}
-			ci := path.Join(root.Path, pkg, "ci.yaml")
-			data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
-			if errors.Is(err, gitfs.ErrObjectMissing) {
-				return nil, fmt.Errorf("could not verify who owns package %q: %s of the base revision: %w", pkg, ci, err)
+			reviewers, err := ciReviewers(pr, path.Join(root.Path, pkg, "ci.yaml"))
+			if err != nil {
+				return nil, fmt.Errorf("could not verify who owns package %q: %w", pkg, err)
 			}
-			if err != nil || data == nil {
+			for _, r := range reviewers {
+				if !slices.ContainsFunc(out[pkg], func(o string) bool { return policy.SameLogin(o, r) }) {
+					out[pkg] = append(out[pkg], r)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// ciReviewers reads the reviewers of the ci.yaml at ci in the base revision (none when it is absent or not
+// readable as YAML; an error when a partial clone lacks it).
+func ciReviewers(pr *PullRequest, ci string) ([]string, error) {
+	data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
+	if errors.Is(err, gitfs.ErrObjectMissing) {
+		return nil, fmt.Errorf("%s of the base revision: %w", ci, err)
+	}
+	if err != nil || data == nil {
+		return nil, nil
+	}
+	docs, _ := catalog.ParseDocuments("ci.yaml", data, pr.Limits)
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	var out []string
+	if list := docs[0].Value.Get("reviewers"); list != nil {
+		for _, it := range list.Items() {
+			if it.Kind == catalog.KindString && policy.ValidLogin(it.Str()) {
+				out = append(out, it.Str())
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxFolderBundles bounds the bundle directories of one package folder read for the packages they declare.
+const maxFolderBundles = 2000
+
+// addFolderOwners adds to owners, for each of pkgs that has none yet, the ci.yaml reviewers of every touched package folder
+// that is not named after it but whose bundle directories declare it on the base revision (the community's
+// operators/konflux holds package konflux-operator): a folder's reviewers own the packages its bundles
+// are, whatever its name. Only the base revision is read, so a pull request cannot make a folder declare a
+// package it did not.
+func addFolderOwners(ctx context.Context, pr *PullRequest, owners bundleOwners, pkgs, folders []string) error {
+	// Only packages no folder of their own name gives reviewers: reading a folder's bundle directories is
+	// left out for the usual layout.
+	want := map[string]bool{}
+	for _, p := range pkgs {
+		if len(owners[p]) == 0 {
+			want[p] = true
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	for _, root := range pr.Policy.Bundles {
+		if !root.CIYamlOwners {
+			continue
+		}
+		for _, folder := range folders {
+			if !pkgtemplate.ValidFolder(folder) {
 				continue
 			}
-			docs, _ := catalog.ParseDocuments("ci.yaml", data, pr.Limits)
-			if len(docs) == 0 {
+			reviewers, err := ciReviewers(pr, path.Join(root.Path, folder, "ci.yaml"))
+			if err != nil {
+				return fmt.Errorf("could not verify who owns package folder %q: %w", folder, err)
+			}
+			if len(reviewers) == 0 {
 				continue
 			}
-			if list := docs[0].Value.Get("reviewers"); list != nil {
-				for _, it := range list.Items() {
-					if it.Kind == catalog.KindString && policy.ValidLogin(it.Str()) && !slices.ContainsFunc(out[pkg], func(r string) bool { return policy.SameLogin(r, it.Str()) }) {
-						out[pkg] = append(out[pkg], it.Str())
+			declared, err := folderPackages(ctx, pr.Base.FS, path.Join(root.Path, folder), pr.Limits)
+			if err != nil {
+				return err
+			}
+			for pkg := range declared {
+				if !want[pkg] || pkg == folder {
+					continue
+				}
+				for _, r := range reviewers {
+					if !slices.ContainsFunc(owners[pkg], func(o string) bool { return policy.SameLogin(o, r) }) {
+						owners[pkg] = append(owners[pkg], r)
 					}
 				}
+			}
+		}
+	}
+	return nil
+}
+
+// folderPackages are the packages the bundle directories of a package folder declare in their
+// metadata/annotations.yaml (at most maxFolderBundles directories are read).
+func folderPackages(ctx context.Context, fsys fs.FS, folder string, lim catalog.Limits) (map[string]bool, error) {
+	entries, err := fs.ReadDir(fsys, folder)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", folder, err)
+	}
+	out := map[string]bool{}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() || n >= maxFolderBundles {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n++
+		name := path.Join(folder, e.Name(), "metadata", "annotations.yaml")
+		data, err := pkgtemplate.ReadFileCapped(fsys, name, maxCIYamlBytes)
+		if errors.Is(err, gitfs.ErrObjectMissing) {
+			return nil, fmt.Errorf("could not verify which packages %s holds: %s of the base revision: %w", folder, name, err)
+		}
+		if err != nil || data == nil {
+			continue
+		}
+		docs, _ := catalog.ParseDocuments(name, data, lim)
+		if len(docs) == 0 {
+			continue
+		}
+		if ann := docs[0].Value.Get("annotations"); ann != nil {
+			if p := ann.Get(bundle.AnnotationPackage); p != nil && p.Kind == catalog.KindString && p.Str() != "" {
+				out[strings.TrimSpace(p.Str())] = true
 			}
 		}
 	}

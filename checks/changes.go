@@ -416,8 +416,42 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 	if cs.ciOwners, err = readCIOwners(pr, cs.touchedPackages()); err != nil {
 		return err
 	}
+	if err := addFolderOwners(ctx, pr, cs.ciOwners, cs.touchedPackages(), cs.touchedFolders()); err != nil {
+		return err
+	}
 	pr.Changes = cs
 	return nil
+}
+
+// touchedFolders lists the package folder names the changes concern, sorted: those of changed bundle
+// directories and package folders, and the folder under its catalog root of every changed catalog file
+// (catalogs/v4.20/konflux/catalog.yaml is in folder konflux).
+func (cs *ChangeSet) touchedFolders() []string {
+	set := map[string]bool{}
+	for _, b := range cs.Bundles {
+		set[b.Folder] = true
+	}
+	for _, f := range cs.PackageFiles {
+		set[f.Package] = true
+	}
+	for _, cc := range cs.Catalogs {
+		for _, f := range cc.Files {
+			for _, p := range changedPaths(f) {
+				rel := strings.TrimPrefix(p, cc.Root+"/")
+				if folder, _, ok := strings.Cut(rel, "/"); ok && rel != p {
+					set[folder] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for f := range set {
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // touchedPackages lists every package the changes concern, sorted: those of changed bundle directories and

@@ -286,10 +286,19 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 		}
 		original := src
 		basic := false
+		named := map[string]bool{} // the images the template names as the pull request leaves it
 		if t, _ := template.Parse(pt.Template, src, lim); t != nil {
 			basic = t.Schema == template.SchemaBasic
+			for _, ref := range t.Refs() {
+				named[ref.Image] = true
+			}
 		}
 		for i, add := range adds {
+			if named[patternTag(pattern, pp.Package, dirs[i])] {
+				// The author added the bundle to the template by the tag the image pattern gives its directory
+				// (it resolves to that directory): the catalog update has nothing left to add.
+				continue
+			}
 			if basic && add.Replaces == "" && len(add.Skips) == 0 {
 				// A CSV that names no predecessor: the community's catalog update puts the bundle after the head of
 				// its channels (replaces), which is where the upgrade comes from.
@@ -782,6 +791,15 @@ func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern str
 		}
 		return "", false
 	})
+}
+
+// patternTag is the reference the bundle root's image pattern gives bundle directory dir of pkg ({version}
+// is the directory's name, as otherDirs resolves it), "" without a pattern naming {version}.
+func patternTag(pattern, pkg, dir string) string {
+	if !strings.Contains(pattern, "{version}") {
+		return ""
+	}
+	return strings.NewReplacer("{package}", pkg, "{version}", path.Base(dir)).Replace(pattern)
 }
 
 // channelsHead is the one head the channels add joins have in the template's committed catalogs, "" when they

@@ -469,3 +469,114 @@ func TestCheckPartialCloneWithSummaryIndex(t *testing.T) {
 		t.Errorf("exit %d, want %d naming catalog/shared/more.yaml\n%s", code, exitCannotRun, out)
 	}
 }
+
+// A package folder need not be named after its package (the community's operators/konflux holds package
+// konflux-operator, and its catalogs are catalogs/<version>/konflux): the reviewers in a folder's ci.yaml own
+// the packages that folder's bundle directories declare on the base branch, and nothing else.
+func TestCheckPackageFolderNamedOtherwise(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: \"catalogs/v4.*\"}]\nmaintainers: [alice]\nbundles: [{path: operators, ownersFromCIYaml: true}]\n")
+	inFolder := func(folder string, files map[string]string) map[string]string {
+		out := map[string]string{}
+		for name, body := range files {
+			out[strings.Replace(name, "operators/etcd/", "operators/"+folder+"/", 1)] = body
+		}
+		return out
+	}
+	write("operators/kon/ci.yaml", "reviewers: [gb]\n")
+	for name, body := range inFolder("kon", etcdBundleFiles("1.0.0", "etcd", "registry+v1")) {
+		write(name, body)
+	}
+	write("operators/evil/ci.yaml", "reviewers: [mallory]\n")
+	write("catalogs/v4.16/kon/catalog.yaml", etcdCatalog("1.0.0"))
+	write("catalogs/v4.16/redis/catalog.yaml", redisCatalog())
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	pr := func(branch string, files map[string]string) string {
+		git("checkout", "-q", "-b", branch, base)
+		for name, body := range files {
+			write(name, body)
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", branch)
+		return git("rev-parse", "HEAD")
+	}
+	update := pr("update", map[string]string{"catalogs/v4.16/kon/catalog.yaml": etcdCatalog("1.0.0", "1.1.0")})
+	bundleDir := pr("bundle", inFolder("kon", etcdBundleFiles("1.1.0", "etcd", "registry+v1")))
+	smuggle := pr("smuggle", map[string]string{"catalogs/v4.16/kon/catalog.yaml": etcdCatalog("1.0.0") + strings.ReplaceAll(etcdBundle("quay.io/x/redis", "9.0.0"), "etcd", "redis")})
+	elsewhere := pr("elsewhere", map[string]string{"catalogs/v4.16/evil/catalog.yaml": etcdCatalog("1.0.0", "1.1.0")})
+	for _, tc := range []struct {
+		name, head, author string
+		code               int
+		want               []string
+	}{
+		{"a reviewer of the folder updates its package's catalog", update, "gb", exitPass, nil},
+		{"a stranger does", update, "mallory", exitFail, []string{"ownership.not-owner catalogs/v4.16/kon/catalog.yaml"}},
+		{"a reviewer of the folder adds a bundle directory of its package", bundleDir, "gb", exitPass, nil},
+		{"a reviewer of the folder puts another package's blob in its catalog", smuggle, "gb", exitFail, []string{"ownership.not-owner catalogs/v4.16/kon/catalog.yaml"}},
+		{"the reviewer of a folder whose bundles do not declare the package", elsewhere, "mallory", exitFail, []string{"ownership.not-owner catalogs/v4.16/evil/catalog.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, v, out := checkJSON(t, dir, base, tc.head, tc.author, "ownership")
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", code, tc.code, out)
+			}
+			var got []string
+			for _, f := range findingsOf(v, "ownership") {
+				if fields := strings.Fields(f); len(fields) >= 2 && strings.HasPrefix(fields[0], "ownership.") {
+					got = append(got, fields[0]+" "+strings.Split(fields[1], ":")[0])
+				}
+			}
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %q\nwant       %q\n%s", got, tc.want, out)
+			}
+		})
+	}
+}
+
+// A bundle pull request that also adds the bundle to its package's template, by the tag the image pattern
+// gives it (as community authors do): the catalog update has nothing left to add, so the preview renders the
+// template as the pull request leaves it — the bundle once, not a second time by digest (it was
+// bundle.duplicate on every such pull request of the community replay).
+func TestCheckBundleAddedToItsTemplateByTheAuthor(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: \"catalogs/v4.*\"}]\nmaintainers: [alice]\n"+
+		"bundles: [{path: operators, ownersFromCIYaml: true, templatesFromCIYaml: true, image: \"quay.io/x/{package}:{version}\"}]\n")
+	write("catalogs/v4.16/.keep", "")
+	write("operators/etcd/ci.yaml", "reviewers: [bob]\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: semver.yaml\n    type: olm.semver\n    catalog_names: [\"v4.16\"]\n")
+	semver := func(versions ...string) string {
+		s := "Schema: olm.semver\nGenerateMajorChannels: true\nGenerateMinorChannels: false\nCandidate:\n  Bundles:\n"
+		for _, v := range versions {
+			s += "  - Image: quay.io/x/etcd:" + v + "\n"
+		}
+		return s
+	}
+	write("operators/etcd/catalog-templates/semver.yaml", semver("1.0.0"))
+	for name, body := range etcdBundleFiles("1.0.0", "etcd", "registry+v1") {
+		write(name, body)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	git("checkout", "-q", "-b", "mixed", base)
+	for name, body := range etcdBundleFiles("1.1.0", "etcd", "registry+v1") {
+		write(name, body)
+	}
+	write("operators/etcd/catalog-templates/semver.yaml", semver("1.0.0", "1.1.0"))
+	git("add", "-A")
+	git("commit", "-q", "-m", "etcd 1.1.0 and its template entry")
+	head := git("rev-parse", "HEAD")
+
+	code, v, out := checkJSON(t, dir, base, head, "bob", "validation")
+	for _, f := range findingsOf(v, "validation") {
+		if strings.HasPrefix(f, "bundle.duplicate") || strings.HasPrefix(f, "preview.") {
+			t.Errorf("finding %s\n%s", f, out)
+		}
+	}
+	if code != exitPass {
+		t.Errorf("exit %d, want %d\n%s", code, exitPass, out)
+	}
+}
