@@ -553,7 +553,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 				continue
 			}
 			if b, _, err := readBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {
-				db := dirBundle{dir: dir, version: version, bundle: b}
+				db := dirBundle{dir: dir, version: version, bundle: slimBundle(b)}
 				d.byName[name] = db
 				return db, true
 			}

@@ -737,9 +737,26 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBund
 		if s := csvString(b, "spec", "version"); s != nil {
 			v = s.Str()
 		}
-		out = append(out, dirBundle{dir: dir, version: v, bundle: b})
+		out = append(out, dirBundle{dir: dir, version: v, bundle: slimBundle(b)})
 	}
 	return out
+}
+
+// slimBundle keeps of a bundle what the predecessor searches and CRD comparisons read — package, channels,
+// the CSV's name, where each CRD is — so that a package's bundle directories (sailoperator's 41 hold 3 MB of
+// CRDs each) are not all held in memory parsed while the check runs: their CRDs are read again when compared.
+func slimBundle(b *bundle.Bundle) *bundle.Bundle {
+	s := &bundle.Bundle{Package: b.Package, Channels: b.Channels, DefaultChannel: b.DefaultChannel}
+	light := func(m *bundle.Manifest) *bundle.Manifest {
+		return &bundle.Manifest{File: m.File, Pos: m.Pos, APIVersion: m.APIVersion, Kind: m.Kind, Name: m.Name}
+	}
+	if b.CSV != nil {
+		s.CSV = light(b.CSV)
+	}
+	for _, m := range b.CRDs {
+		s.CRDs = append(s.CRDs, light(m))
+	}
+	return s
 }
 
 // dirFetcher resolves the references dirOf maps to a bundle directory of fsys by reading that directory, as
