@@ -535,6 +535,17 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 				}
 			}
 		}
+		if untouchedRender(pr, m, c.Path) {
+			// Neither the template, nor the catalog, nor a bundle directory of the package changed: the
+			// difference is on the base branch already (the mapping is checked because something else of it
+			// changed, ci.yaml say), so it is not this pull request's to fix.
+			for i := range drift {
+				if drift[i].Severity == catalog.SeverityError {
+					drift[i].Severity = catalog.SeverityWarning
+					drift[i].Message += " (already so on the base branch; not this pull request's doing)"
+				}
+			}
+		}
 		findings = append(findings, drift...)
 		n := 0
 		for _, f := range drift {
@@ -601,6 +612,27 @@ func dedupe(fs []catalog.Finding) []catalog.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// untouchedRender reports whether the pull request changes none of what catalogFile is rendered from and
+// compared with: the template, the catalog file, and the bundle directories of the mapping's package.
+func untouchedRender(pr *PullRequest, m mapping, catalogFile string) bool {
+	for _, f := range pr.Files {
+		for _, p := range []string{f.Path, f.OldPath} {
+			if p != "" && (p == m.template || p == catalogFile) {
+				return false
+			}
+		}
+	}
+	if pr.Changes == nil {
+		return false
+	}
+	for _, b := range pr.Changes.Bundles {
+		if m.pkg == "" || b.Package == m.pkg || b.Folder == m.pkg {
+			return false
+		}
+	}
+	return true
 }
 
 // templateChangeLine is the first line of the head template the pull request changed, when it changed the

@@ -580,3 +580,50 @@ func TestCheckBundleAddedToItsTemplateByTheAuthor(t *testing.T) {
 		t.Errorf("exit %d, want %d\n%s", code, exitPass, out)
 	}
 }
+
+// A difference between a catalog and its template that the base branch already has is not the doing of a
+// pull request that changes neither of them nor the package's bundles (here one that maps the template to a
+// new catalog in ci.yaml): a warning saying so, not a failure; the same difference is an error in a pull
+// request that changes the catalog.
+func TestCheckDriftAlreadyOnTheBase(t *testing.T) {
+	dir, git, write := testRepo(t)
+	write(".catalogbot.yaml", "version: 1\ncatalogs: [{path: \"catalogs/v4.*\"}]\nmaintainers: [alice]\nbundles: [{path: operators, ownersFromCIYaml: true, templatesFromCIYaml: true}]\n")
+	mapping := func(versions ...string) string {
+		return "reviewers: [bob]\nfbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: basic.yaml\n    type: olm.template.basic\n    catalog_names: [\"" + strings.Join(versions, "\", \"") + "\"]\n"
+	}
+	tmpl := "schema: olm.template.basic\nentries:\n  - {schema: olm.package, name: etcd, defaultChannel: stable}\n"
+	write("operators/etcd/catalog-templates/basic.yaml", tmpl)
+	var out, errb bytes.Buffer
+	if code := runEnv(context.Background(), []string{"template", "render", dir + "/operators/etcd/catalog-templates/basic.yaml", "--output", "yaml"}, &out, &errb, env{getenv: func(string) string { return "" }}); code != exitPass {
+		t.Fatalf("template render: exit %d: %s", code, errb.String())
+	}
+	rendered := out.String()
+	write("operators/etcd/ci.yaml", mapping("v4.16"))
+	write("catalogs/v4.16/etcd/catalog.yaml", strings.Replace(rendered, "name: etcd", "name: etcd\ndescription: edited by hand", 1))
+	git("add", "-A")
+	git("commit", "-q", "-m", "base")
+	base := git("rev-parse", "HEAD")
+	pr := func(branch string, files map[string]string) string {
+		git("checkout", "-q", "-b", branch, base)
+		for name, body := range files {
+			write(name, body)
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", branch)
+		return git("rev-parse", "HEAD")
+	}
+	promote := pr("promote", map[string]string{"operators/etcd/ci.yaml": mapping("v4.16", "v4.17"), "catalogs/v4.17/etcd/catalog.yaml": rendered})
+	touch := pr("touch", map[string]string{"catalogs/v4.16/etcd/catalog.yaml": strings.Replace(rendered, "name: etcd", "name: etcd\ndescription: edited again", 1)})
+
+	code, v, outJSON := checkJSON(t, dir, base, promote, "bob", "templates")
+	if code != exitPass {
+		t.Errorf("mapping a new catalog: exit %d, want %d\n%s", code, exitPass, outJSON)
+	}
+	if !strings.Contains(outJSON, "already so on the base branch") {
+		t.Errorf("the base's difference is not reported as a warning:\n%s", outJSON)
+	}
+	code, v, outJSON = checkJSON(t, dir, base, touch, "bob", "templates")
+	if fs := findingsOf(v, "templates"); code != exitFail || len(fs) == 0 {
+		t.Errorf("changing the drifted catalog: exit %d, findings %q, want %d\n%s", code, fs, exitFail, outJSON)
+	}
+}
