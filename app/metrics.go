@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/app/store"
-	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -161,8 +161,8 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // each scrape: a low hit ratio on an App that checks one repository says the
 // budget is too small for its catalogs.
 type cacheCollector struct {
-	parse           *catalog.ParseCache
-	index           *catalog.SummaryIndex // nil when not kept
+	parse           *load.ParseCache
+	index           *load.SummaryIndex    // nil when not kept
 	layers          *image.LayerCache     // nil without the rebuild
 	lines           *checks.LineDiffCache // nil when not kept
 	lineLookups     *prometheus.Desc
@@ -173,7 +173,7 @@ type cacheCollector struct {
 	parseBudgetDesc *prometheus.Desc
 }
 
-func (m *Metrics) registerCaches(parse *catalog.ParseCache, index *catalog.SummaryIndex, lines *checks.LineDiffCache, layers *image.LayerCache) {
+func (m *Metrics) registerCaches(parse *load.ParseCache, index *load.SummaryIndex, lines *checks.LineDiffCache, layers *image.LayerCache) {
 	if parse == nil {
 		return
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
@@ -141,7 +142,7 @@ func NewServer(ctx context.Context, cfg *Config, log *slog.Logger, opts ...Serve
 	// and pull request: a check re-parses only what changed. The index
 	// knows which packages each blob holds, so a check reads only the
 	// files of the packages it touches (catalog.LoadPartial).
-	limits := catalog.Limits{Cache: catalog.NewParseCache(parseCacheBytes), Index: catalog.NewSummaryIndex(0)}
+	limits := catalog.Limits{Cache: load.NewParseCache(parseCacheBytes), Index: load.NewSummaryIndex(0)}
 	s.caches = serverCaches{limits: limits,
 		// Changed lines by (base blob, head blob): a check of contents compared before reads neither blob.
 		lines: checks.NewLineDiffCache(0),

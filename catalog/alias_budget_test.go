@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // aliasBombs is a YAML stream of n documents, each just under the per-document bounds: about 90,000 values
@@ -63,7 +65,7 @@ func TestAliasExpansionBoundedPerRead(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		fsys[fmt.Sprintf("f%d.yaml", i)] = &fstest.MapFile{Data: []byte(aliasBombs(6))}
 	}
-	_, fs, err := ReadFS(context.Background(), fsys, Limits{MaxAliasExpansionPerRead: 2_000_000})
+	_, fs, err := load.ReadFS(context.Background(), fsys, Limits{MaxAliasExpansionPerRead: 2_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // loadText builds a catalog from one YAML file's text.
@@ -224,7 +226,7 @@ func TestRulesTable(t *testing.T) {
 			t.Errorf("rule %s missing from the index", r.ID)
 		}
 	}
-	for _, r := range LoadRules() {
+	for _, r := range load.Rules() {
 		if !ids[r.ID] {
 			t.Errorf("loader rule %s not in Rules()", r.ID)
 		}

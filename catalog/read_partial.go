@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"io/fs"
+
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // PartialOptions says what LoadPartial must read.
@@ -15,22 +17,6 @@ type PartialOptions struct {
 	// finding of theirs belongs to is judged too.
 	Files           map[string]bool
 	PackagesOfFiles bool
-}
-
-// Outline is what every file of a tree holds, whether LoadPartial parsed it
-// or knew it from the index.
-type Outline struct {
-	// Files are the tree's catalog files in lexical order; Summaries[i] is
-	// of Files[i], and Parsed[i] says whether its blobs are in the catalog.
-	Files     []CatalogFile
-	Summaries []FileSummary
-	Parsed    []bool
-	// Wanted are the packages whose blobs the catalog holds all of: the
-	// packages asked for, those declared more than once, those their
-	// bundles require, and "" (blobs of no package).
-	Wanted map[string]bool
-	// FromIndex counts the files known from the index without a parse.
-	FromIndex int
 }
 
 // LoadPartial reads from set (ListFiles of fsys) only what judging
@@ -48,23 +34,23 @@ type Outline struct {
 // read. A file the index does not know is parsed once, summarized into the
 // index, and kept only when it is needed, so a first load holds the wanted
 // packages, not the catalog.
-func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOptions, lim Limits) (*Catalog, *Outline, error) {
-	r, err := openReader(ctx, fsys, lim, readPartial, &set)
+func LoadPartial(ctx context.Context, fsys fs.FS, set load.FileSet, opt PartialOptions, lim Limits) (*Catalog, *load.Outline, error) {
+	r, err := load.Open(ctx, fsys, lim, load.Partial, &set)
 	if err != nil {
 		return nil, nil, err
 	}
-	lim = r.lim
+	lim = r.Lim
 	files := set.Files
-	out := &Outline{Files: files, Summaries: make([]FileSummary, len(files)), Parsed: make([]bool, len(files)), Wanted: map[string]bool{"": true}}
+	out := &load.Outline{Files: files, Summaries: make([]load.FileSummary, len(files)), Parsed: make([]bool, len(files)), Wanted: map[string]bool{"": true}}
 	for _, p := range opt.Packages {
 		out.Wanted[p] = true
 	}
-	keyer := r.keyer
+	keyer := r.Keyer
 	keys := make([]string, len(files))
 	var asked, rest []int // files to parse: those asked for, and those the index does not know
 	for i, f := range files {
 		if keyer != nil {
-			keys[i] = fileKey(keyer, f)
+			keys[i] = load.FileKey(keyer, f)
 		}
 		switch {
 		case opt.Files[f.Path]:
@@ -79,17 +65,17 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		}
 		rest = append(rest, i)
 	}
-	results := make([]fileResult, len(files))
-	summarize := func(i int, res *fileResult) {
-		s := Summarize(res.docs, res.findings)
-		s.Aliases = res.aliases
+	results := make([]load.Result, len(files))
+	summarize := func(i int, res *load.Result) {
+		s := load.Summarize(res.Docs, res.Findings)
+		s.Aliases = res.Aliases
 		out.Summaries[i] = s
 		if lim.Index != nil && keys[i] != "" {
 			lim.Index.Put(keys[i], s)
 		}
 	}
 	// The files asked for come first: their packages decide what else is kept.
-	if err := r.readInto(ctx, out, asked, results, func(i int, res *fileResult) bool {
+	if err := r.ReadInto(ctx, out, asked, results, func(i int, res *load.Result) bool {
 		summarize(i, res)
 		return true
 	}); err != nil {
@@ -103,7 +89,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		}
 	}
 	// Files the index does not know: parse, summarize, keep what is wanted so far.
-	if err := r.readInto(ctx, out, rest, results, func(i int, res *fileResult) bool {
+	if err := r.ReadInto(ctx, out, rest, results, func(i int, res *load.Result) bool {
 		summarize(i, res)
 		return out.Summaries[i].Concerns(out.Wanted)
 	}); err != nil {
@@ -121,7 +107,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 			out.Wanted[p] = true
 		}
 	}
-	if err := r.readWanted(ctx, out, results); err != nil {
+	if err := r.ReadWanted(ctx, out, results); err != nil {
 		return nil, nil, err
 	}
 	c := assemble(set, results)
@@ -139,7 +125,7 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 		}
 	}
 	if more {
-		if err := r.readWanted(ctx, out, results); err != nil {
+		if err := r.ReadWanted(ctx, out, results); err != nil {
 			return nil, nil, err
 		}
 		c = assemble(set, results)
@@ -147,47 +133,9 @@ func LoadPartial(ctx context.Context, fsys fs.FS, set FileSet, opt PartialOption
 	return c, out, nil
 }
 
-// readWanted parses the files that hold something wanted and are not parsed yet.
-func (r *reader) readWanted(ctx context.Context, out *Outline, results []fileResult) error {
-	var todo []int
-	for i := range out.Files {
-		if !out.Parsed[i] && out.Summaries[i].Concerns(out.Wanted) {
-			todo = append(todo, i)
-		}
-	}
-	return r.readInto(ctx, out, todo, results, nil)
-}
-
-// readInto parses out.Files[at...] and stores at results[i] what keep keeps
-// (everything when keep is nil), marking it parsed.
-func (r *reader) readInto(ctx context.Context, out *Outline, at []int, results []fileResult, keep func(i int, res *fileResult) bool) error {
-	if len(at) == 0 {
-		return nil
-	}
-	sub := make([]CatalogFile, len(at))
-	for k, i := range at {
-		sub[k] = out.Files[i]
-	}
-	kept := make([]bool, len(at))
-	got, err := r.parse(ctx, sub, func(k int, res *fileResult) bool {
-		kept[k] = keep == nil || keep(at[k], res)
-		return kept[k]
-	})
-	if err != nil {
-		return err
-	}
-	for k, i := range at {
-		if kept[k] {
-			results[i] = got[k]
-			out.Parsed[i] = true
-		}
-	}
-	return nil
-}
-
 // assemble builds the catalog of the parsed files, in the tree's order.
-func assemble(set FileSet, results []fileResult) *Catalog {
-	return NewCatalog(joinResults(set.Findings, results))
+func assemble(set load.FileSet, results []load.Result) *Catalog {
+	return NewCatalog(load.JoinResults(set.Findings, results))
 }
 
 // bundles is p's bundles, nil for a nil package.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // mapKeyedFS names contents by keys computed once (keyedFS hashes on every call).
@@ -34,7 +35,7 @@ func BenchmarkParseCacheBudget(b *testing.B) {
 	}
 	ctx := context.Background()
 	fsys := os.DirFS(dir)
-	set, err := catalog.ListFiles(ctx, fsys, catalog.Limits{})
+	set, err := load.ListFiles(ctx, fsys, catalog.Limits{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func BenchmarkParseCacheBudget(b *testing.B) {
 		keys[f.Path] = hex.EncodeToString(sum[:])
 	}
 	keyed := mapKeyedFS{FS: fsys, keys: keys}
-	index := catalog.NewSummaryIndex(0)
+	index := load.NewSummaryIndex(0)
 	_, out, err := catalog.LoadPartial(ctx, keyed, set, catalog.PartialOptions{}, catalog.Limits{Index: index})
 	if err != nil {
 		b.Fatal(err)
@@ -66,7 +67,7 @@ func BenchmarkParseCacheBudget(b *testing.B) {
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, uint64(len(pkgs)-1))
 	for _, mib := range []int64{16, 64, 256, 512} {
 		b.Run(fmt.Sprintf("budget=%dMiB", mib), func(b *testing.B) {
-			cache := catalog.NewParseCache(mib << 20)
+			cache := load.NewParseCache(mib << 20)
 			lim := catalog.Limits{Index: index, Cache: cache}
 			for b.Loop() {
 				p := pkgs[zipf.Uint64()]

@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/catalogtest"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // keyedFS names each file's content by its hash, as a git tree does by blob id.
@@ -68,7 +69,7 @@ func checkPartial(t *testing.T, name string, fsys fs.FS, rng *rand.Rand, rounds 
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := catalog.ListFiles(ctx, fsys, catalog.Limits{})
+	set, err := load.ListFiles(ctx, fsys, catalog.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func checkPartial(t *testing.T, name string, fsys fs.FS, rng *rand.Rand, rounds 
 		}
 		subsets = append(subsets, s)
 	}
-	index := catalog.NewSummaryIndex(0)
+	index := load.NewSummaryIndex(0)
 	keyed := keyedFS{FS: fsys}
 	for _, s := range subsets {
 		want := catalog.Validate(whole, catalog.ValidateOptions{Packages: s})
@@ -196,11 +197,11 @@ func TestPartialLoadReadsOnlyWhatIsNeeded(t *testing.T) {
 		"unrelated/f.json": {Data: []byte(pkg("f"))},
 	}
 	ctx := context.Background()
-	set, err := catalog.ListFiles(ctx, fsys, catalog.Limits{})
+	set, err := load.ListFiles(ctx, fsys, catalog.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	index := catalog.NewSummaryIndex(0)
+	index := load.NewSummaryIndex(0)
 	keyed := keyedFS{FS: fsys}
 	if _, _, err := catalog.LoadPartial(ctx, keyed, set, catalog.PartialOptions{Packages: []string{"a"}}, catalog.Limits{Index: index}); err != nil {
 		t.Fatal(err)
@@ -247,9 +248,9 @@ func TestPartialLoadReadsOnlyWhatIsNeeded(t *testing.T) {
 }
 
 func TestSummaryIndexRoundTrip(t *testing.T) {
-	x := catalog.NewSummaryIndex(3)
+	x := load.NewSummaryIndex(3)
 	for i, k := range []string{"k1", "k2", "k3", "k4"} {
-		x.Put(k, catalog.FileSummary{Packages: []string{"p" + k}, Declares: []string{"p" + k}})
+		x.Put(k, load.FileSummary{Packages: []string{"p" + k}, Declares: []string{"p" + k}})
 		_ = i
 	}
 	if x.Len() != 3 {
@@ -258,7 +259,7 @@ func TestSummaryIndexRoundTrip(t *testing.T) {
 	if _, ok := x.Get("k1"); ok {
 		t.Errorf("the least recently used summary was kept")
 	}
-	x.Put("alias", catalog.FileSummary{Aliases: true})
+	x.Put("alias", load.FileSummary{Aliases: true})
 	if _, ok := x.Get("alias"); ok {
 		t.Errorf("a summary of a file expanding aliases was kept")
 	}
@@ -266,7 +267,7 @@ func TestSummaryIndexRoundTrip(t *testing.T) {
 	if err := x.WriteTo(&buf, "stamp-1"); err != nil {
 		t.Fatal(err)
 	}
-	y, err := catalog.ReadSummaryIndex(bytes.NewReader(buf.Bytes()), "stamp-1", 0)
+	y, err := load.ReadSummaryIndex(bytes.NewReader(buf.Bytes()), "stamp-1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,11 +278,11 @@ func TestSummaryIndexRoundTrip(t *testing.T) {
 			t.Errorf("%s: read back %+v, %v; wrote %+v", k, b, ok, a)
 		}
 	}
-	if _, err := catalog.ReadSummaryIndex(bytes.NewReader(buf.Bytes()), "stamp-2", 0); !errors.Is(err, catalog.ErrSummaryStamp) {
+	if _, err := load.ReadSummaryIndex(bytes.NewReader(buf.Bytes()), "stamp-2", 0); !errors.Is(err, load.ErrSummaryStamp) {
 		t.Errorf("another stamp: err = %v, want ErrSummaryStamp", err)
 	}
 	cut := buf.Bytes()[:buf.Len()-5]
-	if _, err := catalog.ReadSummaryIndex(bytes.NewReader(cut), "stamp-1", 0); err == nil {
+	if _, err := load.ReadSummaryIndex(bytes.NewReader(cut), "stamp-1", 0); err == nil {
 		t.Errorf("a truncated index was read without error")
 	}
 }
@@ -300,11 +301,11 @@ func TestSummaryIndexDoesNotHoldFiles(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	set, err := catalog.ListFiles(ctx, fsys, catalog.Limits{})
+	set, err := load.ListFiles(ctx, fsys, catalog.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	index := catalog.NewSummaryIndex(0)
+	index := load.NewSummaryIndex(0)
 	if _, _, err := catalog.LoadPartial(ctx, keyedFS{FS: fsys}, set, catalog.PartialOptions{}, catalog.Limits{Index: index}); err != nil {
 		t.Fatal(err)
 	}

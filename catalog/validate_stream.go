@@ -12,6 +12,7 @@ import (
 	blang "github.com/blang/semver/v4"
 
 	"github.com/catalogbot/catalogbot/catalog/decode"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // FSValidation is what ValidateFS says about a catalog.
@@ -64,7 +65,7 @@ func ValidateFS(ctx context.Context, fsys fs.FS, lim Limits) (*FSValidation, err
 }
 
 func validateStream(ctx context.Context, fsys fs.FS, lim Limits, lagFiles int, lagBytes int64) (*FSValidation, error) {
-	r, err := openReader(ctx, fsys, lim, readStream, nil)
+	r, err := load.Open(ctx, fsys, lim, load.Stream, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +73,7 @@ func validateStream(ctx context.Context, fsys fs.FS, lim Limits, lagFiles int, l
 	if err := s.run(ctx); err != nil {
 		return nil, err
 	}
-	return s.result(r.set.Findings), nil
+	return s.result(r.Set.Findings), nil
 }
 
 // ValidateDir is ValidateFS on a directory of the local file system.
@@ -97,8 +98,8 @@ const (
 )
 
 type streamValidator struct {
-	r     *reader
-	files []CatalogFile
+	r     *load.Reader
+	files []load.CatalogFile
 	lim   Limits
 	// lagFiles and lagBytes: streamLagFiles and streamLagBytes (tests
 	// lower them to read packages again often).
@@ -156,9 +157,9 @@ type streamRequirement struct {
 	req    PackageRequired
 }
 
-func newStreamValidator(r *reader, lagFiles int, lagBytes int64) *streamValidator {
-	files := r.set.Files
-	s := &streamValidator{r: r, files: files, lim: r.lim, lagFiles: lagFiles, lagBytes: lagBytes,
+func newStreamValidator(r *load.Reader, lagFiles int, lagBytes int64) *streamValidator {
+	files := r.Set.Files
+	s := &streamValidator{r: r, files: files, lim: r.Lim, lagFiles: lagFiles, lagBytes: lagBytes,
 		end: make([]int64, len(files)), broken: make([]bool, len(files)),
 		stash: map[int][]Doc{}, pkgs: map[string]*streamPackage{}}
 	var sum int64
@@ -191,11 +192,11 @@ func (s *streamValidator) run(ctx context.Context) error {
 			judges.Wait()
 		}
 	}()
-	ahead := newStreamAhead(s.r)
-	stop := ahead.start(ctx)
+	ahead := load.NewStreamAhead(s.r)
+	stop := ahead.Start(ctx)
 	defer stop()
 	for i := range s.files {
-		r, err := ahead.take(i)
+		r, err := ahead.Take(i)
 		if err != nil {
 			return err
 		}
@@ -205,7 +206,7 @@ func (s *streamValidator) run(ctx context.Context) error {
 		s.judgeDue(i)
 	}
 	stop()
-	s.stats.PeakHeldBytes = ahead.peak
+	s.stats.PeakHeldBytes = ahead.Peak()
 	s.queue = nil
 	for _, p := range s.pkgs {
 		if p.open {
@@ -226,20 +227,20 @@ func (s *streamValidator) give(p *streamPackage) {
 }
 
 // file takes the parse of file i: its findings, and its blobs to their packages.
-func (s *streamValidator) file(i int, r *fileResult) error {
+func (s *streamValidator) file(i int, r *load.Result) error {
 	s.stats.Files++
-	for _, f := range r.findings {
+	for _, f := range r.Findings {
 		if f.Severity == SeverityError && f.File != "" && decode.StopsReading(f.Rule) {
 			s.broken[i] = true
 		}
 	}
-	s.found = append(s.found, r.findings...)
-	if r.aliases && len(r.docs) > 0 {
-		s.stash[i] = r.docs
+	s.found = append(s.found, r.Findings...)
+	if r.Aliases && len(r.Docs) > 0 {
+		s.stash[i] = r.Docs
 	}
 	var p *streamPackage
-	for j := range r.docs {
-		d := &r.docs[j]
+	for j := range r.Docs {
+		d := &r.Docs[j]
 		name, ok := packageOf(d)
 		if !ok {
 			continue
@@ -308,11 +309,11 @@ func (s *streamValidator) reopen(p *streamPackage) error {
 	for _, i := range p.files {
 		docs, ok := s.stash[int(i)]
 		if !ok {
-			r, spare, err := s.r.readFile(s.files[i], 0, &total, buf)
+			r, spare, err := s.r.ReadFile(s.files[i], 0, &total, buf)
 			if err != nil {
 				return err
 			}
-			docs, buf = r.docs, spare
+			docs, buf = r.Docs, spare
 			s.stats.Reread++
 		}
 		for j := range docs {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // baseDocs keeps the parsed catalog files of the base revision that the templates check and the catalog
@@ -40,7 +41,7 @@ func (b *baseDocs) docsOf(pr *PullRequest, name string) ([]catalog.Doc, bool) {
 		return docs, docs != nil
 	}
 	key := ""
-	if keyer, ok := pr.Base.FS.(catalog.ContentKeyer); ok {
+	if keyer, ok := pr.Base.FS.(load.ContentKeyer); ok {
 		key, _ = keyer.ContentKey(name)
 	}
 	if shared, ok := b.byKey[key]; ok && key != "" {

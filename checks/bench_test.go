@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -151,18 +152,18 @@ func BenchmarkCheckPR(b *testing.B) {
 			ctx := context.Background()
 			// warm: the App keeps a parse cache keyed by blob hash, so only the
 			// files a pull request changed are parsed again.
-			var cache *catalog.ParseCache
-			var index *catalog.SummaryIndex
+			var cache *load.ParseCache
+			var index *load.SummaryIndex
 			var objects *gitfs.ObjectCache // the App's git cache shares decoded trees between checks
 			var policies *gitpr.PolicyCache
 			switch tc.mode {
 			case "warm":
-				cache = catalog.NewParseCache(512 << 20)
-				index = catalog.NewSummaryIndex(0)
+				cache = load.NewParseCache(512 << 20)
+				index = load.NewSummaryIndex(0)
 				objects = gitfs.NewObjectCache()
 				policies = gitpr.NewPolicyCache()
 			case "indexed":
-				index = catalog.NewSummaryIndex(0)
+				index = load.NewSummaryIndex(0)
 			}
 			run := func() []checks.Result {
 				repo, err := gitfs.OpenShared(dir, objects)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
@@ -130,7 +131,7 @@ type CatalogChange struct {
 
 // hideAbsent leaves out of fsys the files whose blobs the repository lacks, recording them in cc.Absent;
 // one that the pull request changed is an error naming it (the change cannot be judged without it).
-func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[string]bool, side string, index *catalog.SummaryIndex) (fs.FS, error) {
+func hideAbsent(ctx context.Context, cc *CatalogChange, fsys fs.FS, changed map[string]bool, side string, index *load.SummaryIndex) (fs.FS, error) {
 	hidden := map[string]bool{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -518,7 +519,7 @@ func subFS(fsys fs.FS, root string) (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k, ok := fsys.(catalog.ContentKeyer); ok {
+	if k, ok := fsys.(load.ContentKeyer); ok {
 		return keyedSub{FS: sub, keys: k, root: root}, nil
 	}
 	return sub, nil
@@ -580,7 +581,7 @@ func (emptyDirInfo) Sys() any           { return nil }
 
 type keyedSub struct {
 	fs.FS
-	keys catalog.ContentKeyer
+	keys load.ContentKeyer
 	root string
 }
 
@@ -640,7 +641,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 		return nil, err
 	}
 
-	headSet, err := catalog.ListFiles(ctx, headFS, pr.Limits)
+	headSet, err := load.ListFiles(ctx, headFS, pr.Limits)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && len(files) == 0 {
 			cc.Head = catalog.NewCatalog(nil, nil)
@@ -658,7 +659,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 
 	var baseDocs []catalog.Doc
 	if len(changedBase) > 0 {
-		baseDocs, _, err = catalog.ReadFS(ctx, onlyFiles(baseFS, changedBase), pr.Limits)
+		baseDocs, _, err = load.ReadFS(ctx, onlyFiles(baseFS, changedBase), pr.Limits)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("reading changed files of the base revision: %w", err)
 		}
@@ -677,7 +678,7 @@ func diffRoot(ctx context.Context, pr *PullRequest, root string, files []FileCha
 		}
 	}
 
-	var outline *catalog.Outline
+	var outline *load.Outline
 	cc.Head, outline, err = catalog.LoadPartial(ctx, headFS, headSet, catalog.PartialOptions{Packages: judged, Files: changedHead, PackagesOfFiles: true}, pr.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("loading head catalog: %w", err)
@@ -880,13 +881,13 @@ func refuseOversized(cc *CatalogChange, headFS fs.FS, maxBytes int64) (fs.FS, er
 // other, or loaded on both with other content, and records in cc.Causes why a file that the pull request did
 // not change moved in or out of the loaded catalog. Without content keys (a plain directory), files loaded on
 // both sides count as changed only when their path changed.
-func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, baseFS, headFS fs.FS, headSet catalog.FileSet, changedBase, changedHead map[string]bool) error {
-	baseSet, err := catalog.ListFiles(ctx, baseFS, pr.Limits)
+func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, baseFS, headFS fs.FS, headSet load.FileSet, changedBase, changedHead map[string]bool) error {
+	baseSet, err := load.ListFiles(ctx, baseFS, pr.Limits)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("listing base catalog: %w", err)
 	}
 	// The content key of every loaded file, by path (empty when the tree names no contents).
-	_, keyed := headFS.(catalog.ContentKeyer)
+	_, keyed := headFS.(load.ContentKeyer)
 	inBase := make(map[string]string, len(baseSet.Files))
 	for _, f := range baseSet.Files {
 		inBase[f.Path] = keyOfFile(baseFS, f, keyed)
@@ -951,7 +952,7 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 }
 
 // keyOfFile is the content key of a listed file, "" when the tree names no contents.
-func keyOfFile(fsys fs.FS, f catalog.CatalogFile, keyed bool) string {
+func keyOfFile(fsys fs.FS, f load.CatalogFile, keyed bool) string {
 	if !keyed {
 		return ""
 	}
@@ -964,7 +965,7 @@ func keyOfFile(fsys fs.FS, f catalog.CatalogFile, keyed bool) string {
 
 // contentKey is the content key of name in fsys, when fsys names contents.
 func contentKey(fsys fs.FS, name string) (string, bool) {
-	k, ok := fsys.(catalog.ContentKeyer)
+	k, ok := fsys.(load.ContentKeyer)
 	if !ok {
 		return "", false
 	}

@@ -1,10 +1,9 @@
 package checks
 
 import (
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"io/fs"
 	"path"
-
-	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // onlyFiles shows a tree with just the given files (slash paths), every
@@ -70,7 +69,7 @@ func (f *filteredFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // ContentKey passes the tree's content keys through for visible files.
 func (f *filteredFS) ContentKey(name string) (string, bool) {
-	k, ok := f.fsys.(catalog.ContentKeyer)
+	k, ok := f.fsys.(load.ContentKeyer)
 	if !ok || !f.visible(name, false) {
 		return "", false
 	}
@@ -135,7 +134,7 @@ func (h *hidingFS) ReadFile(name string) ([]byte, error) {
 
 // ContentKey passes the tree's content keys through for files still shown.
 func (h *hidingFS) ContentKey(name string) (string, bool) {
-	k, ok := h.fsys.(catalog.ContentKeyer)
+	k, ok := h.fsys.(load.ContentKeyer)
 	if !ok || h.hidden[name] {
 		return "", false
 	}

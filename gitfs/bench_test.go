@@ -173,7 +173,7 @@ func BenchmarkTreeFSDeltaChains(b *testing.B) {
 	b.SetBytes(n)
 }
 
-// readLikeLoader reads every file as catalog.ReadFS does: sized while
+// readLikeLoader reads every file as catalog/load.ReadFS does: sized while
 // walking, then opened, sized again and read.
 func readLikeLoader(b *testing.B, fsys fs.FS) int64 {
 	var total int64

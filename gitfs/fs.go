@@ -499,7 +499,7 @@ var (
 )
 
 // ContentKey names the content of a regular file by its blob hash, so that
-// parsers can reuse what they made of the same content (catalog.ParseCache).
+// parsers can reuse what they made of the same content (catalog/load.ParseCache).
 // Links, submodules, directories and missing paths have no key.
 func (f *FS) ContentKey(name string) (string, bool) {
 	n, err := f.lookup("contentkey", name)

@@ -24,6 +24,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/checks/verdict"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -787,7 +788,7 @@ func catalogRoot(tree fs.FS, root string) (fs.FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys, ok := tree.(catalog.ContentKeyer)
+	keys, ok := tree.(load.ContentKeyer)
 	if !ok {
 		return sub, nil
 	}
@@ -796,7 +797,7 @@ func catalogRoot(tree fs.FS, root string) (fs.FS, error) {
 
 type rootedFS struct {
 	fs.FS
-	keys catalog.ContentKeyer
+	keys load.ContentKeyer
 	root string
 }
 

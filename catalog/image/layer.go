@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/pgzip"
@@ -35,7 +36,7 @@ type Limits struct {
 	MaxFiles      int   // default 200,000
 	MaxTotalBytes int64 // default 4 GiB
 	// Cache, when set and the catalog's file system names contents
-	// (catalog.ContentKeyer, as a git tree does), gives an unchanged
+	// (load.ContentKeyer, as a git tree does), gives an unchanged
 	// catalog the layer it had, without reading or compressing it again.
 	// It is not a bound: it is here because Limits travels with every build.
 	Cache *LayerCache
@@ -60,7 +61,7 @@ func (l Limits) withDefaults() Limits {
 var ErrLink = errors.New("symbolic links are not copied into the catalog image")
 
 // ConfigsLayer makes the layer holding the catalog under /configs: the files
-// the loader reads (catalog.ListFiles: what validation saw, no more) and the
+// the loader reads (load.ListFiles: what validation saw, no more) and the
 // .indexignore files that chose them, with their directories. Entries are
 // sorted by path, directories 0755 and files 0644, owned by uid/gid 0, all
 // with the same fixed time, so the same catalog always gives the same layer
@@ -98,7 +99,7 @@ func ConfigsLayer(ctx context.Context, catalogFS fs.FS, lim Limits) (v1.Layer, e
 // files and their content keys, as a git tree names them by blob id) without reading a file: two catalogs with
 // the same key give the same layer. "" when the file system cannot name contents. The error is the listing's.
 func ContentKey(ctx context.Context, catalogFS fs.FS, lim Limits) (string, error) {
-	if _, ok := catalogFS.(catalog.ContentKeyer); !ok {
+	if _, ok := catalogFS.(load.ContentKeyer); !ok {
 		return "", nil
 	}
 	entries, err := layerEntries(ctx, catalogFS, lim.withDefaults())
@@ -116,7 +117,7 @@ type entry struct {
 // layerEntries lists what goes into the layer, sorted by path: the catalog's
 // file set with the directories that hold it.
 func layerEntries(ctx context.Context, catalogFS fs.FS, lim Limits) ([]entry, error) {
-	set, err := catalog.ListFiles(ctx, catalogFS, catalog.Limits{MaxFiles: lim.MaxFiles, MaxTotalSize: lim.MaxTotalBytes})
+	set, err := load.ListFiles(ctx, catalogFS, catalog.Limits{MaxFiles: lim.MaxFiles, MaxTotalSize: lim.MaxTotalBytes})
 	if err != nil {
 		return nil, fmt.Errorf("reading the catalog: %w", err)
 	}
@@ -148,7 +149,7 @@ func layerEntries(ctx context.Context, catalogFS fs.FS, lim Limits) ([]entry, er
 // of the entries and the content keys of the files; "" when the file system
 // cannot name contents.
 func contentKey(catalogFS fs.FS, entries []entry) string {
-	keys, ok := catalogFS.(catalog.ContentKeyer)
+	keys, ok := catalogFS.(load.ContentKeyer)
 	if !ok {
 		return ""
 	}

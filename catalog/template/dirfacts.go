@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // DirFacts is what indexing one bundle directory learns: whether it names an image at all, the package and
@@ -213,7 +214,7 @@ func DirKey(fsys fs.FS, dir string) (key string, ok bool) {
 					return false
 				}
 			case e.Type().IsRegular():
-				ek, isKeyer := e.(catalog.EntryKeyer)
+				ek, isKeyer := e.(load.EntryKeyer)
 				if !isKeyer {
 					return false
 				}

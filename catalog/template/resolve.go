@@ -18,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
+	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
 // ResolverFunc adapts a function to a Resolver.
@@ -123,7 +124,7 @@ func (c *CatalogResolver) AddFS(ctx context.Context, fsys fs.FS, lim catalog.Lim
 		if err != nil {
 			return err
 		}
-		set, err := catalog.ListFiles(ctx, sub, lim)
+		set, err := load.ListFiles(ctx, sub, lim)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-// Package summarycache keeps catalog.SummaryIndex on disk between runs of a
+// Package summarycache keeps load.SummaryIndex on disk between runs of a
 // command, so that a fresh process checking a pull request reads only the
 // files of the packages it touches: which package every unchanged file
 // holds is known by its git blob id from an earlier run.
@@ -18,6 +18,7 @@ import (
 	"runtime/debug"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/catalog/template"
 )
 
@@ -36,7 +37,7 @@ type Store struct {
 	dir   string
 	stamp string
 	// Index is what the loader consults (catalog.Limits.Index).
-	Index *catalog.SummaryIndex
+	Index *load.SummaryIndex
 	// BundleDirs are the facts of bundle directories (checks.PullRequest.BundleDirs): their packages,
 	// versions and image digests, so that a directory seen in an earlier run is neither parsed nor built.
 	BundleDirs *template.DirFactsCache
@@ -52,7 +53,7 @@ func Open(dir, stamp string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cache directory: %w", err)
 	}
-	s := &Store{dir: dir, stamp: stamp, Index: catalog.NewSummaryIndex(0), BundleDirs: template.NewDirFactsCache(0)}
+	s := &Store{dir: dir, stamp: stamp, Index: load.NewSummaryIndex(0), BundleDirs: template.NewDirFactsCache(0)}
 	if r, err := OpenRenders(dir, stamp, 0); err == nil {
 		s.Renders = r
 	}
@@ -67,7 +68,7 @@ func Open(dir, stamp string) (*Store, error) {
 		return s, nil
 	}
 	defer f.Close()
-	if x, err := catalog.ReadSummaryIndex(&capped{r: f, left: maxFileBytes}, stamp, 0); err == nil {
+	if x, err := load.ReadSummaryIndex(&capped{r: f, left: maxFileBytes}, stamp, 0); err == nil {
 		s.Index = x
 	}
 	return s, nil

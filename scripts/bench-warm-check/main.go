@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/load"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/checks/gitpr"
 	"github.com/catalogbot/catalogbot/gitfs"
@@ -37,7 +38,7 @@ func main() {
 	}
 	dir, base, head := flag.Arg(0), flag.Arg(1), flag.Arg(2)
 	ctx := context.Background()
-	lim := catalog.Limits{Cache: catalog.NewParseCache(256 << 20), Index: catalog.NewSummaryIndex(0)}
+	lim := catalog.Limits{Cache: load.NewParseCache(256 << 20), Index: load.NewSummaryIndex(0)}
 	objects, policies := gitfs.NewObjectCache(), gitpr.NewPolicyCache()
 	var lines *checks.LineDiffCache
 	if *keepLines {

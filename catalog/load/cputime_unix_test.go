@@ -1,6 +1,6 @@
 //go:build unix
 
-package catalog
+package load
 
 import (
 	"syscall"

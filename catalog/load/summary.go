@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"bufio"
@@ -40,7 +40,7 @@ func Summarize(docs []Doc, findings []Finding) FileSummary {
 	for i := range docs {
 		d := &docs[i]
 		p := d.Package
-		if d.Schema == SchemaPackage {
+		if d.Schema == schemaPackage {
 			p = d.Name
 			s.Declares = append(s.Declares, d.Name)
 		}

@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,54 +13,56 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/decode"
 )
 
-// Reading a catalog tree. Every entry point (ReadFS, Load, LoadDir, LoadPartial, ValidateFS) opens one
-// reader, the one place that decides how a tree is read: its files are listed once (ListFiles' walk, in
-// read_walk.go), then parsed by one strategy, each file through reader.readFile (a bounded read, the parse
-// cache by content key, decode.ParseShared):
+// Strategy is how a Reader reads a catalog tree. Every entry point (ReadFS here; catalog's Load, LoadDir,
+// LoadPartial and ValidateFS) opens one Reader, the one place that decides how a tree is read: its files are
+// listed once (ListFiles' walk, in walk.go), then parsed by one strategy, each file through Reader.ReadFile
+// (a bounded read, the parse cache by content key, decode.ParseShared):
 //
-//   - readWhole: every file, largest first on lim.Concurrency workers (ReadFS, Load);
-//   - readPartial: only the files the packages asked for need, the others known by content key from the
-//     summary index (LoadPartial, read_partial.go);
-//   - readStream: in file order, a window of bytes ahead of the consumer, nothing cached: each package is
-//     judged and let go as soon as its files are read (ValidateFS, read_stream.go).
-type readStrategy uint8
+//   - Whole: every file, largest first on lim.Concurrency workers (ReadFS, catalog.Load);
+//   - Partial: only the files the packages asked for need, the others known by content key from the
+//     summary index (catalog.LoadPartial, with partial.go);
+//   - Stream: in file order, a window of bytes ahead of the consumer, nothing cached: each package is
+//     judged and let go as soon as its files are read (catalog.ValidateFS, with stream.go).
+type Strategy uint8
 
+// The strategies of a Reader.
 const (
-	readWhole readStrategy = iota
-	readPartial
-	readStream
+	Whole Strategy = iota
+	Partial
+	Stream
 )
 
-// reader is one read of a catalog tree.
-type reader struct {
+// Reader is one read of a catalog tree.
+type Reader struct {
 	fsys fs.FS
-	// lim has its defaults and this read's alias budget (shared by all its files).
-	lim Limits
-	set FileSet
-	// keyer names file contents (a git tree), for lim.Cache and lim.Index; nil when fsys cannot.
-	keyer ContentKeyer
+	// Lim has its defaults and this read's alias budget (shared by all its files).
+	Lim Limits
+	// Set is the tree's catalog files (ListFiles).
+	Set FileSet
+	// Keyer names file contents (a git tree), for Lim.Cache and Lim.Index; nil when fsys cannot.
+	Keyer ContentKeyer
 }
 
-// openReader prepares a read of fsys by strategy how, walking it unless set (a ListFiles of fsys) is given.
+// Open prepares a read of fsys by strategy how, walking it unless set (a ListFiles of fsys) is given.
 // The error is for an I/O failure, a limit on the whole tree (files or bytes) or ctx's end.
-func openReader(ctx context.Context, fsys fs.FS, lim Limits, how readStrategy, set *FileSet) (*reader, error) {
+func Open(ctx context.Context, fsys fs.FS, lim Limits, how Strategy, set *FileSet) (*Reader, error) {
 	if fsys == nil {
 		return nil, errors.New("read catalog: no file system given")
 	}
 	lim = lim.withDefaults()
 	lim.aliasSpent = new(atomic.Int64)
-	if how == readStream {
+	if how == Stream {
 		// A streamed file is judged and let go: keeping its parse would hold the catalog.
 		lim.Cache = nil
 	}
-	r := &reader{fsys: fsys, lim: lim}
-	r.keyer, _ = fsys.(ContentKeyer)
+	r := &Reader{fsys: fsys, Lim: lim}
+	r.Keyer, _ = fsys.(ContentKeyer)
 	if set != nil {
-		r.set = *set
+		r.Set = *set
 		return r, nil
 	}
 	var err error
-	if r.set, err = listFiles(ctx, fsys, lim); err != nil {
+	if r.Set, err = listFiles(ctx, fsys, lim); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -77,73 +78,50 @@ func openReader(ctx context.Context, fsys fs.FS, lim Limits, how readStrategy, s
 // The error is only for an I/O failure, a limit on the whole tree (too many
 // files or bytes) or ctx's end; everything wrong inside a file is a finding.
 func ReadFS(ctx context.Context, fsys fs.FS, lim Limits) ([]Doc, []Finding, error) {
-	r, err := openReader(ctx, fsys, lim, readWhole, nil)
+	r, err := Open(ctx, fsys, lim, Whole, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	results, err := r.parse(ctx, r.set.Files, nil)
+	results, err := r.Parse(ctx, r.Set.Files, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	docs, findings := joinResults(r.set.Findings, results)
+	docs, findings := JoinResults(r.Set.Findings, results)
 	return docs, findings, nil
 }
 
-// Load reads every catalog file of fsys (as opm does: every regular file not
-// excluded by .indexignore) and decodes the blobs into the model. Problems in
-// the content are findings kept in LoadFindings; the error is only for a tree
-// that could not be read at all (or a cancelled context).
-func Load(ctx context.Context, fsys fs.FS, lim Limits) (*Catalog, error) {
-	docs, findings, err := ReadFS(ctx, fsys, lim)
-	if err != nil {
-		return nil, err
-	}
-	return NewCatalog(docs, findings), nil
-}
-
-// LoadDir is Load on a directory of the local file system.
-func LoadDir(ctx context.Context, dir string, lim Limits) (*Catalog, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", dir)
-	}
-	return Load(ctx, os.DirFS(dir), lim)
-}
-
-// joinResults puts the files' documents in the files' order and their
+// JoinResults puts the files' documents in the files' order and their
 // findings, with the tree's, in the findings' order.
-func joinResults(treeFindings []Finding, results []fileResult) ([]Doc, []Finding) {
+func JoinResults(treeFindings []Finding, results []Result) ([]Doc, []Finding) {
 	findings := append([]Finding(nil), treeFindings...)
 	n := 0
 	for i := range results {
-		n += len(results[i].docs)
+		n += len(results[i].Docs)
 	}
 	docs := make([]Doc, 0, n)
 	for i := range results {
-		docs = append(docs, results[i].docs...)
-		findings = append(findings, results[i].findings...)
+		docs = append(docs, results[i].Docs...)
+		findings = append(findings, results[i].Findings...)
 	}
 	SortFindings(findings)
 	return docs, findings
 }
 
-type fileResult struct {
-	docs     []Doc
-	findings []Finding
-	// aliases is set when the file's YAML expanded aliases (see FileSummary.Aliases).
-	aliases bool
+// Result is the parse of one file.
+type Result struct {
+	Docs     []Doc
+	Findings []Finding
+	// Aliases is set when the file's YAML expanded aliases (see FileSummary.Aliases).
+	Aliases bool
 }
 
-// parse parses files on lim.Concurrency workers; results keep the order of files. When keep is
+// Parse parses files on lim.Concurrency workers; results keep the order of files. When keep is
 // set it sees each file's result as soon as it is parsed and says whether
 // to keep it: a result not kept is dropped at once (its slot stays empty),
 // so a read that only needs a few files' blobs does not hold every file.
-func (r *reader) parse(ctx context.Context, files []CatalogFile, keep func(i int, res *fileResult) bool) ([]fileResult, error) {
-	lim := r.lim
-	results := make([]fileResult, len(files))
+func (r *Reader) Parse(ctx context.Context, files []CatalogFile, keep func(i int, res *Result) bool) ([]Result, error) {
+	lim := r.Lim
+	results := make([]Result, len(files))
 	var total atomic.Int64
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -176,9 +154,9 @@ func (r *reader) parse(ctx context.Context, files []CatalogFile, keep func(i int
 					return
 				}
 				i := order[k]
-				var res fileResult
+				var res Result
 				var err error
-				res, buf, err = r.readFile(files[i], read, &total, buf)
+				res, buf, err = r.ReadFile(files[i], read, &total, buf)
 				if err != nil {
 					cancel(err)
 					return
@@ -200,7 +178,7 @@ func (r *reader) parse(ctx context.Context, files []CatalogFile, keep func(i int
 // by every process at start: issue 33.1).
 var ruleHints = sync.OnceValue(func() map[string]Rule {
 	m := map[string]Rule{}
-	for _, r := range LoadRules() {
+	for _, r := range Rules() {
 		m[r.ID] = r
 	}
 	return m
@@ -211,23 +189,23 @@ func newLoadFinding(rule, file, msg string) Finding {
 	return Finding{Rule: rule, Severity: r.Severity, Position: Position{File: file, Line: 1}, Message: msg, Hint: r.Hint}
 }
 
-// readFile reads and parses one file, reading into buf when it is
+// ReadFile reads and parses one file, reading into buf when it is
 // large enough; read is this read's number in the parse cache (0: none). spare is a buffer the caller may pass again: buf, or the one
 // read into, unless the documents keep it. The error is for I/O failure and
 // the tree's byte limit only.
-func (r *reader) readFile(f CatalogFile, read int64, total *atomic.Int64, buf []byte) (res fileResult, spare []byte, err error) {
-	lim := r.lim
+func (r *Reader) ReadFile(f CatalogFile, read int64, total *atomic.Int64, buf []byte) (res Result, spare []byte, err error) {
+	lim := r.Lim
 	if f.Size > lim.MaxFileSize {
-		return fileResult{findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
+		return Result{Findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
 			fmt.Sprintf("file is %d bytes, over the limit of %d bytes; it was not read", f.Size, lim.MaxFileSize))}}, buf, nil
 	}
 	var key string
-	if r.keyer != nil && lim.Cache != nil {
-		if k := fileKey(r.keyer, f); k != "" {
+	if r.Keyer != nil && lim.Cache != nil {
+		if k := FileKey(r.Keyer, f); k != "" {
 			key = k
 			if res, ok := lim.Cache.get(read, key, f.Path); ok {
 				if total.Add(f.Size) > lim.MaxTotalSize {
-					return fileResult{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+					return Result{}, buf, fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 				}
 				return res, buf, nil
 			}
@@ -235,24 +213,24 @@ func (r *reader) readFile(f CatalogFile, read int64, total *atomic.Int64, buf []
 	}
 	data, err := readBounded(r.fsys, f.Path, lim.MaxFileSize, buf)
 	if errors.Is(err, errTooLarge) {
-		return fileResult{findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
+		return Result{Findings: []Finding{newLoadFinding(decode.RuleFileTooLarge, f.Path,
 			fmt.Sprintf("file grew over the limit of %d bytes while read; it was not read", lim.MaxFileSize))}}, buf, nil
 	}
 	if err != nil {
-		return fileResult{}, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
+		return Result{}, buf, fmt.Errorf("read catalog: %s: %w", f.Path, err)
 	}
 	if total.Add(int64(len(data))) > lim.MaxTotalSize {
-		return fileResult{}, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
+		return Result{}, data[:0], fmt.Errorf("read catalog: files exceed %d bytes in total (raise the limit if the catalog is genuine)", lim.MaxTotalSize)
 	}
 	if len(data) == 0 {
-		return fileResult{}, data[:0], nil
+		return Result{}, data[:0], nil
 	}
 	// The parser slices strings out of the buffer without copying; they
 	// are moved out of it afterwards unless they make up most of the file,
 	// in which case the documents keep the buffer and it is never written
 	// again.
-	parsed, kept := decode.ParseShared(f.Path, data, lim.decoding())
-	res = fileResult{docs: parsed.Docs, findings: parsed.Findings, aliases: parsed.Aliases}
+	parsed, kept := decode.ParseShared(f.Path, data, lim.Decoding())
+	res = Result{Docs: parsed.Docs, Findings: parsed.Findings, Aliases: parsed.Aliases}
 	if !kept {
 		spare = data[:0]
 	}

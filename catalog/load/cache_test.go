@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestParseCacheReusesContent(t *testing.T) {
 func TestParseCacheEvicts(t *testing.T) {
 	c := NewParseCache(1000)
 	for i := range 10 {
-		c.put(int64(i+1), string(rune('a'+i)), "f", 100, fileResult{}) // one read each
+		c.put(int64(i+1), string(rune('a'+i)), "f", 100, Result{}) // one read each
 	}
 	if c.used > 1000 || len(c.entries) > 2 {
 		t.Errorf("used %d with %d entries, want at most 1000 bytes", c.used, len(c.entries))

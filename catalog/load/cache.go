@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"container/list"
@@ -88,13 +88,13 @@ func (c *ParseCache) Size() (used, max int64) {
 }
 
 // get returns the parse of key, its positions renamed to file, for read.
-func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
+func (c *ParseCache) get(read int64, key, file string) (Result, bool) {
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	if !ok {
 		c.misses++
 		c.mu.Unlock()
-		return fileResult{}, false
+		return Result{}, false
 	}
 	c.hits++
 	c.order.MoveToFront(e)
@@ -102,7 +102,7 @@ func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
 	p.read = max(p.read, read)
 	c.mu.Unlock()
 	if p.file == file {
-		return fileResult{docs: append([]Doc(nil), p.docs...), findings: append([]Finding(nil), p.findings...), aliases: p.aliases}, true
+		return Result{Docs: append([]Doc(nil), p.docs...), Findings: append([]Finding(nil), p.findings...), Aliases: p.aliases}, true
 	}
 	docs := make([]Doc, len(p.docs))
 	for i, d := range p.docs {
@@ -116,12 +116,12 @@ func (c *ParseCache) get(read int64, key, file string) (fileResult, bool) {
 		}
 		fs[i] = f
 	}
-	return fileResult{docs: docs, findings: fs, aliases: p.aliases}, true
+	return Result{Docs: docs, Findings: fs, Aliases: p.aliases}, true
 }
 
 // put keeps the parse of key for read, unless room can only be made by
 // evicting what read itself uses.
-func (c *ParseCache) put(read int64, key, file string, size int64, r fileResult) {
+func (c *ParseCache) put(read int64, key, file string, size int64, r Result) {
 	cost := parsedPerFileByte*size + 256
 	if cost > c.max {
 		return
@@ -143,13 +143,13 @@ func (c *ParseCache) put(read int64, key, file string, size int64, r fileResult)
 		delete(c.entries, old.key)
 		c.used -= old.cost
 	}
-	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.docs...), findings: append([]Finding(nil), r.findings...), aliases: r.aliases, cost: cost, read: read}
+	p := &parsed{key: key, file: file, docs: append([]Doc(nil), r.Docs...), findings: append([]Finding(nil), r.Findings...), aliases: r.Aliases, cost: cost, read: read}
 	c.entries[key] = c.order.PushFront(p)
 	c.used += cost
 }
 
-// fileKey is the content key of f: the one its walk recorded, else keyer's.
-func fileKey(keyer ContentKeyer, f CatalogFile) string {
+// FileKey is the content key of f: the one its walk recorded, else keyer's.
+func FileKey(keyer ContentKeyer, f CatalogFile) string {
 	if f.Key != "" {
 		return f.Key
 	}

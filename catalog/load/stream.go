@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"context"
@@ -7,17 +7,17 @@ import (
 	"sync/atomic"
 )
 
-// The stream strategy (readStream): files parsed in order on lim.Concurrency workers, at most a window of
+// The stream strategy (Stream): files parsed in order on lim.Concurrency workers, at most a window of
 // bytes ahead of the consumer, so that ValidateFS holds the packages being judged, not the catalog.
 
 // streamAheadBytes bounds, per worker, the bytes of files parsed ahead of
 // the file being taken (one file is always allowed, whatever its size).
 const streamAheadBytes = 4 << 20
 
-// streamAhead parses files in order on lim.Concurrency workers, at most
+// StreamAhead parses files in order on lim.Concurrency workers, at most
 // streamAheadBytes per worker ahead of the file the consumer takes.
-type streamAhead struct {
-	r      *reader
+type StreamAhead struct {
+	r      *Reader
 	files  []CatalogFile
 	lim    Limits
 	window int64
@@ -25,26 +25,26 @@ type streamAhead struct {
 
 	mu     sync.Mutex
 	cond   *sync.Cond
-	next   int           // the next file for a worker
-	taken  int           // files the consumer took
-	ahead  int64         // bytes of files given to workers and not taken
-	peak   int64         // most bytes ahead
-	parsed []*fileResult // by file, until taken
+	next   int       // the next file for a worker
+	taken  int       // files the consumer took
+	ahead  int64     // bytes of files given to workers and not taken
+	peak   int64     // most bytes ahead
+	parsed []*Result // by file, until taken
 	err    error
 }
 
 var errStreamStopped = errors.New("stopped")
 
-func newStreamAhead(r *reader) *streamAhead {
-	files, lim := r.set.Files, r.lim
-	a := &streamAhead{r: r, files: files, lim: lim, parsed: make([]*fileResult, len(files)),
+func NewStreamAhead(r *Reader) *StreamAhead {
+	files, lim := r.Set.Files, r.Lim
+	a := &StreamAhead{r: r, files: files, lim: lim, parsed: make([]*Result, len(files)),
 		window: int64(max(lim.Concurrency, 1)) * streamAheadBytes}
 	a.cond = sync.NewCond(&a.mu)
 	return a
 }
 
-// start runs the workers; the returned func stops them and waits for them.
-func (a *streamAhead) start(ctx context.Context) (stop func()) {
+// Start runs the workers; the returned func stops them and waits for them.
+func (a *StreamAhead) Start(ctx context.Context) (stop func()) {
 	var wg sync.WaitGroup
 	for range min(a.lim.Concurrency, len(a.files)) {
 		wg.Add(1)
@@ -59,7 +59,7 @@ func (a *streamAhead) start(ctx context.Context) (stop func()) {
 	}
 }
 
-func (a *streamAhead) fail(err error) {
+func (a *StreamAhead) fail(err error) {
 	a.mu.Lock()
 	if a.err == nil {
 		a.err = err
@@ -68,7 +68,7 @@ func (a *streamAhead) fail(err error) {
 	a.mu.Unlock()
 }
 
-func (a *streamAhead) work(ctx context.Context) {
+func (a *StreamAhead) work(ctx context.Context) {
 	var buf []byte
 	for {
 		a.mu.Lock()
@@ -88,7 +88,7 @@ func (a *streamAhead) work(ctx context.Context) {
 			a.fail(err)
 			return
 		}
-		r, spare, err := a.r.readFile(a.files[i], 0, &a.total, buf)
+		r, spare, err := a.r.ReadFile(a.files[i], 0, &a.total, buf)
 		buf = spare
 		if err != nil {
 			a.fail(err)
@@ -101,8 +101,8 @@ func (a *streamAhead) work(ctx context.Context) {
 	}
 }
 
-// take waits for file i's parse; files are taken in order.
-func (a *streamAhead) take(i int) (*fileResult, error) {
+// Take waits for file i's parse; files are taken in order.
+func (a *StreamAhead) Take(i int) (*Result, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.parsed[i] == nil && a.err == nil {
@@ -117,4 +117,11 @@ func (a *streamAhead) take(i int) (*fileResult, error) {
 	a.ahead -= a.files[i].Size
 	a.cond.Broadcast()
 	return r, nil
+}
+
+// Peak is the most bytes of files parsed ahead and not yet taken; read it once the workers are stopped.
+func (a *StreamAhead) Peak() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.peak
 }

@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // sharedCatalog returns the path of a real catalog under ../shared, or skips.
 func sharedCatalog(tb testing.TB, name string) string {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "shared", "testdata", "catalogs", name)
+	dir := filepath.Join("..", "..", "..", "shared", "testdata", "catalogs", name)
 	if _, err := os.Stat(dir); err != nil {
 		tb.Skipf("real catalog %s is absent (it lives in ../shared next to the repository): %v", name, err)
 	}
@@ -79,7 +79,7 @@ func TestReadFSRealCatalogs(t *testing.T) {
 					return err
 				}
 				rel, _ := filepath.Rel(dir, path)
-				docs, _ := ParseFile(filepath.ToSlash(rel), data, DefaultLimits())
+				docs, _ := decode.ParseFile(filepath.ToSlash(rel), data, DefaultLimits().Decoding())
 				plain = append(plain, docs...)
 				return nil
 			})
@@ -126,7 +126,7 @@ func TestReadFSReusesBuffers(t *testing.T) {
 	var want []Doc
 	var wantFindings []Finding
 	for _, name := range []string{"a/blob.json", "b/catalog.yaml", "c/blob.json", "d/catalog.yaml", "e/catalog.yaml", "f/bad.yaml", "g/empty.yaml", "h/catalog.json"} {
-		d, f := ParseFile(name, fsys[name].Data, DefaultLimits())
+		d, f := decode.ParseFile(name, fsys[name].Data, DefaultLimits().Decoding())
 		want = append(want, d...)
 		wantFindings = append(wantFindings, f...)
 	}

@@ -1,17 +1,17 @@
-package catalog
+package load
 
 import "github.com/catalogbot/catalogbot/catalog/decode"
 
-// Rule ids the tree reader emits besides the decoder's (decode.Rules). Each has one entry in LoadRules.
+// Rule ids the tree reader emits besides the decoder's (decode.Rules). Each has one entry in Rules.
 const (
 	ruleLoadSymlink     = "load.symlink"
 	ruleLoadIrregular   = "load.irregular-file"
 	ruleLoadIndexIgnore = "load.indexignore"
 )
 
-// LoadRules is the table of every rule loading emits: the tree reader's (ReadFS, Load, LoadPartial) and
+// Rules is the table of every rule loading emits: the tree reader's (ReadFS, Load, LoadPartial) and
 // the decoder's (ParseFile), in the order of the rules reference.
-func LoadRules() []Rule {
+func Rules() []Rule {
 	const opm = "opm v1.60.0 (declcfg.LoadFS)"
 	rules := []Rule{
 		{ID: ruleLoadSymlink, Severity: SeverityError,

@@ -1,4 +1,4 @@
-package catalog
+package load
 
 import (
 	"runtime"
@@ -64,7 +64,7 @@ func DefaultLimits() Limits {
 // withDefaults fills zero fields from DefaultLimits: the per-file bounds as the decoder fills them
 // (decode.Limits.WithDefaults), then the tree's.
 func (l Limits) withDefaults() Limits {
-	f := l.decoding().WithDefaults()
+	f := l.Decoding().WithDefaults()
 	l.MaxFileSize, l.MaxDocuments, l.MaxDepth = f.MaxFileSize, f.MaxDocuments, f.MaxDepth
 	l.MaxAliasExpansion, l.MaxAliasExpansionPerFile, l.MaxAliasExpansionPerRead =
 		f.MaxAliasExpansion, f.MaxAliasExpansionPerFile, f.MaxAliasExpansionPerRead
@@ -82,7 +82,7 @@ func (l Limits) withDefaults() Limits {
 }
 
 // decoding is the part of l that bounds the parse of one file.
-func (l Limits) decoding() decode.Limits {
+func (l Limits) Decoding() decode.Limits {
 	return decode.Limits{
 		MaxFileSize:              l.MaxFileSize,
 		MaxDocuments:             l.MaxDocuments,
