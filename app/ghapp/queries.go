@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v62/github"
@@ -216,6 +217,32 @@ func RepositoryComments(ctx context.Context, gh *github.Client, owner, repo stri
 		opt.Page = resp.NextPage
 	}
 	return out, nil
+}
+
+// CommentOnce posts a comment on issue or pull request number whose body begins with marker, unless one
+// posted since since already does (a retried job finds its earlier comment; at most maxCommentPages pages are
+// read). marker is an HTML comment unique to what is answered.
+func CommentOnce(ctx context.Context, gh *github.Client, owner, repo string, number int, since time.Time, marker, text string) error {
+	opt := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; page < maxCommentPages; page++ {
+		cs, resp, err := gh.Issues.ListComments(ctx, owner, repo, number, opt)
+		if err != nil {
+			return fmt.Errorf("listing comments of #%d: %w", number, err)
+		}
+		for _, c := range cs {
+			if strings.HasPrefix(c.GetBody(), marker) {
+				return nil
+			}
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	if _, _, err := gh.Issues.CreateComment(ctx, owner, repo, number, &github.IssueComment{Body: github.String(marker + "\n" + text)}); err != nil {
+		return fmt.Errorf("commenting on #%d: %w", number, err)
+	}
+	return nil
 }
 
 // IsStatus reports whether err is a GitHub error response with that status.

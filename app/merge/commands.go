@@ -459,24 +459,7 @@ func (c *Commands) react(ctx context.Context, cc *commandContext, content string
 // reply answers a command in a comment of its own, once.
 func (c *Commands) reply(ctx context.Context, cc *commandContext, cmd, text string) error {
 	marker := fmt.Sprintf("%s%d %s -->", ReplyMarker, cc.a.CommentID, cmd)
-	opt := &github.IssueListCommentsOptions{Since: &cc.a.CommentedAt, ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxListPages; page++ {
-		cs, resp, err := cc.gh.Issues.ListComments(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number, opt)
-		if err != nil {
-			return fmt.Errorf("listing comments of #%d: %w", cc.a.Number, err)
-		}
-		for _, cm := range cs {
-			if strings.HasPrefix(cm.GetBody(), marker) {
-				return nil
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	body := marker + "\n" + text
-	if _, _, err := cc.gh.Issues.CreateComment(ctx, cc.a.Owner, cc.a.Repo, cc.a.Number, &github.IssueComment{Body: github.String(body)}); err != nil {
+	if err := ghapp.CommentOnce(ctx, cc.gh, cc.a.Owner, cc.a.Repo, cc.a.Number, cc.a.CommentedAt, marker, text); err != nil {
 		return fmt.Errorf("replying to comment %d: %w", cc.a.CommentID, err)
 	}
 	return nil

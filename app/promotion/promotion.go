@@ -37,8 +37,6 @@ const (
 	jobTimeout = 12 * time.Minute
 	// maxPolicyBytes bounds the policy file read.
 	maxPolicyBytes = 1 << 20
-	// maxListPages bounds the comment pages read to find the App's own reply.
-	maxListPages = 20
 	// replyMarker starts the App's answer to a /promote comment; trackingMarker its tracking comment.
 	replyMarker    = "<!-- catalogbot:promote-reply "
 	trackingMarker = "<!-- catalogbot:promotion "
@@ -472,24 +470,7 @@ func (p *Promoter) finishCommand(ctx context.Context, j *job, outcome, text stri
 func (p *Promoter) reply(ctx context.Context, j *job, text string) error {
 	a := j.a
 	marker := fmt.Sprintf("%s%d -->", replyMarker, a.CommentID)
-	since := a.CommentedAt
-	opt := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < maxListPages; page++ {
-		cs, resp, err := j.gh.Issues.ListComments(ctx, a.Owner, a.Repo, a.Number, opt)
-		if err != nil {
-			return fmt.Errorf("listing comments of #%d: %w", a.Number, err)
-		}
-		for _, c := range cs {
-			if strings.HasPrefix(c.GetBody(), marker) {
-				return nil
-			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opt.Page = resp.NextPage
-	}
-	if _, _, err := j.gh.Issues.CreateComment(ctx, a.Owner, a.Repo, a.Number, &github.IssueComment{Body: github.String(marker + "\n" + text)}); err != nil {
+	if err := ghapp.CommentOnce(ctx, j.gh, a.Owner, a.Repo, a.Number, a.CommentedAt, marker, text); err != nil {
 		return fmt.Errorf("replying to comment %d: %w", a.CommentID, err)
 	}
 	return nil
