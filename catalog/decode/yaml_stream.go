@@ -24,35 +24,60 @@ type yamlChunk struct {
 func (p *fileParser) parseYAMLStream() {
 	src := p.src
 	chunkStart, chunkLine := 0, 1
-	line := 1
-	for off := 0; off < len(src); {
-		end := strings.IndexByte(src[off:], '\n')
-		next := len(src)
-		if end >= 0 {
-			end += off
-			next = end + 1
-		} else {
-			end = len(src)
+	for off, line := 0, 1; ; {
+		at, end, atLine, ok := nextSeparatorLine(src, off, line)
+		if !ok {
+			break
 		}
-		if strings.HasPrefix(src[off:end], "---") {
-			rest := strings.TrimSpace(src[off+3 : end])
-			if rest != "" && rest[0] != '#' {
-				p.addf(ruleLoadYAMLSeparator, line, 4, "",
-					"line starts with \"---\" followed by %q: opm reads every line starting with \"---\" as a document separator and refuses the whole file when more than a comment follows", clip(rest, 40))
+		next := min(end+1, len(src))
+		rest := strings.TrimSpace(src[at+3 : end])
+		if rest != "" && rest[0] != '#' {
+			p.addf(ruleLoadYAMLSeparator, atLine, 4, "",
+				"line starts with \"---\" followed by %q: opm reads every line starting with \"---\" as a document separator and refuses the whole file when more than a comment follows", clip(rest, 40))
+			return
+		}
+		if at > chunkStart { // the chunk holds something: cut here
+			if !p.yamlDocument(yamlChunk{text: src[chunkStart:at], off: chunkStart, line: chunkLine}) {
 				return
 			}
-			if off > chunkStart { // the chunk holds something: cut here
-				if !p.yamlDocument(yamlChunk{text: src[chunkStart:off], off: chunkStart, line: chunkLine}) {
-					return
-				}
-				chunkStart, chunkLine = next, line+1
-			}
+			chunkStart, chunkLine = next, atLine+1
 		}
-		off = next
-		line++
+		off, line = next, atLine+1
 	}
 	if chunkStart < len(src) {
 		p.yamlDocument(yamlChunk{text: src[chunkStart:], off: chunkStart, line: chunkLine})
+	}
+}
+
+// nextSeparatorLine finds the first line at or after off (the start of a line, line its number) that starts
+// with "---": its offset at, the offset of its end (its line break, or the end of src) and its line number.
+// ok is false when there is none. It looks for "---" and counts line breaks over the whole stretch at once
+// rather than line by line (most lines of a manifest are short, and a call for each cost a fifth of the cut).
+func nextSeparatorLine(src string, off, line int) (at, end, atLine int, ok bool) {
+	for {
+		k := strings.Index(src[off:], "---")
+		if k < 0 {
+			return 0, 0, 0, false
+		}
+		at = off + k
+		if at > off && src[at-1] != '\n' {
+			// Inside a line: go on from the next one.
+			nl := strings.IndexByte(src[at:], '\n')
+			if nl < 0 {
+				return 0, 0, 0, false
+			}
+			line += strings.Count(src[off:at+nl+1], "\n")
+			off = at + nl + 1
+			continue
+		}
+		line += strings.Count(src[off:at], "\n")
+		end = strings.IndexByte(src[at:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += at
+		}
+		return at, end, line, true
 	}
 }
 
