@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/promote"
 )
@@ -212,11 +213,11 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 			if err != nil || b == nil {
 				return nil, dir + " does not load"
 			}
-			add, err := template.AdditionOf(b, r.Image)
+			add, err := authoring.AdditionOf(b, r.Image)
 			if err != nil {
 				return nil, err.Error()
 			}
-			if rebuilt, err = template.AddBundle(rebuilt, add); err != nil {
+			if rebuilt, err = authoring.AddBundle(rebuilt, add); err != nil {
 				return nil, err.Error()
 			}
 			d.Bundles = append(d.Bundles, dir)

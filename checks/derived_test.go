@@ -9,6 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	cbundle "github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
@@ -61,11 +62,11 @@ func TestDerived(t *testing.T) {
 	base[tmplPath] = &fstest.MapFile{Data: []byte(tmpl)}
 	base[catPath] = &fstest.MapFile{Data: []byte(render(base, tmpl))}
 	b2, _, _ := cbundle.Load(ctx, mustSub(base, "operators/etcd/1.1.0"), cbundle.Limits{})
-	add, err := template.AdditionOf(b2, img2)
+	add, err := authoring.AdditionOf(b2, img2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := template.AddBundle([]byte(tmpl), add)
+	next, err := authoring.AddBundle([]byte(tmpl), add)
 	if err != nil {
 		t.Fatal(err)
 	}

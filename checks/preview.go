@@ -19,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -230,7 +231,7 @@ func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *BundleCha
 func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, pts []pkgtemplate.PackageTemplate) {
 	lim := pr.Limits
 	var dirs []string
-	adds := make([]template.Addition, 0, len(pp.Bundles))
+	adds := make([]authoring.Addition, 0, len(pp.Bundles))
 	for _, pb := range pp.Bundles {
 		bc := pb.Change
 		img, err := bundleImage(ctx, pr, pr.Head.FS, bc, pb.Version)
@@ -239,7 +240,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			return
 		}
 		pb.Image = img
-		add, err := template.AdditionOf(bc.Head, img)
+		add, err := authoring.AdditionOf(bc.Head, img)
 		if err != nil {
 			pp.Findings = append(pp.Findings, csvFinding(bc, rulePreviewTemplate, "", fmt.Sprintf(
 				"the catalog update cannot add %s to its templates: %v", bc.Dir, err)))
@@ -307,8 +308,8 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 					pp.bundleOf(dirs[i]).ChainedTo = head
 				}
 			}
-			next, err := template.AddBundle(src, add)
-			if errors.Is(err, template.ErrAlreadyThere) {
+			next, err := authoring.AddBundle(src, add)
+			if errors.Is(err, authoring.ErrAlreadyThere) {
 				continue
 			}
 			if err != nil {
@@ -821,7 +822,7 @@ func patternTag(pattern, pkg, dir string) string {
 
 // channelsHead is the one head the channels add joins have in the template's committed catalogs, "" when they
 // have none or several.
-func channelsHead(pt pkgtemplate.PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), add template.Addition) string {
+func channelsHead(pt pkgtemplate.PackageTemplate, docsOf func(string) ([]catalog.Doc, bool), add authoring.Addition) string {
 	head := ""
 	for _, c := range pt.Catalogs {
 		docs, ok := docsOf(c.Path)

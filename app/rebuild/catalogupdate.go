@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
@@ -44,7 +45,7 @@ type updateResult struct {
 // compared with the default branch the pull request only adds, whether the earlier update was merged,
 // squashed or closed. Everything in it is derived, so the App checks it like any pull request.
 func (b *rebuild) catalogUpdate(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, pol *policy.Policy, bundles []bundleResult) ([]updateResult, error) {
-	byPkg := map[string][]template.Addition{}
+	byPkg := map[string][]authoring.Addition{}
 	for _, r := range bundles {
 		if r.Problem != "" || r.add == nil {
 			continue
@@ -103,13 +104,13 @@ func (b *rebuild) refreshUpdates(ctx context.Context, repo *gitfs.Repo, commit g
 // the images the App's newest commit for pkg added, while a pull request from the branch is open or none was
 // opened for it yet (a try that stopped before opening it) — closing the pull request declines them —, each
 // as the App's build recorded it and the default branch holds it.
-func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, open bool) ([]template.Addition, error) {
+func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, open bool) ([]authoring.Addition, error) {
 	a := b.a
 	last, ok, err := b.r.updates.LatestUpdateCommit(ctx, a.Owner, a.Repo, pkg)
 	if err != nil || !ok || last.Settled || (!open && last.Pull != 0) {
 		return nil, err
 	}
-	var out []template.Addition
+	var out []authoring.Addition
 	for _, img := range last.Bundles {
 		rec, ok, err := b.r.updates.BundleBuild(ctx, a.Owner, a.Repo, img)
 		if err != nil {
@@ -127,7 +128,7 @@ func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, o
 			b.log.Warn("a bundle of the open catalog update no longer loads on the default branch; left out", "package", pkg, "dir", rec.Dir, "err", err)
 			continue
 		}
-		add, err := template.AdditionOf(bd, img)
+		add, err := authoring.AdditionOf(bd, img)
 		if err != nil {
 			continue
 		}
@@ -136,7 +137,7 @@ func (b *rebuild) carriedOver(ctx context.Context, mainTree fs.FS, pkg string, o
 	return out, nil
 }
 
-func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, mainTree *gitfs.FS, pol *policy.Policy, pkg string, adds []template.Addition) (updateResult, error) {
+func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gitfs.Hash, mainTree *gitfs.FS, pol *policy.Policy, pkg string, adds []authoring.Addition) (updateResult, error) {
 	a := b.a
 	res := updateResult{Package: pkg}
 	pts, err := pkgtemplate.List(mainTree, pol, pkg)
@@ -158,7 +159,7 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 		return res, fmt.Errorf("reading the open catalog update: %w", err)
 	}
 	// The bundles still open first, in the order they were added, then this push's.
-	var all []template.Addition
+	var all []authoring.Addition
 	seen := map[string]bool{}
 	for _, add := range append(carried, adds...) {
 		if !seen[add.Image] {
@@ -182,8 +183,8 @@ func (b *rebuild) updatePackage(ctx context.Context, repo *gitfs.Repo, commit gi
 				b.log.Info("bundle left out of the catalog update", "package", pkg, "bundle", add.Name, "why", why)
 				continue
 			}
-			next, err := template.AddBundle(src, add)
-			if errors.Is(err, template.ErrAlreadyThere) {
+			next, err := authoring.AddBundle(src, add)
+			if errors.Is(err, authoring.ErrAlreadyThere) {
 				continue
 			}
 			if err != nil {
@@ -379,7 +380,7 @@ func pendingBundles(file string, mainSrc, newSrc []byte, rendered map[string][]b
 
 // openOrUpdatePull shows the branch, whose head is the App's commit head, in a pull request (the first of
 // open, the branch's open pull requests, or a new one), and records which.
-func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, open []*github.PullRequest, branch, head, pkg string, added []string, adds []template.Addition, paths []string) (updateResult, error) {
+func (b *rebuild) openOrUpdatePull(ctx context.Context, res updateResult, open []*github.PullRequest, branch, head, pkg string, added []string, adds []authoring.Addition, paths []string) (updateResult, error) {
 	a := b.a
 	title := fmt.Sprintf("Catalog update: %s %s", pkg, strings.Join(added, ", "))
 	body := catalogUpdateBody(pkg, added, adds, a.SHA, paths)
@@ -410,7 +411,7 @@ func dedupeStrings(s []string) []string {
 	return out
 }
 
-func catalogUpdateBody(pkg string, added []string, adds []template.Addition, sha string, files []string) string {
+func catalogUpdateBody(pkg string, added []string, adds []authoring.Addition, sha string, files []string) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "catalogbot adds the bundles merged in %s to the templates of **%s** and renders the catalogs they map to.\n\n", sha, pkg)
 	sb.WriteString("| bundle | image | channels | replaces |\n|---|---|---|---|\n")

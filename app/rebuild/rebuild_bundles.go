@@ -17,7 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/app/store"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/image"
-	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/checks/verdict"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
@@ -49,7 +49,7 @@ type bundleResult struct {
 	// Signed says what signing did (zero: not signed).
 	Signed signed
 	// add is the bundle as a catalog update adds it (its image by digest), once it is on the registry.
-	add *template.Addition
+	add *authoring.Addition
 }
 
 // changedBundleDirs lists the bundle directories (<root>/<package>/<version>/ holding
@@ -332,7 +332,7 @@ func (b *rebuild) buildBundle(ctx context.Context, tree fs.FS, dir string, root 
 	}
 	res.Pushed, res.Existing = pushed, !pushed
 	if byDigest, err := digestRef(res.Ref, res.Digest); err == nil {
-		if add, err := template.AdditionOf(bd, byDigest); err == nil {
+		if add, err := authoring.AdditionOf(bd, byDigest); err == nil {
 			res.add = &add
 		}
 	}

@@ -1,11 +1,3 @@
-// Package template reads catalog templates — olm.template.basic and olm.semver — and renders them into
-// file-based catalog blobs exactly as `opm alpha render-template` does, with a position on every finding.
-//
-// A template names bundles by image only. Rendering asks a Resolver for the olm.bundle blob of each
-// image; resolvers that need no network (a catalog that already holds the image's blob, a bundle
-// directory whose deterministic image has that digest) come first, a registry last.
-//
-// It imports nothing of ours but catalog, catalog/bundle and catalog/image.
 package template
 
 import (
@@ -60,6 +52,9 @@ type Semver struct {
 
 // Archetypes are the semver template's channel archetypes, lowest priority first.
 var archetypes = [3]string{"candidate", "fast", "stable"}
+
+// Archetypes returns the semver template's channel archetypes, lowest priority first (a copy).
+func Archetypes() [3]string { return archetypes }
 
 // Ref is a bundle named by image in a template.
 type Ref struct {

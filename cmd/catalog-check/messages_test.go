@@ -396,10 +396,10 @@ properties:
 }
 
 // TestTemplateConvert: template convert prints what opm alpha convert-template basic prints (the goldens
-// recorded from opm v1.60.0 in catalog/template/testdata/convert), from a file or standard input, in opm's
+// recorded from opm v1.60.0 in catalog/template/authoring/testdata/convert), from a file or standard input, in opm's
 // form too; a catalog opm cannot read fails.
 func TestTemplateConvert(t *testing.T) {
-	goldens := filepath.Join("..", "..", "catalog", "template", "testdata", "convert")
+	goldens := filepath.Join("..", "..", "catalog", "template", "authoring", "testdata", "convert")
 	file := filepath.Join(sampleCatalog, "etcd-lite", "catalog.yaml")
 	for _, tc := range []struct {
 		args   []string

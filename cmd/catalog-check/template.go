@@ -18,6 +18,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/catalog/template/authoring"
 	"github.com/catalogbot/catalogbot/checks"
 	"github.com/catalogbot/catalogbot/internal/cli"
 )
@@ -349,11 +350,11 @@ Exit 0: added; 1: the template names the image already, or cannot take it; 2: co
 			if f := bundle.Unreadable(found); f != nil {
 				return fail(exitFail, "%s: %s: %s", args[1], f.Position, f.Message)
 			}
-			add, err := template.AdditionOf(b, image)
+			add, err := authoring.AdditionOf(b, image)
 			if err != nil {
 				return fail(exitFail, "%s: %v", args[1], err)
 			}
-			out, err := template.AddBundle(src, add)
+			out, err := authoring.AddBundle(src, add)
 			if err != nil {
 				return fail(exitFail, "%s: %v", args[0], err)
 			}
@@ -438,7 +439,7 @@ func runTemplateConvert(args []string, output string, stdin io.Reader, stdout, s
 	if err != nil {
 		return fail(exitCannotRun, "%v", err)
 	}
-	out, err := template.Convert(data, output)
+	out, err := authoring.Convert(data, output)
 	if err != nil {
 		return fail(exitFail, "%s: %v", name, err)
 	}

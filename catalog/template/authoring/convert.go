@@ -1,4 +1,4 @@
-package template
+package authoring
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"sigs.k8s.io/yaml"
+
+	"github.com/catalogbot/catalogbot/catalog/template"
 )
 
 // Convert turns a file-based catalog (one file's bytes: a stream of JSON objects or of YAML documents) into
@@ -55,7 +57,7 @@ func Convert(data []byte, format string) ([]byte, error) {
 	out, _ := json.MarshalIndent(struct {
 		Schema  string        `json:"schema"`
 		Entries []convertMeta `json:"entries"`
-	}{SchemaBasic, entries}, "", "    ")
+	}{template.SchemaBasic, entries}, "", "    ")
 	if format == "json" {
 		return append(out, '\n'), nil
 	}

@@ -1,4 +1,4 @@
-package template
+package authoring
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ var recordConvert = flag.Bool("record-convert", false, "rewrite testdata/convert
 // reading (numbers, escapes, key case, YAML document markers, a JSON stream falling back to YAML, blobs that
 // cannot be read).
 var convertCases = map[string]string{
-	"sample-yaml": "@../../testdata/catalogs/sample/etcd-lite/catalog.yaml",
-	"sample-json": "@../../testdata/catalogs/sample/widget-operator/catalog.json",
+	"sample-yaml": "@../../../testdata/catalogs/sample/etcd-lite/catalog.yaml",
+	"sample-json": "@../../../testdata/catalogs/sample/widget-operator/catalog.json",
 	"numbers-escapes-keys": `---
 schema: olm.package
 name: p
@@ -114,7 +114,7 @@ func TestConvertMatchesOpm(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (record the goldens with OPM=… go test ./catalog/template -run TestConvertMatchesOpm -record-convert)", err)
+				t.Fatalf("%v (record the goldens with OPM=… go test ./catalog/template/authoring -run TestConvertMatchesOpm -record-convert)", err)
 			}
 			got, cerr := Convert(input, format)
 			if string(want) == "error\n" {

@@ -1,4 +1,4 @@
-package template
+package authoring
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 	syaml "sigs.k8s.io/yaml"
 )
 
@@ -27,9 +28,9 @@ type basicDoc struct {
 func TestAddBundleRendersAsTheOriginal(t *testing.T) {
 	ctx := context.Background()
 	dirs := realBundleDirs(t)
-	res := NewDirResolver(os.DirFS(realBundles), dirs, "", "none").AnyRepository()
-	beh, _ := BehaviourOf("v1.60.0")
-	cases, _ := filepath.Glob("testdata/opm/*-basic/template.yaml")
+	res := template.NewDirResolver(os.DirFS(realBundles), dirs, "", "none").AnyRepository()
+	beh, _ := template.BehaviourOf("v1.60.0")
+	cases, _ := filepath.Glob("../testdata/opm/*-basic/template.yaml")
 	n := 0
 	for _, c := range cases {
 		src, _ := os.ReadFile(c)
@@ -86,11 +87,11 @@ func TestAddBundleRendersAsTheOriginal(t *testing.T) {
 		if _, err := AddBundle(added, add); !errors.Is(err, ErrAlreadyThere) {
 			t.Errorf("%s: adding twice: %v", c, err)
 		}
-		tmpl, fs := Parse(c, added, catalog.Limits{})
+		tmpl, fs := template.Parse(c, added, catalog.Limits{})
 		if tmpl == nil {
 			t.Fatalf("%s: %v\n%s", c, fs, added)
 		}
-		out, fs := Render(ctx, tmpl, Options{Resolver: res, Behaviour: beh})
+		out, fs := template.Render(ctx, tmpl, template.Options{Resolver: res, Behaviour: beh})
 		if out == nil {
 			t.Fatalf("%s: %v", c, fs)
 		}
@@ -139,7 +140,7 @@ func TestAddBundleBasicNewChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl, fs := Parse("t.yaml", out, catalog.Limits{})
+	tmpl, fs := template.Parse("t.yaml", out, catalog.Limits{})
 	if tmpl == nil {
 		t.Fatal(fs)
 	}
@@ -150,7 +151,7 @@ func TestAddBundleBasicNewChannel(t *testing.T) {
 	if got := strings.Join(order, " "); got != "olm.package:a olm.channel:stable olm.channel:beta olm.bundle:a:1.0.0 olm.bundle:a:1.1.0" {
 		t.Errorf("entries %s\n%s", got, out)
 	}
-	rendered, fs := Render(context.Background(), tmpl, Options{Resolver: fakeBundles})
+	rendered, fs := template.Render(context.Background(), tmpl, template.Options{Resolver: fakeBundles})
 	if rendered == nil {
 		t.Fatal(fs)
 	}

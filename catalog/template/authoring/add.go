@@ -1,4 +1,4 @@
-package template
+package authoring
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
+	"github.com/catalogbot/catalogbot/catalog/template"
 )
 
 // Addition is one bundle to add to a template, as a catalog update does after the bundle's image was
@@ -73,9 +74,9 @@ func addBundle(src []byte, add Addition) (edited, rewritten []byte, err error) {
 	}
 	ed := &textEdits{}
 	switch schema.Value {
-	case SchemaBasic:
+	case template.SchemaBasic:
 		err = addBasic(root, add, ed)
-	case SchemaSemver:
+	case template.SchemaSemver:
 		err = addSemver(root, add, ed)
 	default:
 		return nil, nil, fmt.Errorf("unknown template schema %q", schema.Value)
@@ -322,7 +323,7 @@ func keyLike(sibling *yaml.Node, key string) *yaml.Node {
 
 func addSemver(root *yaml.Node, add Addition, ed *textEdits) error {
 	var targets []string
-	for _, a := range archetypes {
+	for _, a := range template.Archetypes() {
 		for _, ch := range add.Channels {
 			if ch == a || strings.HasPrefix(ch, a+"-") {
 				targets = append(targets, a)
@@ -335,7 +336,7 @@ func addSemver(root *yaml.Node, add Addition, ed *textEdits) error {
 	}
 	// Another archetype, for the spelling of new keys.
 	var archLike *yaml.Node
-	for _, a := range archetypes {
+	for _, a := range template.Archetypes() {
 		if n := mapGet(root, a); n != nil && n.Kind == yaml.MappingNode && archLike == nil {
 			archLike = n
 		}

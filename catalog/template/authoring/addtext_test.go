@@ -1,4 +1,4 @@
-package template
+package authoring
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	syaml "sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/catalog/template"
 )
 
 // onlyAdded says whether after is before with lines added and none changed or removed, and counts them (a
@@ -31,14 +32,14 @@ func onlyAdded(before, after string) (int, bool) {
 // stable and one in the candidate and fast streams.
 func additionsFor(t *testing.T, file string, src []byte) []Addition {
 	t.Helper()
-	tmpl, fs := Parse(file, src, catalog.Limits{})
+	tmpl, fs := template.Parse(file, src, catalog.Limits{})
 	if tmpl == nil {
 		t.Fatalf("%s: %v", file, fs)
 	}
 	img := func(n int) string {
 		return fmt.Sprintf("quay.io/acme/new-bundle@sha256:%064x", n)
 	}
-	if tmpl.Schema == SchemaSemver {
+	if tmpl.Schema == template.SchemaSemver {
 		return []Addition{
 			{Package: "p", Name: "p.v99.0.0", Image: img(1), Channels: []string{"stable"}},
 			{Package: "p", Name: "p.v99.0.0", Image: img(2), Channels: []string{"candidate-v99", "fast-v99"}},
@@ -107,7 +108,7 @@ func TestAddBundleAddsOnlyLinesToCommunityTemplates(t *testing.T) {
 			if got, err := AddBundle(src, add); err != nil || string(got) != string(edited) {
 				t.Errorf("%s: AddBundle does not give the edited template: %v", f, err)
 			}
-			tmpl, fs := Parse(f, edited, catalog.Limits{})
+			tmpl, fs := template.Parse(f, edited, catalog.Limits{})
 			if tmpl == nil {
 				t.Errorf("%s: the edited template does not parse: %v", f, fs)
 				continue
@@ -175,7 +176,7 @@ func TestAddBundleKeepsTheText(t *testing.T) {
 // Whatever the template, AddBundle never panics; an edit of the file only adds lines, holds what writing the
 // template anew holds, and names the bundle so that adding it again finds it there.
 func FuzzAddBundle(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/opm/*/template.yaml")
+	seeds, _ := filepath.Glob("../testdata/opm/*/template.yaml")
 	for _, p := range seeds {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data, uint8(0))
