@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/crd"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -372,7 +373,7 @@ func policyFile(pr *PullRequest) string {
 	return ".catalogbot.yaml"
 }
 
-func bundlePos(cc *CatalogChange, pkg, name string) catalog.Position {
+func bundlePos(cc *change.CatalogChange, pkg, name string) catalog.Position {
 	b := cc.Head.Package(pkg).Bundle(name)
 	if b == nil {
 		return catalog.Position{}
@@ -382,7 +383,7 @@ func bundlePos(cc *CatalogChange, pkg, name string) catalog.Position {
 	return p
 }
 
-func noSource(cc *CatalogChange, pkg, name string, err error) catalog.Finding {
+func noSource(cc *change.CatalogChange, pkg, name string, err error) catalog.Finding {
 	msg := fmt.Sprintf("cannot read the CRDs of bundle %q: %v", name, err)
 	if errors.Is(err, errNotEmbedded) {
 		msg = fmt.Sprintf("bundle %q: %v", name, err)
@@ -405,7 +406,7 @@ func unreadableWhy(err error, otherwise string) string {
 var errNotEmbedded = errors.New("CRDs not embedded, not compared: the bundle has no olm.bundle.object properties and reading bundle images is off")
 
 // readCRDs gets the CRDs of bundle name of package pkg in a changed catalog.
-func (c CRDSafety) readCRDs(ctx context.Context, cc *CatalogChange, rules policy.Images, pkg, name string) *bundleCRDs {
+func (c CRDSafety) readCRDs(ctx context.Context, cc *change.CatalogChange, rules policy.Images, pkg, name string) *bundleCRDs {
 	return c.bundleCRDsOf(ctx, cc.Head.Package(pkg).Bundle(name), cc.RepoPath, rules, name)
 }
 
@@ -524,7 +525,7 @@ type bundlePredecessor struct {
 // directory a version names first and the whole folder only when that misses.
 type baseDirs struct {
 	fsys    fs.FS
-	bc      *BundleChange
+	bc      *change.BundleChange
 	byName  map[string]dirBundle
 	all     []dirBundle
 	scanned bool
@@ -552,7 +553,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 			if dir == d.bc.Dir || !pkgtemplate.ValidFolder(cand) {
 				continue
 			}
-			if b, _, err := readBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {
+			if b, _, err := change.ReadBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {
 				db := dirBundle{dir: dir, version: version, bundle: slimBundle(b)}
 				d.byName[name] = db
 				return db, true
@@ -571,7 +572,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 // bundle directory (base revision), else from a catalog's olm.bundle.object, else from its image when
 // images are read. A predecessor whose CRDs cannot be read is an upgrade not compared (a warning, the
 // check neutral), never a pass.
-func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *BundleChange, overrides crd.Overrides, found *[]catalog.Finding, groups *crdGroups, b *strings.Builder) (crdTally, error) {
+func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *change.BundleChange, overrides crd.Overrides, found *[]catalog.Finding, groups *crdGroups, b *strings.Builder) (crdTally, error) {
 	var t crdTally
 	newCRDs, newPos, err := bundleDirCRDs(ctx, pr.Head.FS, bc.Dir, bc.Head)
 	if err != nil {
@@ -690,7 +691,7 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *Bu
 						}
 					}
 				} else {
-					f.Position = bc.firstFile()
+					f.Position = bc.FirstFile()
 				}
 			}
 			f.Message = msg
@@ -770,7 +771,7 @@ func isNewCRDFile(newPos map[string]catalog.Position, file string) bool {
 
 // csvPredecessors are the bundles the CSV's replaces, skips and olm.skipRange name: among the package's
 // bundle directories of the base revision, then among the catalogs' bundles.
-func csvPredecessors(ctx context.Context, bc *BundleChange, dirs *baseDirs, sources []catalogSource, withReplaces bool) []bundlePredecessor {
+func csvPredecessors(ctx context.Context, bc *change.BundleChange, dirs *baseDirs, sources []catalogSource, withReplaces bool) []bundlePredecessor {
 	replaces, skipList, skipRange := csvEdges(bc.Head)
 	if !withReplaces {
 		replaces = ""

@@ -89,12 +89,7 @@ func Derived(ctx context.Context, pr *PullRequest) *Derivation {
 	if pr.Changes == nil {
 		return nil
 	}
-	if pr.Changes.derivedDone {
-		return pr.Changes.derived
-	}
-	pr.Changes.derivedDone = true
-	pr.Changes.derived, pr.Changes.notDerived = derive(ctx, pr)
-	return pr.Changes.derived
+	return derivedOf(ctx, pr).d
 }
 
 // NotDerivedReason says why Derived found the pull request not to be a derived catalog update ("" when it
@@ -103,7 +98,10 @@ func NotDerivedReason(pr *PullRequest) string {
 	if pr.Changes == nil {
 		return ""
 	}
-	return pr.Changes.notDerived
+	if m := pr.Changes.Memo(derivedMemo); m.Started() {
+		return derivedOf(context.Background(), pr).why
+	}
+	return ""
 }
 
 func derive(ctx context.Context, pr *PullRequest) (*Derivation, string) {
@@ -249,4 +247,19 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 	}
 	sort.Strings(d.Bundles)
 	return d, ""
+}
+
+// derivedMemo keeps Derived's answer in the change set, computed once.
+const derivedMemo = "checks.derived"
+
+type derivedAnswer struct {
+	d   *Derivation
+	why string
+}
+
+func derivedOf(ctx context.Context, pr *PullRequest) derivedAnswer {
+	return pr.Changes.Memo(derivedMemo).Do(func() any {
+		d, why := derive(ctx, pr)
+		return derivedAnswer{d, why}
+	}).(derivedAnswer)
 }

@@ -93,7 +93,7 @@ func UpgradeGraphs(in *PullRequest) string {
 	}
 	// Bundle pull requests: the channels the catalog update would change, from the preview. A channel drawn
 	// the same in several catalogs (one template rendered into v4.20, v4.21, v4.22) is drawn once.
-	if in.Changes.previewStarted.Load() {
+	if in.Changes.Memo(previewMemo).Started() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		p := Preview(ctx, in)
 		cancel()

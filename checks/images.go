@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
@@ -287,7 +288,7 @@ func templateImageRefs(pr *PullRequest) []ImageRef {
 
 // bundleDirImageRefs lists the images a bundle directory's CSV names: spec.relatedImages and the containers
 // (and init containers) of its deployments, each at its line in the CSV file.
-func bundleDirImageRefs(b *BundleChange) []ImageRef {
+func bundleDirImageRefs(b *change.BundleChange) []ImageRef {
 	if b.Head == nil || b.Head.CSV == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -116,10 +117,10 @@ func immutabilityFindings(pr *PullRequest, sev catalog.Severity) []catalog.Findi
 			switch d.Key.Schema {
 			case catalog.SchemaBundle:
 				switch d.Kind {
-				case Modified:
+				case change.Modified:
 					add(ruleBundleModified, d.Key.Package, headPos(cc, d),
 						fmt.Sprintf("released bundle %q of package %q was modified (changed: %s)", d.Key.Name, d.Key.Package, strings.Join(changedKeys(&d.Base.Value, &d.Head.Value), ", ")))
-				case Removed:
+				case change.Removed:
 					removal(ruleBundleRemoved, d.Key.Package, docVersion(d.Base), baseChannelsOf(cc, d.Key.Package, d.Key.Name), basePos(cc, d),
 						fmt.Sprintf("released bundle %q of package %q was removed", d.Key.Name, d.Key.Package)+causeNote(cc, d))
 				}
@@ -130,12 +131,12 @@ func immutabilityFindings(pr *PullRequest, sev catalog.Severity) []catalog.Findi
 				var kept map[string]bool
 				if d.Head != nil {
 					kept = map[string]bool{}
-					for _, n := range entryNames(&d.Head.Value) {
+					for _, n := range change.EntryNames(&d.Head.Value) {
 						kept[n] = true
 					}
 				}
 				var gone []string
-				for _, n := range entryNames(&d.Base.Value) {
+				for _, n := range change.EntryNames(&d.Base.Value) {
 					if !kept[n] {
 						gone = append(gone, n)
 					}
@@ -186,7 +187,7 @@ func immutabilityFindings(pr *PullRequest, sev catalog.Severity) []catalog.Findi
 }
 
 // headPos is where a changed blob starts in head, as a repository path.
-func headPos(cc *CatalogChange, d DocChange) catalog.Position {
+func headPos(cc *change.CatalogChange, d change.DocChange) catalog.Position {
 	p := d.Head.Pos
 	p.File = cc.RepoPath(p.File)
 	return p
@@ -195,7 +196,7 @@ func headPos(cc *CatalogChange, d DocChange) catalog.Position {
 // basePos names the file a removed blob was in; base lines do not exist in
 // head, so only the file is given. When the file did not change but stopped
 // being loaded, the position is the changed line of the file that caused it.
-func basePos(cc *CatalogChange, d DocChange) catalog.Position {
+func basePos(cc *change.CatalogChange, d change.DocChange) catalog.Position {
 	if c, ok := cc.Causes[d.Base.Pos.File]; ok && c.File != "" {
 		return c.Position()
 	}
@@ -203,7 +204,7 @@ func basePos(cc *CatalogChange, d DocChange) catalog.Position {
 }
 
 // causeNote explains, for a message, content that left the loaded catalog without its file changing.
-func causeNote(cc *CatalogChange, d DocChange) string {
+func causeNote(cc *change.CatalogChange, d change.DocChange) string {
 	if d.Base == nil {
 		return ""
 	}
@@ -224,7 +225,7 @@ func changedKeys(a, b *catalog.Value) []string {
 			}
 			seen[f.Key] = true
 			av, bv := a.Get(f.Key), b.Get(f.Key)
-			if av == nil || bv == nil || !sameValue(av, bv) {
+			if av == nil || bv == nil || !change.SameValue(av, bv) {
 				out = append(out, f.Key)
 			}
 		}
@@ -254,13 +255,13 @@ func docVersion(d *catalog.Doc) string {
 
 // baseChannelsOf lists the channels of the base revision that had an entry for bundle, among the changed
 // channel blobs of the package (a removed bundle leaves the channels that held it, so they changed).
-func baseChannelsOf(cc *CatalogChange, pkg, bundle string) []string {
+func baseChannelsOf(cc *change.CatalogChange, pkg, bundle string) []string {
 	var out []string
 	for _, d := range cc.Docs {
 		if d.Key.Schema != catalog.SchemaChannel || d.Key.Package != pkg || d.Base == nil {
 			continue
 		}
-		for _, n := range entryNames(&d.Base.Value) {
+		for _, n := range change.EntryNames(&d.Base.Value) {
 			if n == bundle && !slices.Contains(out, d.Key.Name) {
 				out = append(out, d.Key.Name)
 			}
@@ -270,7 +271,7 @@ func baseChannelsOf(cc *CatalogChange, pkg, bundle string) []string {
 }
 
 // entryVersion is the version of the bundle an entry names, from its blob on either side; else "".
-func entryVersion(cc *CatalogChange, pkg, name string) string {
+func entryVersion(cc *change.CatalogChange, pkg, name string) string {
 	for _, d := range cc.Docs {
 		if d.Key.Schema == catalog.SchemaBundle && d.Key.Package == pkg && d.Key.Name == name {
 			for _, doc := range []*catalog.Doc{d.Base, d.Head} {

@@ -73,24 +73,3 @@ func TestLineDiffCacheAcrossChecks(t *testing.T) {
 		t.Fatalf("findings with and without the cache differ:\n%q\n%q", first, plain)
 	}
 }
-
-// The cache stays within its budget of line numbers, least recently used out first.
-func TestLineDiffCacheBudget(t *testing.T) {
-	c := checks.NewLineDiffCache(10)
-	checks.PutLines(c, "b1", "h1", 4) // cost 5
-	checks.PutLines(c, "b2", "h2", 4) // cost 5: full
-	if !checks.HasLines(c, "b1", "h1") {
-		t.Fatal("b1/h1 evicted too early")
-	}
-	checks.PutLines(c, "b3", "h3", 4) // evicts b2/h2, the least recently used
-	if checks.HasLines(c, "b2", "h2") || !checks.HasLines(c, "b1", "h1") || !checks.HasLines(c, "b3", "h3") {
-		t.Fatal("eviction did not take the least recently used pair")
-	}
-	checks.PutLines(c, "b4", "h4", 100) // larger than the budget: not kept
-	if checks.HasLines(c, "b4", "h4") {
-		t.Fatal("a pair larger than the whole budget was kept")
-	}
-	if _, _, n := c.Stats(); n != 2 {
-		t.Fatalf("entries = %d, want 2", n)
-	}
-}

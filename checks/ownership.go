@@ -3,12 +3,12 @@ package checks
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/policy"
 )
 
@@ -101,7 +101,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 			touched = append(touched, pkg)
 			_, reserved := pol.Owners(pkg)
-			isNew := cc.NewPackages[pkg] && NewToRepository(pr, pkg)
+			isNew := cc.NewPackages[pkg] && change.NewToRepository(pr, pkg)
 			if isNew && !reserved {
 				if pol.NewPackages == policy.NewPackagesAnyone {
 					added = append(added, pkg)
@@ -114,7 +114,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				continue
 			}
 			// The package's owners own its blobs in every catalog: the policy's owners and its ci.yaml reviewers.
-			d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author)
+			d, err := change.OwnsBundlePackage(ctx, pr, pkg, pr.Author)
 			switch d {
 			case policy.Yes:
 				owned = append(owned, pkg)
@@ -124,10 +124,10 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 				}
 			default:
 				owners, listed := pol.Owners(pkg)
-				msg := fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, bundleOwnersText(pr, pkg))
+				msg := fmt.Sprintf("changes package %q, which @%s does not own: %s", pkg, pr.Author, change.BundleOwnersText(pr, pkg))
 				if isNew {
 					// Named in the policy before it exists: reserved for its owners, whatever newPackages says.
-					msg = fmt.Sprintf("adds package %q, which the policy reserves for its owners (it is listed under packages): %s", pkg, bundleOwnersText(pr, pkg))
+					msg = fmt.Sprintf("adds package %q, which the policy reserves for its owners (it is listed under packages): %s", pkg, change.BundleOwnersText(pr, pkg))
 					if !listed || len(owners) == 0 {
 						msg = fmt.Sprintf("adds package %q, which the policy reserves (it is listed under packages with no owners), so only maintainers may add it", pkg)
 					}
@@ -141,7 +141,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 	// Bundle directories: the package their annotations declare (not their folder) decides.
 	newReported := map[string]bool{} // new packages already reported, once each
 	for _, b := range pr.Changes.Bundles {
-		pos := b.firstFile()
+		pos := b.FirstFile()
 		pkg := b.Package
 		if pkg == "" {
 			notMaintainer(pos, ruleNoPackage, "", fmt.Sprintf("bundle directory %s declares no package (metadata/annotations.yaml)", b.Dir))
@@ -149,8 +149,8 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 		touched = append(touched, pkg)
 		_, reserved := pol.Owners(pkg)
-		existed := b.Base != nil || !NewToRepository(pr, pkg)
-		if !existed && !reserved && len(pr.Changes.ciOwners[pkg]) == 0 {
+		existed := b.Base != nil || !change.NewToRepository(pr, pkg)
+		if !existed && !reserved && len(pr.Changes.CIOwners(pkg)) == 0 {
 			if pol.NewPackages == policy.NewPackagesAnyone {
 				added = append(added, pkg)
 				continue
@@ -159,14 +159,14 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			notMaintainer(pos, ruleNewPackage, pkg, fmt.Sprintf("bundle directory %s adds the new package %q; the policy lets only maintainers add packages", b.Dir, pkg))
 			continue
 		}
-		d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author)
+		d, err := change.OwnsBundlePackage(ctx, pr, pkg, pr.Author)
 		switch d {
 		case policy.Yes:
 			owned = append(owned, pkg)
 		case policy.Unresolved:
 			cannotVerify(pos, pkg, err)
 		default:
-			notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("bundle directory %s belongs to package %q (its annotations say so), which @%s does not own: %s", b.Dir, pkg, pr.Author, bundleOwnersText(pr, pkg)))
+			notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("bundle directory %s belongs to package %q (its annotations say so), which @%s does not own: %s", b.Dir, pkg, pr.Author, change.BundleOwnersText(pr, pkg)))
 		}
 	}
 	for _, f := range pr.Changes.PackageFiles {
@@ -174,7 +174,7 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		// Every file of the package folder, ci.yaml and the templates included, belongs to the package's owners
 		// as the base has them (a change to ci.yaml's reviewers applies once merged).
 		// The folder of a package the repository never held comes with the package: it is judged as an addition.
-		if _, reserved := pol.Owners(f.Package); !reserved && NewToRepository(pr, f.Package) {
+		if _, reserved := pol.Owners(f.Package); !reserved && change.NewToRepository(pr, f.Package) {
 			if pol.NewPackages == policy.NewPackagesAnyone || newReported[f.Package] {
 				continue
 			}
@@ -182,12 +182,12 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			notMaintainer(pos, ruleNewPackage, f.Package, fmt.Sprintf("%s adds the new package %q; the policy lets only maintainers add packages", f.File.Path, f.Package))
 			continue
 		}
-		if d, _ := ownsBundlePackage(ctx, pr, f.Package, pr.Author); d != policy.Yes {
-			notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s is a file of package %q, which @%s does not own: %s", f.File.Path, f.Package, pr.Author, bundleOwnersText(pr, f.Package)))
+		if d, _ := change.OwnsBundlePackage(ctx, pr, f.Package, pr.Author); d != policy.Yes {
+			notMaintainer(pos, ruleNotOwner, f.Package, fmt.Sprintf("%s is a file of package %q, which @%s does not own: %s", f.File.Path, f.Package, pr.Author, change.BundleOwnersText(pr, f.Package)))
 		}
 	}
 	for _, f := range pr.Files {
-		for _, p := range changedPaths(f) {
+		for _, p := range f.Paths() {
 			if pol.Protected(p) {
 				notMaintainer(catalog.Position{File: p}, ruleProtectedPath, "", fmt.Sprintf("%s is protected: only maintainers may change it", p))
 			}
@@ -198,9 +198,9 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			continue // already reported as protected
 		}
 		// A template of the policy belongs to the packages it renders.
-		if pkgs, ok := pr.Changes.templatePackages[f.Path]; ok || (f.OldPath != "" && pr.Changes.templatePackages[f.OldPath] != nil) {
+		if pkgs, ok := pr.Changes.TemplatePackages(f.Path); ok || (f.OldPath != "" && pr.Changes.TemplatePackagesOf(f.OldPath) != nil) {
 			if !ok {
-				pkgs = pr.Changes.templatePackages[f.OldPath]
+				pkgs = pr.Changes.TemplatePackagesOf(f.OldPath)
 			}
 			pos := catalog.Position{File: f.Path}
 			if len(pkgs) == 0 {
@@ -209,13 +209,13 @@ func (o Ownership) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 			}
 			for _, pkg := range pkgs {
 				touched = append(touched, pkg)
-				switch d, err := ownsBundlePackage(ctx, pr, pkg, pr.Author); d {
+				switch d, err := change.OwnsBundlePackage(ctx, pr, pkg, pr.Author); d {
 				case policy.Yes:
 					owned = append(owned, pkg)
 				case policy.Unresolved:
 					cannotVerify(pos, pkg, err)
 				default:
-					notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("%s is a template of package %q, which @%s does not own: %s", f.Path, pkg, pr.Author, bundleOwnersText(pr, pkg)))
+					notMaintainer(pos, ruleNotOwner, pkg, fmt.Sprintf("%s is a template of package %q, which @%s does not own: %s", f.Path, pkg, pr.Author, change.BundleOwnersText(pr, pkg)))
 				}
 			}
 			continue
@@ -289,15 +289,15 @@ type touchSite struct {
 // is named without a line, since its lines do not exist in head. A file that
 // did not change but starts or stops being loaded is reported on the changed
 // line of the file that caused it (an .indexignore), saying so.
-func touchPositions(cc *CatalogChange, ts []Touch) []touchSite {
+func touchPositions(cc *change.CatalogChange, ts []change.Touch) []touchSite {
 	seen := map[string]bool{}
 	var out []touchSite
 	// Blobs of the package that the pull request changed line by line come first: the finding goes on such a
 	// line, where GitHub shows it inline, rather than on an untouched blob of the same file.
-	preferred := make([]Touch, 0, len(ts))
-	var rest []Touch
+	preferred := make([]change.Touch, 0, len(ts))
+	var rest []change.Touch
 	for _, t := range ts {
-		if line, ok := cc.changeInBlob(t.Pos.File, t.Pos.Line); !t.InBase && ok {
+		if line, ok := cc.ChangeInBlob(t.Pos.File, t.Pos.Line); !t.InBase && ok {
 			t.Pos.Line, t.Pos.Column = line, 0
 			preferred = append(preferred, t)
 		} else {
@@ -332,13 +332,6 @@ func touchPositions(cc *CatalogChange, ts []Touch) []touchSite {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Pos.Less(out[j].Pos) })
 	return out
-}
-
-func changedPaths(f FileChange) []string {
-	if f.OldPath != "" && f.OldPath != f.Path {
-		return []string{f.Path, f.OldPath}
-	}
-	return []string{f.Path}
 }
 
 func principals(ps []policy.Principal) string {
@@ -405,7 +398,7 @@ func applyApprovals(ctx context.Context, pr *PullRequest, fs []catalog.Finding) 
 		return d == policy.Yes
 	}
 	owner := func(pkg, login string) bool {
-		d, _ := ownsBundlePackage(ctx, pr, pkg, login)
+		d, _ := change.OwnsBundlePackage(ctx, pr, pkg, login)
 		return d == policy.Yes
 	}
 	var out approvalOutcome
@@ -445,7 +438,7 @@ func applyApprovals(ctx context.Context, pr *PullRequest, fs []catalog.Finding) 
 		}
 		kept = append(kept, f)
 		if byPackage {
-			owners := packageOwnerNames(pr, f.Package)
+			owners := change.PackageOwnerNames(pr, f.Package)
 			fmt.Fprintf(&who, "- package `%s` (%s): ", f.Package, f.Position)
 			if len(owners) > 0 {
 				fmt.Fprintf(&who, "an owner (%s) or a maintainer (%s)\n", strings.Join(owners, ", "), principals(pol.Maintainers))
@@ -479,9 +472,4 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
-}
-
-func dirExists(fsys fs.FS, name string) bool {
-	info, err := fs.Stat(fsys, name)
-	return err == nil && info.IsDir()
 }

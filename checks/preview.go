@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/catalog/template/authoring"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -52,7 +53,7 @@ type PackagePreview struct {
 
 // PreviewBundle is one bundle directory of the pull request and the bundles that would upgrade into it.
 type PreviewBundle struct {
-	Change *BundleChange
+	Change *change.BundleChange
 	// Name is the CSV's name, Version its spec.version; Image the reference the catalog update adds.
 	Name, Version, Image string
 	// Rule says how the predecessors were chosen, for people.
@@ -107,20 +108,20 @@ func previewRules() []catalog.Rule {
 	}
 }
 
+// previewMemo keeps Preview's answer in the change set, computed once for every check that asks.
+const previewMemo = "checks.preview"
+
 // Preview computes the catalog preview of the pull request once (the checks share it); nil when the pull
 // request adds or changes no bundle directory.
 func Preview(ctx context.Context, pr *PullRequest) *CatalogPreview {
 	if pr.Changes == nil {
 		return nil
 	}
-	cs := pr.Changes
-	cs.previewStarted.Store(true)
-	cs.previewOnce.Do(func() { cs.preview = previewOf(ctx, pr) })
-	return cs.preview
+	return pr.Changes.Memo(previewMemo).Do(func() any { return previewOf(ctx, pr) }).(*CatalogPreview)
 }
 
 func previewOf(ctx context.Context, pr *PullRequest) *CatalogPreview {
-	byPkg := map[string][]*BundleChange{}
+	byPkg := map[string][]*change.BundleChange{}
 	var pkgs []string
 	for _, bc := range pr.Changes.Bundles {
 		if bc.Head == nil || bc.Head.CSV == nil || bc.Package == "" || !pkgtemplate.ValidFolder(bc.Package) {
@@ -184,7 +185,7 @@ func csvString(b *bundle.Bundle, keys ...string) *catalog.Value {
 	return v
 }
 
-func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*BundleChange) *PackagePreview {
+func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*change.BundleChange) *PackagePreview {
 	pp := &PackagePreview{Package: pkg}
 	for _, bc := range bcs {
 		pb := &PreviewBundle{Change: bc, Name: bc.Head.CSV.Name}
@@ -211,8 +212,8 @@ func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*Bun
 // bundleImage is the reference the App's catalog update adds for a bundle directory: the root's image
 // pattern, pinned by the digest of the image built from the directory. Without a pattern the App pushes
 // nothing; the preview then names the image by digest under a stand-in repository.
-func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *BundleChange, version string) (string, error) {
-	digest, err := template.BundleImageDigestOf(ctx, fsys, bc.Dir, bundleDirFacts(pr))
+func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *change.BundleChange, version string) (string, error) {
+	digest, err := template.BundleImageDigestOf(ctx, fsys, bc.Dir, change.BundleDirFacts(pr))
 	if err != nil {
 		return "", err
 	}
@@ -538,7 +539,7 @@ func previewValidate(pp *PackagePreview) {
 
 // csvFinding is an error finding on the line of the bundle's CSV that the text (a rule id or message of the
 // rendered catalog) points at: olm.skipRange, replaces, skips, version, else the CSV's name.
-func csvFinding(bc *BundleChange, rule, about, msg string) catalog.Finding {
+func csvFinding(bc *change.BundleChange, rule, about, msg string) catalog.Finding {
 	f := catalog.Finding{Rule: rule, Severity: catalog.SeverityError, Package: bc.Package, Message: msg, Hint: ruleHint(rule)}
 	csv := bc.Head.CSV
 	f.Position = catalog.Position{File: path.Join(bc.Dir, csv.File), Line: csv.Pos.Line}
@@ -624,10 +625,10 @@ func fallbackPredecessors(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 
 // updateGraphMode reads updateGraph from the package's ci.yaml (base revision; head for a package the base
 // does not have).
-func updateGraphMode(pr *PullRequest, bc *BundleChange) string {
+func updateGraphMode(pr *PullRequest, bc *change.BundleChange) string {
 	ci := path.Join(bc.Root.Path, bc.Folder, "ci.yaml")
 	for _, rev := range []Revision{pr.Base, pr.Head} {
-		data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, maxCIYamlBytes)
+		data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, change.MaxCIYamlBytes)
 		if err != nil || data == nil {
 			continue
 		}
@@ -664,7 +665,7 @@ func csvEdges(b *bundle.Bundle) (replaces string, skips []string, skipRange stri
 
 // semverPredecessors is the highest version below version among the package's bundle directories of the
 // base revision: in each channel the new bundle joins (perChannel), or overall.
-func semverPredecessors(ctx context.Context, pr *PullRequest, bc *BundleChange, version string, perChannel bool) []PreviewEdge {
+func semverPredecessors(ctx context.Context, pr *PullRequest, bc *change.BundleChange, version string, perChannel bool) []PreviewEdge {
 	nv, err := blang.ParseTolerant(version)
 	if err != nil {
 		return nil
@@ -718,7 +719,7 @@ type dirBundle struct {
 
 // packageBundles reads the bundle directories of bc's package folder in fsys (the base revision: the
 // bundles already merged), skipping those that do not load.
-func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBundle {
+func packageBundles(ctx context.Context, fsys fs.FS, bc *change.BundleChange) []dirBundle {
 	folder := path.Join(bc.Root.Path, bc.Folder)
 	entries, _ := fs.ReadDir(fsys, folder)
 	var out []dirBundle
@@ -730,7 +731,7 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *BundleChange) []dirBund
 		if dir == bc.Dir {
 			continue
 		}
-		b, _, err := readBundle(ctx, fsys, dir)
+		b, _, err := change.ReadBundle(ctx, fsys, dir)
 		if err != nil || b == nil || b.CSV == nil || b.Package != bc.Package {
 			continue
 		}
@@ -771,7 +772,7 @@ func dirFetcher(pr *PullRequest, fsys fs.FS, dirOf func(ref string) (string, boo
 				return "", fmt.Errorf("%s: built by no bundle directory the preview reads: %w", ref, template.ErrNotFound)
 			}
 			return dir, nil
-		}, level, bundleDirRenders(pr))
+		}, level, change.BundleDirRenders(pr))
 	}
 }
 
@@ -780,7 +781,7 @@ func dirFetcher(pr *PullRequest, fsys fs.FS, dirOf func(ref string) (string, boo
 // (nothing built); without one, by the digest of each directory's image (all of them built once).
 func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
 	if pattern == "" || !strings.Contains(pattern, "{version}") {
-		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...).WithFacts(bundleDirFacts(pr)).WithRenders(bundleDirRenders(pr))
+		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...).WithFacts(change.BundleDirFacts(pr)).WithRenders(change.BundleDirRenders(pr))
 		if dirs == nil {
 			return nil
 		}

@@ -1,6 +1,9 @@
 package checks
 
-import "github.com/catalogbot/catalogbot/catalog"
+import (
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/change"
+)
 
 // Rules lists every rule id the checks of this package emit themselves (the
 // validation and CRD checks report the ids of catalog and catalog/crd).
@@ -12,9 +15,7 @@ func Rules() []catalog.Rule {
 	rs = append(rs, imagesRules()...)
 	rs = append(rs, templatesRules()...)
 	rs = append(rs, previewRules()...)
-	rs = append(rs, catalog.Rule{ID: ruleFileTooLarge, Severity: catalog.SeverityError, Source: "policy limits.maxFileBytes",
-		Summary: "a catalog file the pull request adds or changes is larger than the policy allows; it is not read",
-		Hint:    "split the package's content into several files (opm reads every file of the catalog), or ask a maintainer to raise limits.maxFileBytes in the base branch's .catalogbot.yaml"})
+	rs = append(rs, change.Rules()...)
 	return rs
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/change"
 )
 
 // Runner runs checks concurrently, each under its own timeout.
@@ -66,7 +67,7 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 		}
 		note := ""
 		if isCostly(c) && skipCostly {
-			free, ok := c.(RegistryFree)
+			free, ok := c.(change.RegistryFree)
 			if !ok {
 				results[i] = Result{Check: c.Name(), Conclusion: Skipped, Title: "Skipped until an owner approves",
 					Summary: fmt.Sprintf("Not run: @%s owns none of the packages this pull request touches, and no owner or maintainer has approved %s. This check reads registries, so it runs once an owner or maintainer approves the head commit (or when an owner pushes it).", pr.Author, short(pr.Head.SHA))}
@@ -85,14 +86,14 @@ func (r *Runner) Run(ctx context.Context, pr *PullRequest) []Result {
 	wg.Wait()
 	// Findings about changed content go on lines the pull request changed, where GitHub shows them inline.
 	for i := range results {
-		results[i].Findings = anchor(pr, results[i].Findings)
+		results[i].Findings = change.Anchor(pr, results[i].Findings)
 		catalog.SortFindings(results[i].Findings)
 	}
 	return results
 }
 
 func isCostly(c Check) bool {
-	costly, ok := c.(Costly)
+	costly, ok := c.(change.Costly)
 	return ok && costly.Costly()
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
@@ -271,7 +272,7 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 			ci := path.Join(dir, "ci.yaml")
 			seen := map[string]int{}
 			for _, rev := range []Revision{pr.Base, pr.Head} {
-				data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, maxCIYamlBytes)
+				data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, change.MaxCIYamlBytes)
 				if err != nil || data == nil {
 					continue
 				}
@@ -343,11 +344,11 @@ func fixCommand(m mapping, c policy.TemplateCatalog) string {
 type renderCache struct {
 	pr   *PullRequest
 	dirs map[string]*template.DirResolver
-	docs *baseDocs
+	docs *change.BaseDocs
 }
 
 func newRenderCache(pr *PullRequest) *renderCache {
-	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, docs: baseDocsOf(pr)}
+	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, docs: change.BaseDocsOf(pr)}
 }
 
 func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *template.DirResolver {
@@ -358,21 +359,21 @@ func (c *renderCache) dirResolver(root *policy.BundleRoot, names ...string) *tem
 	if d, ok := c.dirs[key]; ok {
 		return d
 	}
-	d := pkgtemplate.DirResolver(c.pr.Head.FS, c.pr.Policy, root, names...).WithFacts(bundleDirFacts(c.pr)).WithRenders(bundleDirRenders(c.pr))
+	d := pkgtemplate.DirResolver(c.pr.Head.FS, c.pr.Policy, root, names...).WithFacts(change.BundleDirFacts(c.pr)).WithRenders(change.BundleDirRenders(c.pr))
 	c.dirs[key] = d
 	return d
 }
 
 // docsOf is a base catalog file's documents (false when it cannot be read: absent, or an error kept for
 // errOf).
-func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) { return c.docs.docsOf(c.pr, name) }
+func (c *renderCache) docsOf(name string) ([]catalog.Doc, bool) { return c.docs.DocsOf(c.pr, name) }
 
 // unreadCatalogs says which of the base catalogs could not be read to resolve images from, and why ("" when
 // every one was read or is absent).
 func (c *renderCache) unreadCatalogs(cats []policy.TemplateCatalog) string {
 	var out []string
 	for _, cat := range cats {
-		if err := c.docs.errOf(cat.Path); err != nil {
+		if err := c.docs.ErrOf(cat.Path); err != nil {
 			out = append(out, fmt.Sprintf("`%s` (%v)", cat.Path, err))
 		}
 	}
@@ -652,15 +653,8 @@ func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) 
 	if !changedTemplate || changedCatalog {
 		return 0
 	}
-	base, _ := readCapped(pr.Base.FS, tmpl, maxDiffBytes)
-	fl := changedLinesOf(base, string(head))
-	switch {
-	case len(fl.changed) > 0:
-		return fl.changed[0]
-	case len(fl.deletedAt) > 0:
-		return max(fl.deletedAt[0], 1)
-	}
-	return 1
+	base, _ := change.ReadCapped(pr.Base.FS, tmpl, change.MaxDiffBytes)
+	return change.FirstChangedLineOf(base, string(head))
 }
 
 // catalogPathNames are the directory names of the catalogs' paths, the candidates for their package.

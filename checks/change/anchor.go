@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"context"
@@ -27,8 +27,8 @@ type fileLines struct {
 	lines     int // lines in the head file
 }
 
-// maxDiffBytes bounds the files whose lines are compared; a larger one counts as changed throughout.
-const maxDiffBytes = 16 << 20
+// MaxDiffBytes bounds the files whose lines are compared; a larger one counts as changed throughout.
+const MaxDiffBytes = 16 << 20
 
 // diffTimeout bounds one file's line diff; past it the diff degrades to a bulk replacement (every line changed).
 const diffTimeout = 2 * time.Second
@@ -61,8 +61,8 @@ func changedLinesOf(base, head string) fileLines {
 	return fl
 }
 
-// readCapped reads name from fsys, up to max bytes; ok is false when it is absent or larger.
-func readCapped(fsys fs.FS, name string, max int64) (string, bool) {
+// ReadCapped reads name from fsys, up to max bytes; ok is false when it is absent or larger.
+func ReadCapped(fsys fs.FS, name string, max int64) (string, bool) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return "", false
@@ -108,13 +108,13 @@ func computeChangedLines(ctx context.Context, cc *CatalogChange, baseFS, headFS 
 				continue
 			}
 		}
-		head, ok := readCapped(headFS, rel, maxDiffBytes)
+		head, ok := ReadCapped(headFS, rel, MaxDiffBytes)
 		if !ok {
 			continue
 		}
 		var base string
 		if hasBase {
-			base, _ = readCapped(baseFS, oldRel, maxDiffBytes)
+			base, _ = ReadCapped(baseFS, oldRel, MaxDiffBytes)
 		}
 		fl := changedLinesOf(base, head)
 		cc.lines[rel] = fl
@@ -124,8 +124,8 @@ func computeChangedLines(ctx context.Context, cc *CatalogChange, baseFS, headFS 
 	}
 }
 
-// anchor moves each finding about a changed file of pr onto a line the pull request changed, and says so.
-func anchor(pr *PullRequest, fs []catalog.Finding) []catalog.Finding {
+// Anchor moves each finding about a changed file of pr onto a line the pull request changed, and says so.
+func Anchor(pr *PullRequest, fs []catalog.Finding) []catalog.Finding {
 	if pr.Changes == nil {
 		return fs
 	}
@@ -227,7 +227,7 @@ func abs(x int) int {
 }
 
 // changeInBlob is the first line the pull request changed in the head blob of file rel that holds line.
-func (cc *CatalogChange) changeInBlob(rel string, line int) (int, bool) {
+func (cc *CatalogChange) ChangeInBlob(rel string, line int) (int, bool) {
 	fl, ok := cc.lines[rel]
 	if !ok {
 		return 0, false
@@ -240,4 +240,17 @@ func (cc *CatalogChange) changeInBlob(rel string, line int) (int, bool) {
 		return fl.changed[i], true
 	}
 	return 0, false
+}
+
+// FirstChangedLineOf is the first head line that differs from base (the line after a removal when only lines
+// were removed), 1 when none does.
+func FirstChangedLineOf(base, head string) int {
+	fl := changedLinesOf(base, head)
+	switch {
+	case len(fl.changed) > 0:
+		return fl.changed[0]
+	case len(fl.deletedAt) > 0:
+		return max(fl.deletedAt[0], 1)
+	}
+	return 1
 }

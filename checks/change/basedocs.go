@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
@@ -8,24 +8,24 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/load"
 )
 
-// baseDocs keeps the parsed catalog files of the base revision that the templates check and the catalog
+// BaseDocs keeps the parsed catalog files of the base revision that the templates check and the catalog
 // preview read to resolve bundle images and to compare with, once for both (they run at the same time), and
 // once for every file of the same content: the community's catalogs/v4.17 to v4.22 of a package are often
 // one blob, parsed here once and shared under each name. What it returns is shared and must not be
 // modified.
-type baseDocs struct {
+type BaseDocs struct {
 	mu     sync.Mutex
 	byName map[string][]catalog.Doc // nil: could not be read, or absent
 	errs   map[string]error
 	byKey  map[string][]catalog.Doc // a content key's documents, as parsed under the first name
 }
 
-func newBaseDocs() *baseDocs {
-	return &baseDocs{byName: map[string][]catalog.Doc{}, errs: map[string]error{}, byKey: map[string][]catalog.Doc{}}
+func newBaseDocs() *BaseDocs {
+	return &BaseDocs{byName: map[string][]catalog.Doc{}, errs: map[string]error{}, byKey: map[string][]catalog.Doc{}}
 }
 
-// baseDocsOf is pr's shared baseDocs (one of its own when Prepare has not run).
-func baseDocsOf(pr *PullRequest) *baseDocs {
+// BaseDocsOf is pr's shared BaseDocs (one of its own when Prepare has not run).
+func BaseDocsOf(pr *PullRequest) *BaseDocs {
 	if pr.Changes != nil && pr.Changes.baseDocs != nil {
 		return pr.Changes.baseDocs
 	}
@@ -34,7 +34,7 @@ func baseDocsOf(pr *PullRequest) *baseDocs {
 
 // docsOf is the documents of the base's catalog file name (false when it cannot be read: absent, or an
 // error kept for errOf).
-func (b *baseDocs) docsOf(pr *PullRequest, name string) ([]catalog.Doc, bool) {
+func (b *BaseDocs) DocsOf(pr *PullRequest, name string) ([]catalog.Doc, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if docs, ok := b.byName[name]; ok {
@@ -68,7 +68,7 @@ func (b *baseDocs) docsOf(pr *PullRequest, name string) ([]catalog.Doc, bool) {
 }
 
 // errOf is why the base's catalog file name could not be read (nil when it was, or is absent).
-func (b *baseDocs) errOf(name string) error {
+func (b *BaseDocs) ErrOf(name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.errs[name]

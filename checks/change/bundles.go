@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"context"
@@ -44,7 +44,7 @@ type PackageFileChange struct {
 // bundle roots whose policy says so.
 type bundleOwners map[string][]string
 
-const maxCIYamlBytes = 1 << 20
+const MaxCIYamlBytes = 1 << 20
 
 // prepareBundles sorts the changed files under bundle roots into bundle directories and package files,
 // and reads the bundles of both revisions. It returns the files that are under no bundle root.
@@ -88,10 +88,10 @@ func prepareBundles(ctx context.Context, pr *PullRequest, cs *ChangeSet, files [
 	for _, dir := range dirs {
 		bc := byDir[dir]
 		var err error
-		if bc.Head, bc.Findings, err = readBundle(ctx, pr.Head.FS, dir); err != nil {
+		if bc.Head, bc.Findings, err = ReadBundle(ctx, pr.Head.FS, dir); err != nil {
 			return nil, fmt.Errorf("bundle %s in head: %w", dir, err)
 		}
-		if bc.Base, _, err = readBundle(ctx, pr.Base.FS, dir); err != nil {
+		if bc.Base, _, err = ReadBundle(ctx, pr.Base.FS, dir); err != nil {
 			return nil, fmt.Errorf("bundle %s in base: %w", dir, err)
 		}
 		if bc.Head == nil && bc.Base == nil {
@@ -133,8 +133,8 @@ func (cs *ChangeSet) bundlePackages() []string {
 	return out
 }
 
-// readBundle reads the bundle directory dir of a revision; nil when the revision has none there.
-func readBundle(ctx context.Context, fsys fs.FS, dir string) (*bundle.Bundle, []catalog.Finding, error) {
+// ReadBundle reads the bundle directory dir of a revision; nil when the revision has none there.
+func ReadBundle(ctx context.Context, fsys fs.FS, dir string) (*bundle.Bundle, []catalog.Finding, error) {
 	if info, err := fs.Stat(fsys, dir); err != nil || !info.IsDir() {
 		return nil, nil, nil
 	}
@@ -187,7 +187,7 @@ func readCIOwners(pr *PullRequest, pkgs []string) (bundleOwners, error) {
 // ciReviewers reads the reviewers of the ci.yaml at ci in the base revision (none when it is absent or not
 // readable as YAML; an error when a partial clone lacks it).
 func ciReviewers(pr *PullRequest, ci string) ([]string, error) {
-	data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, ci, maxCIYamlBytes)
+	data, err := pkgtemplate.ReadFileCapped(pr.Base.FS, ci, MaxCIYamlBytes)
 	if errors.Is(err, gitfs.ErrObjectMissing) {
 		return nil, fmt.Errorf("%s of the base revision: %w", ci, err)
 	}
@@ -284,7 +284,7 @@ func folderPackages(ctx context.Context, fsys fs.FS, folder string, lim catalog.
 		}
 		n++
 		name := path.Join(folder, e.Name(), "metadata", "annotations.yaml")
-		data, err := pkgtemplate.ReadFileCapped(fsys, name, maxCIYamlBytes)
+		data, err := pkgtemplate.ReadFileCapped(fsys, name, MaxCIYamlBytes)
 		if errors.Is(err, gitfs.ErrObjectMissing) {
 			return nil, fmt.Errorf("could not verify which packages %s holds: %s of the base revision: %w", folder, name, err)
 		}
@@ -304,11 +304,11 @@ func folderPackages(ctx context.Context, fsys fs.FS, folder string, lim catalog.
 	return out, nil
 }
 
-// ownsBundlePackage reports whether login owns package pkg: a policy owner or, for bundle roots with
+// OwnsBundlePackage reports whether login owns package pkg: a policy owner or, for bundle roots with
 // ownersFromCIYaml, a reviewer in its ci.yaml of the base revision. Such an owner owns all of the package:
 // its bundle directories, the other files of its package folders (ci.yaml and templates included) and its
 // blobs in every catalog.
-func ownsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) (policy.Decision, error) {
+func OwnsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) (policy.Decision, error) {
 	d, err := pr.Policy.IsOwner(ctx, pkg, login, pr.Teams)
 	if d == policy.Yes {
 		return d, err
@@ -321,8 +321,8 @@ func ownsBundlePackage(ctx context.Context, pr *PullRequest, pkg, login string) 
 	return d, err
 }
 
-// packageOwnerNames are the owners of pkg as @names: the policy's, then its ci.yaml reviewers.
-func packageOwnerNames(pr *PullRequest, pkg string) []string {
+// PackageOwnerNames are the owners of pkg as @names: the policy's, then its ci.yaml reviewers.
+func PackageOwnerNames(pr *PullRequest, pkg string) []string {
 	owners, _ := pr.Policy.Owners(pkg)
 	var names []string
 	for _, o := range owners {
@@ -334,17 +334,17 @@ func packageOwnerNames(pr *PullRequest, pkg string) []string {
 	return names
 }
 
-// bundleOwnersText names who owns pkg, for messages.
-func bundleOwnersText(pr *PullRequest, pkg string) string {
-	names := packageOwnerNames(pr, pkg)
+// BundleOwnersText names who owns pkg, for messages.
+func BundleOwnersText(pr *PullRequest, pkg string) string {
+	names := PackageOwnerNames(pr, pkg)
 	if len(names) == 0 {
 		return "it has no owners, so only maintainers may change it"
 	}
 	return "its owners are " + strings.Join(names, ", ")
 }
 
-// firstFile is where a finding about a whole bundle directory goes: its first changed file present in head.
-func (b *BundleChange) firstFile() catalog.Position {
+// FirstFile is where a finding about a whole bundle directory goes: its first changed file present in head.
+func (b *BundleChange) FirstFile() catalog.Position {
 	for _, f := range b.Files {
 		if f.Status != FileDeleted {
 			return catalog.Position{File: f.Path, Line: 1}
@@ -361,3 +361,6 @@ func (cs *ChangeSet) BundleOwners() map[string][]string {
 	}
 	return out
 }
+
+// CIOwners are the reviewers the ci.yaml of pkg names in base (empty when it names none).
+func (cs *ChangeSet) CIOwners(pkg string) []string { return cs.ciOwners[pkg] }

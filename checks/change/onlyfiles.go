@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"github.com/catalogbot/catalogbot/catalog/load"

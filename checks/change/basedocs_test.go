@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"crypto/sha256"
@@ -30,9 +30,9 @@ func TestBaseDocsShareContent(t *testing.T) {
 	}}
 	pr := &PullRequest{Base: Revision{SHA: "base", FS: fsys}}
 	b := newBaseDocs()
-	a, ok := b.docsOf(pr, "catalogs/v4.17/etcd/catalog.yaml")
-	c, ok2 := b.docsOf(pr, "catalogs/v4.18/etcd/catalog.yaml")
-	d, ok3 := b.docsOf(pr, "catalogs/v4.19/etcd/catalog.yaml")
+	a, ok := b.DocsOf(pr, "catalogs/v4.17/etcd/catalog.yaml")
+	c, ok2 := b.DocsOf(pr, "catalogs/v4.18/etcd/catalog.yaml")
+	d, ok3 := b.DocsOf(pr, "catalogs/v4.19/etcd/catalog.yaml")
 	if !ok || !ok2 || !ok3 || len(a) != 2 || len(c) != 2 || len(d) != 3 {
 		t.Fatalf("docs: %d %v, %d %v, %d %v", len(a), ok, len(c), ok2, len(d), ok3)
 	}
@@ -44,10 +44,10 @@ func TestBaseDocsShareContent(t *testing.T) {
 			t.Errorf("doc %d: %v and %v", i, a[i].Pos, c[i].Pos)
 		}
 	}
-	if again, _ := b.docsOf(pr, "catalogs/v4.18/etcd/catalog.yaml"); &again[0] != &c[0] {
+	if again, _ := b.DocsOf(pr, "catalogs/v4.18/etcd/catalog.yaml"); &again[0] != &c[0] {
 		t.Error("a name read twice was not kept")
 	}
-	if docs, ok := b.docsOf(pr, "catalogs/v4.20/etcd/catalog.yaml"); ok || docs != nil || b.errOf("catalogs/v4.20/etcd/catalog.yaml") != nil {
-		t.Errorf("a missing catalog: %v, %v, %v", docs, ok, b.errOf("catalogs/v4.20/etcd/catalog.yaml"))
+	if docs, ok := b.DocsOf(pr, "catalogs/v4.20/etcd/catalog.yaml"); ok || docs != nil || b.ErrOf("catalogs/v4.20/etcd/catalog.yaml") != nil {
+		t.Errorf("a missing catalog: %v, %v, %v", docs, ok, b.ErrOf("catalogs/v4.20/etcd/catalog.yaml"))
 	}
 }

@@ -1,4 +1,4 @@
-package checks
+package change
 
 import (
 	"context"
@@ -271,11 +271,11 @@ func (c *CatalogChange) AddedToChannels() []BundleRef {
 		case d.Key.Schema == catalog.SchemaChannel && d.Head != nil:
 			old := map[string]bool{}
 			if d.Base != nil {
-				for _, n := range entryNames(&d.Base.Value) {
+				for _, n := range EntryNames(&d.Base.Value) {
 					old[n] = true
 				}
 			}
-			for _, n := range entryNames(&d.Head.Value) {
+			for _, n := range EntryNames(&d.Head.Value) {
 				if !old[n] {
 					add(BundleRef{Package: d.Key.Package, Bundle: n})
 				}
@@ -294,9 +294,9 @@ func (c *CatalogChange) AddedToChannels() []BundleRef {
 // BundleRef names a bundle of a package.
 type BundleRef struct{ Package, Bundle string }
 
-// entryNames reads the entry names of an olm.channel blob, skipping entries
+// EntryNames reads the entry names of an olm.channel blob, skipping entries
 // whose name is not a string (validation reports those).
-func entryNames(ch *catalog.Value) []string {
+func EntryNames(ch *catalog.Value) []string {
 	entries := ch.Get("entries")
 	if entries == nil || entries.Kind != catalog.KindArray {
 		return nil
@@ -324,33 +324,29 @@ type ChangeSet struct {
 	// templatePackages are, for each changed template file of the policy's templates, the packages it
 	// renders on either side (sorted; empty when none).
 	templatePackages map[string][]string
-	// derived is Derived's answer, computed once.
-	derived     *Derivation
-	derivedDone bool
-	notDerived  string
-	// preview is Preview's answer, computed once for every check that asks.
-	preview        *CatalogPreview
-	previewOnce    sync.Once
-	previewStarted atomic.Bool
+	// memos are answers computed once for every check that asks (the derivation, the preview), kept here by
+	// the packages that compute them (see Memo).
+	memoMu sync.Mutex
+	memos  map[string]*Memo
 	// bundleDirs is what the checks learn of bundle directories (pr.BundleDirs, else one for this run).
 	bundleDirs *template.DirFactsCache
 	// baseDocs are the base's catalog files the templates check and the preview parsed, shared.
-	baseDocs *baseDocs
+	baseDocs *BaseDocs
 	// dirRenders are what bundle directories rendered to, shared by the templates check and the preview.
 	dirRenders *template.DirRenders
 }
 
-// bundleDirFacts is what the checks of pr learn of bundle directories, shared between them.
-func bundleDirFacts(pr *PullRequest) *template.DirFactsCache {
+// BundleDirFacts is what the checks of pr learn of bundle directories, shared between them.
+func BundleDirFacts(pr *PullRequest) *template.DirFactsCache {
 	if pr.Changes != nil {
 		return pr.Changes.bundleDirs
 	}
 	return pr.BundleDirs
 }
 
-// bundleDirRenders is what bundle directories rendered to in the checks of pr, shared between them (nil
+// BundleDirRenders is what bundle directories rendered to in the checks of pr, shared between them (nil
 // before Prepare: nothing shared).
-func bundleDirRenders(pr *PullRequest) *template.DirRenders {
+func BundleDirRenders(pr *PullRequest) *template.DirRenders {
 	if pr.Changes != nil {
 		return pr.Changes.dirRenders
 	}
@@ -437,7 +433,7 @@ func (cs *ChangeSet) touchedFolders() []string {
 	}
 	for _, cc := range cs.Catalogs {
 		for _, f := range cc.Files {
-			for _, p := range changedPaths(f) {
+			for _, p := range f.Paths() {
 				rel := strings.TrimPrefix(p, cc.Root+"/")
 				if folder, _, ok := strings.Cut(rel, "/"); ok && rel != p {
 					set[folder] = true
@@ -789,7 +785,7 @@ func pairDocs(base, head []*catalog.Doc) []DocChange {
 				out = append(out, DocChange{Key: k, Kind: Added, Head: h[i]})
 			case i >= len(h):
 				out = append(out, DocChange{Key: k, Kind: Removed, Base: b[i]})
-			case !sameValue(&b[i].Value, &h[i].Value):
+			case !SameValue(&b[i].Value, &h[i].Value):
 				out = append(out, DocChange{Key: k, Kind: Modified, Base: b[i], Head: h[i]})
 			}
 		}
@@ -807,9 +803,9 @@ func pairDocs(base, head []*catalog.Doc) []DocChange {
 	return out
 }
 
-// sameValue compares two values as JSON data: positions and the order of
+// SameValue compares two values as JSON data: positions and the order of
 // object keys do not matter.
-func sameValue(a, b *catalog.Value) bool {
+func SameValue(a, b *catalog.Value) bool {
 	if a.Kind != b.Kind {
 		return false
 	}
@@ -821,7 +817,7 @@ func sameValue(a, b *catalog.Value) bool {
 		}
 		for i := range af {
 			bv := b.Get(af[i].Key)
-			if bv == nil || !sameValue(&af[i].Value, bv) {
+			if bv == nil || !SameValue(&af[i].Value, bv) {
 				return false
 			}
 		}
@@ -832,7 +828,7 @@ func sameValue(a, b *catalog.Value) bool {
 			return false
 		}
 		for i := range ai {
-			if !sameValue(&ai[i], &bi[i]) {
+			if !SameValue(&ai[i], &bi[i]) {
 				return false
 			}
 		}
@@ -869,7 +865,7 @@ func refuseOversized(cc *CatalogChange, headFS fs.FS, maxBytes int64) (fs.FS, er
 			Position: catalog.Position{File: cc.RepoPath(rel)},
 			Message: fmt.Sprintf("%s is %d bytes, over the %d bytes a pull request may bring in one catalog file (limits.maxFileBytes); it was not read, so nothing in it was checked",
 				cc.RepoPath(rel), info.Size(), maxBytes),
-			Hint: ruleHint(ruleFileTooLarge)})
+			Hint: Rules()[0].Hint})
 	}
 	if len(hidden) == 0 {
 		return headFS, nil
@@ -929,7 +925,7 @@ func loadedDifferences(ctx context.Context, pr *PullRequest, cc *CatalogChange, 
 	// The changed .indexignore files of this root, deepest first: the one nearest a file explains it.
 	var ignores []string
 	for _, f := range cc.Files {
-		for _, p := range changedPaths(f) {
+		for _, p := range f.Paths() {
 			if rel, ok := relTo(cc.Root, p); ok && path.Base(rel) == ".indexignore" {
 				ignores = append(ignores, rel)
 			}
@@ -978,11 +974,11 @@ const maxIgnoreCompare = 1 << 20
 // firstChangedLine is the first line of name in head the pull request changed (1-based), the line next to
 // where lines were removed when it only removed some, and 0 when name is gone from head.
 func firstChangedLine(ctx context.Context, baseFS, headFS fs.FS, name string) int {
-	head, ok := readCapped(headFS, name, maxIgnoreCompare)
+	head, ok := ReadCapped(headFS, name, maxIgnoreCompare)
 	if !ok || ctx.Err() != nil {
 		return 0
 	}
-	base, _ := readCapped(baseFS, name, maxIgnoreCompare)
+	base, _ := ReadCapped(baseFS, name, maxIgnoreCompare)
 	fl := changedLinesOf(base, head)
 	switch {
 	case len(fl.changed) > 0:
@@ -1000,7 +996,7 @@ func firstChangedLine(ctx context.Context, baseFS, headFS fs.FS, name string) in
 func changedTemplatePackages(ctx context.Context, pr *PullRequest, files []FileChange) map[string][]string {
 	out := map[string][]string{}
 	for _, f := range files {
-		for _, p := range changedPaths(f) {
+		for _, p := range f.Paths() {
 			for _, tm := range pr.Policy.Templates {
 				if tm.Path != p {
 					continue
@@ -1058,3 +1054,59 @@ func templateRevPackages(ctx context.Context, pr *PullRequest, fsys fs.FS, tm po
 	}
 	return out
 }
+
+func dirExists(fsys fs.FS, name string) bool {
+	info, err := fs.Stat(fsys, name)
+	return err == nil && info.IsDir()
+}
+
+// Memo is one answer about a change set computed once for every check that asks: the packages above this one
+// keep what they derive from the change set (the derivation, the preview) here, so that it lives exactly as
+// long as the change set.
+type Memo struct {
+	once    sync.Once
+	started atomic.Bool
+	v       any
+}
+
+// Memo is the change set's memo of that key, made on first use.
+func (cs *ChangeSet) Memo(key string) *Memo {
+	cs.memoMu.Lock()
+	defer cs.memoMu.Unlock()
+	if cs.memos == nil {
+		cs.memos = map[string]*Memo{}
+	}
+	m := cs.memos[key]
+	if m == nil {
+		m = &Memo{}
+		cs.memos[key] = m
+	}
+	return m
+}
+
+// Do returns the memo's value, computing it with f on the first call.
+func (m *Memo) Do(f func() any) any {
+	m.started.Store(true)
+	m.once.Do(func() { m.v = f() })
+	return m.v
+}
+
+// Started reports whether Do was called (the value may still be being computed).
+func (m *Memo) Started() bool { return m.started.Load() }
+
+// Rules lists the rule ids this package emits itself: a catalog file too large to read.
+func Rules() []catalog.Rule {
+	return []catalog.Rule{{ID: ruleFileTooLarge, Severity: catalog.SeverityError, Source: "policy limits.maxFileBytes",
+		Summary: "a catalog file the pull request adds or changes is larger than the policy allows; it is not read",
+		Hint:    "split the package's content into several files (opm reads every file of the catalog), or ask a maintainer to raise limits.maxFileBytes in the base branch's .catalogbot.yaml"}}
+}
+
+// TemplatePackages are the packages a changed template file of the policy renders on either side (sorted;
+// empty when none); false when file is no changed template of the policy.
+func (cs *ChangeSet) TemplatePackages(file string) ([]string, bool) {
+	pkgs, ok := cs.templatePackages[file]
+	return pkgs, ok
+}
+
+// TemplatePackagesOf is TemplatePackages without telling a template that renders nothing from no template.
+func (cs *ChangeSet) TemplatePackagesOf(file string) []string { return cs.templatePackages[file] }
