@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/crd"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/render"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/registry"
@@ -526,23 +527,23 @@ type bundlePredecessor struct {
 type baseDirs struct {
 	fsys    fs.FS
 	bc      *change.BundleChange
-	byName  map[string]dirBundle
-	all     []dirBundle
+	byName  map[string]render.DirBundle
+	all     []render.DirBundle
 	scanned bool
 }
 
-func (d *baseDirs) scan(ctx context.Context) []dirBundle {
+func (d *baseDirs) scan(ctx context.Context) []render.DirBundle {
 	if !d.scanned {
 		d.scanned = true
-		d.all = packageBundles(ctx, d.fsys, d.bc)
+		d.all = render.PackageBundles(ctx, d.fsys, d.bc)
 		for _, db := range d.all {
-			d.byName[db.bundle.CSV.Name] = db
+			d.byName[db.Bundle.CSV.Name] = db
 		}
 	}
 	return d.all
 }
 
-func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, bool) {
+func (d *baseDirs) find(ctx context.Context, name, version string) (render.DirBundle, bool) {
 	if db, ok := d.byName[name]; ok {
 		return db, true
 	}
@@ -554,7 +555,7 @@ func (d *baseDirs) find(ctx context.Context, name, version string) (dirBundle, b
 				continue
 			}
 			if b, _, err := change.ReadBundle(ctx, d.fsys, dir); err == nil && b != nil && b.CSV != nil && b.CSV.Name == name && b.Package == d.bc.Package {
-				db := dirBundle{dir: dir, version: version, bundle: slimBundle(b)}
+				db := render.DirBundle{Dir: dir, Version: version, Bundle: render.SlimBundle(b)}
 				d.byName[name] = db
 				return db, true
 			}
@@ -580,8 +581,8 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *ch
 	}
 	csvPos := catalog.Position{File: path.Join(bc.Dir, bc.Head.CSV.File), Line: bc.Head.CSV.Pos.Line}
 	newName := bc.Head.CSV.Name
-	dirs := &baseDirs{fsys: pr.Base.FS, bc: bc, byName: map[string]dirBundle{}}
-	pp := Preview(ctx, pr).Package(bc.Package)
+	dirs := &baseDirs{fsys: pr.Base.FS, bc: bc, byName: map[string]render.DirBundle{}}
+	pp := render.Preview(ctx, pr).Package(bc.Package)
 	pb := pp.Bundle(bc.Dir)
 
 	// The catalogs a predecessor may be found in: the preview's (committed, then rendered), then the
@@ -712,11 +713,11 @@ func (c CRDSafety) compareBundleDir(ctx context.Context, pr *PullRequest, bc *ch
 			return t, err
 		}
 		if db, ok := dirs.find(ctx, p.name, versionOf(p.name)); ok {
-			oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, db.dir, db.bundle)
+			oldCRDs, _, err := bundleDirCRDs(ctx, pr.Base.FS, db.Dir, db.Bundle)
 			if err != nil {
 				return t, err
 			}
-			if err := diff(p, oldCRDs, "bundle directory "+db.dir); err != nil {
+			if err := diff(p, oldCRDs, "bundle directory "+db.Dir); err != nil {
 				return t, err
 			}
 			continue
@@ -772,7 +773,7 @@ func isNewCRDFile(newPos map[string]catalog.Position, file string) bool {
 // csvPredecessors are the bundles the CSV's replaces, skips and olm.skipRange name: among the package's
 // bundle directories of the base revision, then among the catalogs' bundles.
 func csvPredecessors(ctx context.Context, bc *change.BundleChange, dirs *baseDirs, sources []catalogSource, withReplaces bool) []bundlePredecessor {
-	replaces, skipList, skipRange := csvEdges(bc.Head)
+	replaces, skipList, skipRange := render.CSVEdges(bc.Head)
 	if !withReplaces {
 		replaces = ""
 	}
@@ -806,9 +807,9 @@ func csvPredecessors(ctx context.Context, bc *change.BundleChange, dirs *baseDir
 	var out []bundlePredecessor
 	seen := map[string]bool{bc.Head.CSV.Name: true}
 	for _, db := range dirs.scan(ctx) {
-		if k := kindOf(db.bundle.CSV.Name, db.version); k != "" && !seen[db.bundle.CSV.Name] {
-			seen[db.bundle.CSV.Name] = true
-			out = append(out, bundlePredecessor{name: db.bundle.CSV.Name, kind: k, where: "bundle directory " + db.dir})
+		if k := kindOf(db.Bundle.CSV.Name, db.Version); k != "" && !seen[db.Bundle.CSV.Name] {
+			seen[db.Bundle.CSV.Name] = true
+			out = append(out, bundlePredecessor{name: db.Bundle.CSV.Name, kind: k, where: "bundle directory " + db.Dir})
 		}
 	}
 	for _, s := range sources {

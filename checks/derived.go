@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog/bundle"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/catalog/template/authoring"
+	"github.com/catalogbot/catalogbot/checks/render"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/promote"
 )
@@ -170,11 +171,11 @@ func deriveContent(ctx context.Context, pr *PullRequest) (*Derivation, string) {
 		if !changed[pt.Template] {
 			continue
 		}
-		base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, pt.Template, maxTemplateBytes)
+		base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, pt.Template, render.MaxTemplateBytes)
 		if err != nil || base == nil {
 			return nil, pt.Template + " cannot be read from the base"
 		}
-		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
+		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, render.MaxTemplateBytes)
 		if err != nil || head == nil {
 			return nil, pt.Template + " cannot be read from the head"
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/render"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/internal/pkgtemplate"
 	"github.com/catalogbot/catalogbot/policy"
@@ -253,25 +254,25 @@ func (c Images) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 // templateImageRefs lists the bundle images that the templates a pull request touches name in the head and
 // did not name in the base, each at its line in the template.
 func templateImageRefs(pr *PullRequest) []ImageRef {
-	maps, _ := Templates{}.mappings(pr)
+	maps := render.TemplateFiles(pr)
 	var out []ImageRef
 	seen := map[string]bool{}
 	for _, m := range maps {
-		if seen[m.template] {
+		if seen[m.Path] {
 			continue
 		}
-		seen[m.template] = true
-		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+		seen[m.Path] = true
+		head, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.Path, render.MaxTemplateBytes)
 		if err != nil || head == nil {
 			continue
 		}
-		ht, _ := template.Parse(m.template, head, pr.Limits)
+		ht, _ := template.Parse(m.Path, head, pr.Limits)
 		if ht == nil {
 			continue
 		}
 		had := map[string]bool{}
-		if base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, m.template, maxTemplateBytes); err == nil && base != nil {
-			if bt, _ := template.Parse(m.template, base, pr.Limits); bt != nil {
+		if base, err := pkgtemplate.ReadFileCapped(pr.Base.FS, m.Path, render.MaxTemplateBytes); err == nil && base != nil {
+			if bt, _ := template.Parse(m.Path, base, pr.Limits); bt != nil {
 				for _, r := range bt.Refs() {
 					had[r.Image] = true
 				}
@@ -279,7 +280,7 @@ func templateImageRefs(pr *PullRequest) []ImageRef {
 		}
 		for _, r := range ht.Refs() {
 			if !had[r.Image] {
-				out = append(out, ImageRef{Ref: r.Image, Pos: r.Pos, Package: m.pkg, Field: "template bundle image"})
+				out = append(out, ImageRef{Ref: r.Image, Pos: r.Pos, Package: m.Package, Field: "template bundle image"})
 			}
 		}
 	}

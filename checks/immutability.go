@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/render"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 	"github.com/catalogbot/catalogbot/policy"
 )
@@ -167,7 +168,7 @@ func immutabilityFindings(pr *PullRequest, sev catalog.Severity) []catalog.Findi
 		if b.Head == nil {
 			version := path.Base(b.Dir)
 			if b.Base.CSV != nil {
-				if ver := csvString(b.Base, "spec", "version"); ver != nil {
+				if ver := render.CSVString(b.Base, "spec", "version"); ver != nil {
 					version = ver.Str()
 				}
 			}

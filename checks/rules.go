@@ -3,6 +3,7 @@ package checks
 import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/render"
 )
 
 // Rules lists every rule id the checks of this package emit themselves (the
@@ -13,8 +14,7 @@ func Rules() []catalog.Rule {
 	rs = append(rs, immutabilityRules()...)
 	rs = append(rs, crdSafetyRules()...)
 	rs = append(rs, imagesRules()...)
-	rs = append(rs, templatesRules()...)
-	rs = append(rs, previewRules()...)
+	rs = append(rs, render.Rules()...)
 	rs = append(rs, change.Rules()...)
 	return rs
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/render"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
@@ -105,7 +106,7 @@ func (Validation) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		}
 	}
 	// The catalog update the merge leads to, previewed: its rendered catalogs must be valid too.
-	if p := Preview(ctx, pr); p != nil {
+	if p := render.Preview(ctx, pr); p != nil {
 		reported := map[string]bool{}
 		for _, f := range fs {
 			if f.Severity == catalog.SeverityError {

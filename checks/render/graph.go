@@ -1,4 +1,4 @@
-package checks
+package render
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/internal/markdown"
 )
 
@@ -22,7 +23,7 @@ const (
 // changes or removes, its upgrade graph before and after. The "before"
 // catalog is the head's blobs of the touched packages with the changed
 // blobs put back as they are in the base, so nothing more is read from git.
-func UpgradeGraphs(in *PullRequest) string {
+func UpgradeGraphs(in *change.PullRequest) string {
 	if in == nil || in.Changes == nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/change"
+	"github.com/catalogbot/catalogbot/checks/render"
 )
 
 // The pull request and the verdicts are package change's (the room below every check); the names here keep
@@ -63,3 +64,19 @@ func Worst(a, b Conclusion) Conclusion { return change.Worst(a, b) }
 func Conclude(fs []catalog.Finding, unverified bool) Conclusion {
 	return change.Conclude(fs, unverified)
 }
+
+// The templates check and the catalog preview live in checks/render; these names keep the front ends' words.
+type (
+	// Templates is the templates check (package render).
+	Templates = render.Templates
+	// RegistryBundles pulls bundle images for the templates check through the guarded registry client.
+	RegistryBundles = render.RegistryBundles
+)
+
+// Preview computes the catalog preview of the pull request once (package render).
+func Preview(ctx context.Context, pr *PullRequest) *render.CatalogPreview {
+	return render.Preview(ctx, pr)
+}
+
+// UpgradeGraphs is the markdown of the upgrade graphs the pull request changes (package render).
+func UpgradeGraphs(in *PullRequest) string { return render.UpgradeGraphs(in) }

@@ -1,4 +1,4 @@
-package checks
+package render
 
 import (
 	"bytes"
@@ -113,14 +113,14 @@ const previewMemo = "checks.preview"
 
 // Preview computes the catalog preview of the pull request once (the checks share it); nil when the pull
 // request adds or changes no bundle directory.
-func Preview(ctx context.Context, pr *PullRequest) *CatalogPreview {
+func Preview(ctx context.Context, pr *change.PullRequest) *CatalogPreview {
 	if pr.Changes == nil {
 		return nil
 	}
 	return pr.Changes.Memo(previewMemo).Do(func() any { return previewOf(ctx, pr) }).(*CatalogPreview)
 }
 
-func previewOf(ctx context.Context, pr *PullRequest) *CatalogPreview {
+func previewOf(ctx context.Context, pr *change.PullRequest) *CatalogPreview {
 	byPkg := map[string][]*change.BundleChange{}
 	var pkgs []string
 	for _, bc := range pr.Changes.Bundles {
@@ -172,7 +172,7 @@ func (p *PackagePreview) Bundle(dir string) *PreviewBundle {
 	return nil
 }
 
-func csvString(b *bundle.Bundle, keys ...string) *catalog.Value {
+func CSVString(b *bundle.Bundle, keys ...string) *catalog.Value {
 	v := &b.CSV.Value
 	for _, k := range keys {
 		if v = v.Get(k); v == nil {
@@ -185,11 +185,11 @@ func csvString(b *bundle.Bundle, keys ...string) *catalog.Value {
 	return v
 }
 
-func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*change.BundleChange) *PackagePreview {
+func previewPackage(ctx context.Context, pr *change.PullRequest, pkg string, bcs []*change.BundleChange) *PackagePreview {
 	pp := &PackagePreview{Package: pkg}
 	for _, bc := range bcs {
 		pb := &PreviewBundle{Change: bc, Name: bc.Head.CSV.Name}
-		if v := csvString(bc.Head, "spec", "version"); v != nil {
+		if v := CSVString(bc.Head, "spec", "version"); v != nil {
 			pb.Version = v.Str()
 		}
 		pp.Bundles = append(pp.Bundles, pb)
@@ -212,7 +212,7 @@ func previewPackage(ctx context.Context, pr *PullRequest, pkg string, bcs []*cha
 // bundleImage is the reference the App's catalog update adds for a bundle directory: the root's image
 // pattern, pinned by the digest of the image built from the directory. Without a pattern the App pushes
 // nothing; the preview then names the image by digest under a stand-in repository.
-func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *change.BundleChange, version string) (string, error) {
+func bundleImage(ctx context.Context, pr *change.PullRequest, fsys fs.FS, bc *change.BundleChange, version string) (string, error) {
 	digest, err := template.BundleImageDigestOf(ctx, fsys, bc.Dir, change.BundleDirFacts(pr))
 	if err != nil {
 		return "", err
@@ -229,7 +229,7 @@ func bundleImage(ctx context.Context, pr *PullRequest, fsys fs.FS, bc *change.Bu
 	return repo + "@" + digest, nil
 }
 
-func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, pts []pkgtemplate.PackageTemplate) {
+func previewTemplates(ctx context.Context, pr *change.PullRequest, pp *PackagePreview, pts []pkgtemplate.PackageTemplate) {
 	lim := pr.Limits
 	var dirs []string
 	adds := make([]authoring.Addition, 0, len(pp.Bundles))
@@ -274,7 +274,7 @@ func previewTemplates(ctx context.Context, pr *PullRequest, pp *PackagePreview, 
 			pp.Unverified = ctx.Err().Error()
 			return
 		}
-		src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, maxTemplateBytes)
+		src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, pt.Template, MaxTemplateBytes)
 		if err != nil || src == nil {
 			why := "it does not exist"
 			if err != nil {
@@ -377,7 +377,7 @@ func versionOrder(pp *PackagePreview, pb *PreviewBundle) {
 	if err != nil || pb.Change == nil || pb.Change.Head == nil || pb.Change.Head.CSV == nil {
 		return
 	}
-	replaces, skips, _ := csvEdges(pb.Change.Head)
+	replaces, skips, _ := CSVEdges(pb.Change.Head)
 	for _, e := range pb.Edges {
 		if (e.Kind != string(catalog.EdgeReplaces) && e.Kind != string(catalog.EdgeSkips)) || e.From == replaces || slices.Contains(skips, e.From) {
 			continue
@@ -449,7 +449,7 @@ func firstMessage(fs []catalog.Finding) string {
 // previewRenderFailure says why a template does not render with the new bundles: the bundle's doing when the
 // template as committed renders, a could-not-verify otherwise (the template's other bundles cannot be
 // resolved offline, or it is broken already).
-func previewRenderFailure(ctx context.Context, pr *PullRequest, pp *PackagePreview, pt pkgtemplate.PackageTemplate, original []byte, c policy.TemplateCatalog, rf []catalog.Finding) {
+func previewRenderFailure(ctx context.Context, pr *change.PullRequest, pp *PackagePreview, pt pkgtemplate.PackageTemplate, original []byte, c policy.TemplateCatalog, rf []catalog.Finding) {
 	unresolvedOnly := true
 	for _, f := range rf {
 		if f.Severity == catalog.SeverityError && f.Rule != "template.bundle-unresolved" {
@@ -547,15 +547,15 @@ func csvFinding(bc *change.BundleChange, rule, about, msg string) catalog.Findin
 	about = strings.ToLower(about)
 	switch {
 	case strings.Contains(about, "skiprange") || strings.Contains(about, "skip-range") || strings.Contains(about, "skip range"):
-		v = csvString(bc.Head, "metadata", "annotations", "olm.skipRange")
+		v = CSVString(bc.Head, "metadata", "annotations", "olm.skipRange")
 	case strings.Contains(about, "replaces") || strings.Contains(about, "head"):
-		v = csvString(bc.Head, "spec", "replaces")
+		v = CSVString(bc.Head, "spec", "replaces")
 	case strings.Contains(about, "skips"):
 		if s := csv.Value.Get("spec"); s != nil {
 			v = s.Get("skips")
 		}
 	case strings.Contains(about, "version"):
-		v = csvString(bc.Head, "spec", "version")
+		v = CSVString(bc.Head, "spec", "version")
 	}
 	if v == nil {
 		if md := csv.Value.Get("metadata"); md != nil {
@@ -600,11 +600,11 @@ func catalogLabel(p string) string {
 // updateGraph (semver-mode: the highest lower version in each channel the bundle joins; replaces-mode: the
 // CSV's replaces, skips and olm.skipRange); without it, the CSV's edges when it declares any, else the highest
 // lower version among the package's bundle directories.
-func fallbackPredecessors(ctx context.Context, pr *PullRequest, pp *PackagePreview) {
+func fallbackPredecessors(ctx context.Context, pr *change.PullRequest, pp *PackagePreview) {
 	for _, pb := range pp.Bundles {
 		bc := pb.Change
 		mode := updateGraphMode(pr, bc)
-		replaces, skips, skipRange := csvEdges(bc.Head)
+		replaces, skips, skipRange := CSVEdges(bc.Head)
 		declares := replaces != "" || len(skips) > 0 || skipRange != ""
 		switch {
 		case mode == "replaces-mode" || (mode == "" && declares):
@@ -625,9 +625,9 @@ func fallbackPredecessors(ctx context.Context, pr *PullRequest, pp *PackagePrevi
 
 // updateGraphMode reads updateGraph from the package's ci.yaml (base revision; head for a package the base
 // does not have).
-func updateGraphMode(pr *PullRequest, bc *change.BundleChange) string {
+func updateGraphMode(pr *change.PullRequest, bc *change.BundleChange) string {
 	ci := path.Join(bc.Root.Path, bc.Folder, "ci.yaml")
-	for _, rev := range []Revision{pr.Base, pr.Head} {
+	for _, rev := range []change.Revision{pr.Base, pr.Head} {
 		data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, change.MaxCIYamlBytes)
 		if err != nil || data == nil {
 			continue
@@ -644,8 +644,8 @@ func updateGraphMode(pr *PullRequest, bc *change.BundleChange) string {
 	return ""
 }
 
-func csvEdges(b *bundle.Bundle) (replaces string, skips []string, skipRange string) {
-	if v := csvString(b, "spec", "replaces"); v != nil {
+func CSVEdges(b *bundle.Bundle) (replaces string, skips []string, skipRange string) {
+	if v := CSVString(b, "spec", "replaces"); v != nil {
 		replaces = v.Str()
 	}
 	if s := b.CSV.Value.Get("spec"); s != nil {
@@ -657,7 +657,7 @@ func csvEdges(b *bundle.Bundle) (replaces string, skips []string, skipRange stri
 			}
 		}
 	}
-	if v := csvString(b, "metadata", "annotations", "olm.skipRange"); v != nil {
+	if v := CSVString(b, "metadata", "annotations", "olm.skipRange"); v != nil {
 		skipRange = v.Str()
 	}
 	return
@@ -665,7 +665,7 @@ func csvEdges(b *bundle.Bundle) (replaces string, skips []string, skipRange stri
 
 // semverPredecessors is the highest version below version among the package's bundle directories of the
 // base revision: in each channel the new bundle joins (perChannel), or overall.
-func semverPredecessors(ctx context.Context, pr *PullRequest, bc *change.BundleChange, version string, perChannel bool) []PreviewEdge {
+func semverPredecessors(ctx context.Context, pr *change.PullRequest, bc *change.BundleChange, version string, perChannel bool) []PreviewEdge {
 	nv, err := blang.ParseTolerant(version)
 	if err != nil {
 		return nil
@@ -679,15 +679,15 @@ func semverPredecessors(ctx context.Context, pr *PullRequest, bc *change.BundleC
 	for _, ch := range bc.Head.Channels {
 		joins[ch] = true
 	}
-	for _, prev := range packageBundles(ctx, pr.Base.FS, bc) {
-		v, err := blang.ParseTolerant(prev.version)
+	for _, prev := range PackageBundles(ctx, pr.Base.FS, bc) {
+		v, err := blang.ParseTolerant(prev.Version)
 		if err != nil || v.GTE(nv) {
 			continue
 		}
 		keys := []string{""}
 		if perChannel {
 			keys = nil
-			for _, ch := range prev.bundle.Channels {
+			for _, ch := range prev.Bundle.Channels {
 				if joins[ch] {
 					keys = append(keys, ch)
 				}
@@ -695,7 +695,7 @@ func semverPredecessors(ctx context.Context, pr *PullRequest, bc *change.BundleC
 		}
 		for _, k := range keys {
 			if b, ok := top[k]; !ok || v.GT(b.v) {
-				top[k] = best{prev.bundle.CSV.Name, v}
+				top[k] = best{prev.Bundle.CSV.Name, v}
 			}
 		}
 	}
@@ -711,18 +711,18 @@ func semverPredecessors(ctx context.Context, pr *PullRequest, bc *change.BundleC
 	return out
 }
 
-// dirBundle is a bundle directory of a package in one revision.
-type dirBundle struct {
-	dir, version string
-	bundle       *bundle.Bundle
+// DirBundle is a bundle directory of a package in one revision.
+type DirBundle struct {
+	Dir, Version string
+	Bundle       *bundle.Bundle
 }
 
-// packageBundles reads the bundle directories of bc's package folder in fsys (the base revision: the
+// PackageBundles reads the bundle directories of bc's package folder in fsys (the base revision: the
 // bundles already merged), skipping those that do not load.
-func packageBundles(ctx context.Context, fsys fs.FS, bc *change.BundleChange) []dirBundle {
+func PackageBundles(ctx context.Context, fsys fs.FS, bc *change.BundleChange) []DirBundle {
 	folder := path.Join(bc.Root.Path, bc.Folder)
 	entries, _ := fs.ReadDir(fsys, folder)
-	var out []dirBundle
+	var out []DirBundle
 	for _, e := range entries {
 		if !e.IsDir() || ctx.Err() != nil {
 			continue
@@ -736,18 +736,18 @@ func packageBundles(ctx context.Context, fsys fs.FS, bc *change.BundleChange) []
 			continue
 		}
 		v := ""
-		if s := csvString(b, "spec", "version"); s != nil {
+		if s := CSVString(b, "spec", "version"); s != nil {
 			v = s.Str()
 		}
-		out = append(out, dirBundle{dir: dir, version: v, bundle: slimBundle(b)})
+		out = append(out, DirBundle{Dir: dir, Version: v, Bundle: SlimBundle(b)})
 	}
 	return out
 }
 
-// slimBundle keeps of a bundle what the predecessor searches and CRD comparisons read — package, channels,
+// SlimBundle keeps of a bundle what the predecessor searches and CRD comparisons read — package, channels,
 // the CSV's name, where each CRD is — so that a package's bundle directories (sailoperator's 41 hold 3 MB of
 // CRDs each) are not all held in memory parsed while the check runs: their CRDs are read again when compared.
-func slimBundle(b *bundle.Bundle) *bundle.Bundle {
+func SlimBundle(b *bundle.Bundle) *bundle.Bundle {
 	s := &bundle.Bundle{Package: b.Package, Channels: b.Channels, DefaultChannel: b.DefaultChannel}
 	light := func(m *bundle.Manifest) *bundle.Manifest {
 		return &bundle.Manifest{File: m.File, Pos: m.Pos, APIVersion: m.APIVersion, Kind: m.Kind, Name: m.Name}
@@ -764,7 +764,7 @@ func slimBundle(b *bundle.Bundle) *bundle.Bundle {
 // dirFetcher resolves the references dirOf maps to a bundle directory of fsys by reading that directory, as
 // opm renders a bundle image built from it (what a directory renders to is shared with pr's other checks);
 // other references are not found.
-func dirFetcher(pr *PullRequest, fsys fs.FS, dirOf func(ref string) (string, bool)) func(level string) template.Resolver {
+func dirFetcher(pr *change.PullRequest, fsys fs.FS, dirOf func(ref string) (string, bool)) func(level string) template.Resolver {
 	return func(level string) template.Resolver {
 		return template.FetchDirResolver(fsys, func(ref string) (string, error) {
 			dir, ok := dirOf(ref)
@@ -779,7 +779,7 @@ func dirFetcher(pr *PullRequest, fsys fs.FS, dirOf func(ref string) (string, boo
 // otherDirs resolves the template's other bundles from the package's bundle directories of the head: with an
 // image pattern, a reference the pattern gives for a version is that version's directory, read directly
 // (nothing built); without one, by the digest of each directory's image (all of them built once).
-func otherDirs(pr *PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
+func otherDirs(pr *change.PullRequest, pt pkgtemplate.PackageTemplate, pkg, pattern string) func(level string) template.Resolver {
 	if pattern == "" || !strings.Contains(pattern, "{version}") {
 		dirs := pkgtemplate.DirResolver(pr.Head.FS, pr.Policy, pt.Root, pkgNames(pt, pkg)...).WithFacts(change.BundleDirFacts(pr)).WithRenders(change.BundleDirRenders(pr))
 		if dirs == nil {

@@ -1,4 +1,4 @@
-package checks
+package render
 
 import (
 	"context"
@@ -61,14 +61,14 @@ func (t Templates) Costly() bool { return t.Images != nil }
 
 // WithoutRegistry is the check without its registry work: what it renders from the catalogs of the base and
 // the bundle directories, the rest not verified for the reason given.
-func (t Templates) WithoutRegistry(reason string) Check {
+func (t Templates) WithoutRegistry(reason string) change.Check {
 	return Templates{offline: reason}
 }
 
 const (
 	ruleTemplateMappingSource = "templates.mapping"
 	ruleTemplateUnverified    = "template.bundle-unverified"
-	maxTemplateBytes          = 4 << 20
+	MaxTemplateBytes          = 4 << 20
 )
 
 func templatesRules() []catalog.Rule {
@@ -146,10 +146,10 @@ type mapping struct {
 	declared catalog.Position   // where the mapping is declared
 }
 
-func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
+func (t Templates) Run(ctx context.Context, pr *change.PullRequest) (change.Result, error) {
 	ctx = registry.WithTokenHosts(ctx, pr.Policy.Images.RegistryHosts()...)
-	if err := Prepare(ctx, pr); err != nil {
-		return Result{}, err
+	if err := change.Prepare(ctx, pr); err != nil {
+		return change.Result{}, err
 	}
 	var findings []catalog.Finding
 	maps, mf := t.mappings(pr)
@@ -167,7 +167,7 @@ func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 		b.WriteString(summary)
 	}
 	catalog.SortFindings(findings)
-	res := Result{Conclusion: Conclude(findings, unverified), Findings: findings}
+	res := change.Result{Conclusion: change.Conclude(findings, unverified), Findings: findings}
 	errs := 0
 	for _, f := range findings {
 		if f.Severity == catalog.SeverityError {
@@ -194,7 +194,7 @@ func (t Templates) Run(ctx context.Context, pr *PullRequest) (Result, error) {
 // mappings lists the templates to check: those of the policy whose template or catalogs changed, or whose
 // catalogs are a touched package's; and, for bundle roots that read ci.yaml, every mapping of the touched
 // packages' ci.yaml in base and head (a pull request may add mappings, never drop the base's).
-func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
+func (t Templates) mappings(pr *change.PullRequest) ([]mapping, []catalog.Finding) {
 	cs := pr.Changes
 	changed := map[string]bool{}
 	for _, f := range pr.Files {
@@ -271,7 +271,7 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 			dir := path.Join(root.Path, pkg)
 			ci := path.Join(dir, "ci.yaml")
 			seen := map[string]int{}
-			for _, rev := range []Revision{pr.Base, pr.Head} {
+			for _, rev := range []change.Revision{pr.Base, pr.Head} {
 				data, err := pkgtemplate.ReadFileCapped(rev.FS, ci, change.MaxCIYamlBytes)
 				if err != nil || data == nil {
 					continue
@@ -314,7 +314,7 @@ func (t Templates) mappings(pr *PullRequest) ([]mapping, []catalog.Finding) {
 
 // removedWithCatalogs reports whether every catalog m renders is absent from the head revision (a
 // catalog that cannot be stat'ed for another reason counts as present, so the mapping is still judged).
-func removedWithCatalogs(pr *PullRequest, m mapping) bool {
+func removedWithCatalogs(pr *change.PullRequest, m mapping) bool {
 	if len(m.catalogs) == 0 {
 		return false
 	}
@@ -342,12 +342,12 @@ func fixCommand(m mapping, c policy.TemplateCatalog) string {
 // renderCache keeps, for one run of the check, the bundle-directory resolvers (each package's directories
 // read once, whatever number of templates render it) and the parsed catalogs of the base.
 type renderCache struct {
-	pr   *PullRequest
+	pr   *change.PullRequest
 	dirs map[string]*template.DirResolver
 	docs *change.BaseDocs
 }
 
-func newRenderCache(pr *PullRequest) *renderCache {
+func newRenderCache(pr *change.PullRequest) *renderCache {
 	return &renderCache{pr: pr, dirs: map[string]*template.DirResolver{}, docs: change.BaseDocsOf(pr)}
 }
 
@@ -400,7 +400,7 @@ func readError(err error) string {
 	return ""
 }
 
-func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping, cache *renderCache) ([]catalog.Finding, string, bool) {
+func (t Templates) checkMapping(ctx context.Context, pr *change.PullRequest, m mapping, cache *renderCache) ([]catalog.Finding, string, bool) {
 	var findings []catalog.Finding
 	maxFile := pkgtemplate.MaxFileOf(pr.Limits)
 	var b strings.Builder
@@ -412,7 +412,7 @@ func (t Templates) checkMapping(ctx context.Context, pr *PullRequest, m mapping,
 		}
 		return fs
 	}
-	src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.template, maxTemplateBytes)
+	src, err := pkgtemplate.ReadFileCapped(pr.Head.FS, m.template, MaxTemplateBytes)
 	if why := readError(err); why != "" {
 		// Not a fault of the mapping: the template could not be read.
 		findings = append(findings, catalog.Finding{Rule: ruleTemplateUnverified, Severity: catalog.SeverityWarning, Position: catalog.Position{File: m.template}, Package: m.pkg,
@@ -617,7 +617,7 @@ func dedupe(fs []catalog.Finding) []catalog.Finding {
 
 // untouchedRender reports whether the pull request changes none of what catalogFile is rendered from and
 // compared with: the template, the catalog file, and the bundle directories of the mapping's package.
-func untouchedRender(pr *PullRequest, m mapping, catalogFile string) bool {
+func untouchedRender(pr *change.PullRequest, m mapping, catalogFile string) bool {
 	for _, f := range pr.Files {
 		for _, p := range []string{f.Path, f.OldPath} {
 			if p != "" && (p == m.template || p == catalogFile) {
@@ -638,7 +638,7 @@ func untouchedRender(pr *PullRequest, m mapping, catalogFile string) bool {
 
 // templateChangeLine is the first line of the head template the pull request changed, when it changed the
 // template but not the catalog; 0 otherwise.
-func templateChangeLine(pr *PullRequest, tmpl, catalogFile string, head []byte) int {
+func templateChangeLine(pr *change.PullRequest, tmpl, catalogFile string, head []byte) int {
 	changedTemplate, changedCatalog := false, false
 	for _, f := range pr.Files {
 		for _, p := range []string{f.Path, f.OldPath} {
@@ -664,4 +664,21 @@ func catalogPathNames(catalogs []policy.TemplateCatalog) []string {
 		names = append(names, strings.Split(path.Dir(c.Path), "/")...)
 	}
 	return names
+}
+
+// TemplateFile is a template file the pull request concerns, and the package folder whose ci.yaml maps it
+// ("" for a template of the policy).
+type TemplateFile struct {
+	Path, Package string
+}
+
+// TemplateFiles are the templates the templates check judges for the pull request (each mapping, in its
+// order; a file may come more than once). Findings about the mappings are the templates check's to report.
+func TemplateFiles(pr *change.PullRequest) []TemplateFile {
+	maps, _ := Templates{}.mappings(pr)
+	out := make([]TemplateFile, len(maps))
+	for i, m := range maps {
+		out[i] = TemplateFile{Path: m.template, Package: m.pkg}
+	}
+	return out
 }
