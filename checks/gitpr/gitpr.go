@@ -1,6 +1,9 @@
-// Package gitpr builds the input of the checks, a checks.PullRequest, from two
+// Package gitpr builds the input of the checks, a change.PullRequest, from two
 // commits of a local git repository: the trees are read straight from git (no
 // checkout, links never followed) and the policy from the base commit only.
+//
+// Layer: above checks/change, gitfs and policy; it never imports package checks. Imported by cmd/catalog-check,
+// the App and tests.
 package gitpr
 
 import (
@@ -10,7 +13,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/catalog/template"
-	"github.com/catalogbot/catalogbot/checks"
+	"github.com/catalogbot/catalogbot/checks/change"
 	"github.com/catalogbot/catalogbot/gitfs"
 	"github.com/catalogbot/catalogbot/policy"
 	"github.com/catalogbot/catalogbot/policy/gitpolicy"
@@ -41,12 +44,12 @@ type Options struct {
 	// file, so that checking many pull requests against one base parses
 	// its policy once (the App).
 	Policies *PolicyCache
-	// Lines, when set, keeps the changed lines of pairs of blobs across builds (see checks.LineDiffCache).
-	Lines *checks.LineDiffCache
+	// Lines, when set, keeps the changed lines of pairs of blobs across builds (see change.LineDiffCache).
+	Lines *change.LineDiffCache
 	// BundleDirs, when set, keeps the facts of bundle directories across pull requests (see
-	// checks.PullRequest.BundleDirs).
+	// change.PullRequest.BundleDirs).
 	BundleDirs *template.DirFactsCache
-	// BundleRenders, when set, keeps bundle directories' renders between runs (checks.PullRequest.BundleRenders).
+	// BundleRenders, when set, keeps bundle directories' renders between runs (change.PullRequest.BundleRenders).
 	BundleRenders template.RenderStore
 }
 
@@ -62,7 +65,7 @@ var ErrNoCatalogs = errors.New("the base revision has no " + policy.FileName + "
 // Build reads both revisions and the base policy. A policy file that does
 // not parse is an error (a *policy.ParseError): the checks cannot run
 // without knowing who owns what.
-func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequest, error) {
+func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*change.PullRequest, error) {
 	base, err := repo.Resolve(opt.Base)
 	if err != nil {
 		return nil, fmt.Errorf("base revision %q: %w", opt.Base, err)
@@ -109,14 +112,14 @@ func Build(ctx context.Context, repo *gitfs.Repo, opt Options) (*checks.PullRequ
 	if err != nil {
 		return nil, err
 	}
-	pr := &checks.PullRequest{
+	pr := &change.PullRequest{
 		Repo: opt.Repo, Number: opt.Number, Author: opt.Author,
-		Base:   checks.Revision{SHA: from.String(), FS: baseFS},
-		Head:   checks.Revision{SHA: head.String(), FS: headFS},
+		Base:   change.Revision{SHA: from.String(), FS: baseFS},
+		Head:   change.Revision{SHA: head.String(), FS: headFS},
 		Policy: pol, Teams: opt.Teams, Limits: opt.Limits, Lines: opt.Lines, BundleDirs: opt.BundleDirs, BundleRenders: opt.BundleRenders,
 	}
 	for _, c := range changes {
-		pr.Files = append(pr.Files, checks.FileChange{Path: c.Path, OldPath: c.OldPath, Status: checks.FileStatus(c.Action)})
+		pr.Files = append(pr.Files, change.FileChange{Path: c.Path, OldPath: c.OldPath, Status: change.FileStatus(c.Action)})
 	}
 	return pr, nil
 }
