@@ -7,56 +7,19 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
+
+	"github.com/catalogbot/catalogbot/internal/githubfake/checkrun"
 )
 
-// GitHub's documented check-run limits.
-const (
-	maxAnnotationsPerRequest = 50
-	maxOutputChars           = 65535
-	maxActions               = 3
-	maxActionLabel           = 20
-	maxActionIdentifier      = 20
-	maxActionDescription     = 40
-	maxAnnotationTitle       = 255
-	maxAnnotationBytes       = 64 << 10
+// The check-run model lives in package checkrun; these names keep the simulator's API.
+type (
+	// CheckRun is a check run as GitHub stores it.
+	CheckRun = checkrun.CheckRun
+	// Annotation is a check-run annotation.
+	Annotation = checkrun.Annotation
+	// Action is a check-run action button.
+	Action = checkrun.Action
 )
-
-// CheckRun is a check run as GitHub stores it.
-type CheckRun struct {
-	ID                        int64
-	AppID                     int64
-	Name, HeadSHA, ExternalID string
-	DetailsURL                string
-	Status, Conclusion        string
-	Title, Summary, Text      string
-	Annotations               []Annotation
-	Actions                   []Action
-	StartedAt, CompletedAt    time.Time
-	// Requests counts the create and update requests that touched it.
-	Requests int
-}
-
-// Annotation is a check-run annotation.
-type Annotation struct {
-	Path        string `json:"path"`
-	StartLine   int    `json:"start_line"`
-	EndLine     int    `json:"end_line"`
-	StartColumn *int   `json:"start_column,omitempty"`
-	EndColumn   *int   `json:"end_column,omitempty"`
-	Level       string `json:"annotation_level"`
-	Message     string `json:"message"`
-	Title       string `json:"title,omitempty"`
-	RawDetails  string `json:"raw_details,omitempty"`
-}
-
-// Action is a check-run action button.
-type Action struct {
-	Label       string `json:"label"`
-	Description string `json:"description"`
-	Identifier  string `json:"identifier"`
-}
 
 type checkRun struct{ CheckRun }
 
@@ -71,7 +34,7 @@ func (f *Fake) CheckRuns(owner, name, sha string) []CheckRun {
 	var out []CheckRun
 	for _, cr := range r.checkRuns {
 		if cr.HeadSHA == sha {
-			out = append(out, cr.copy())
+			out = append(out, cr.Copy())
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -104,160 +67,7 @@ func (f *Fake) AddCheckRun(owner, name string, cr CheckRun) (int64, error) {
 	return cr.ID, nil
 }
 
-func (cr *checkRun) copy() CheckRun {
-	out := cr.CheckRun
-	out.Annotations = append([]Annotation(nil), cr.Annotations...)
-	out.Actions = append([]Action(nil), cr.Actions...)
-	return out
-}
-
-// checkRunInput is the body of a create or update request.
-type checkRunInput struct {
-	Name        *string         `json:"name"`
-	HeadSHA     *string         `json:"head_sha"`
-	DetailsURL  *string         `json:"details_url"`
-	ExternalID  *string         `json:"external_id"`
-	Status      *string         `json:"status"`
-	Conclusion  *string         `json:"conclusion"`
-	StartedAt   *time.Time      `json:"started_at"`
-	CompletedAt *time.Time      `json:"completed_at"`
-	Output      *checkRunOutput `json:"output"`
-	Actions     []Action        `json:"actions"`
-}
-
-type checkRunOutput struct {
-	Title       *string      `json:"title"`
-	Summary     *string      `json:"summary"`
-	Text        *string      `json:"text"`
-	Annotations []Annotation `json:"annotations"`
-}
-
 var shaPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
-
-var checkStatuses = map[string]bool{"queued": true, "in_progress": true, "completed": true}
-var checkConclusions = map[string]bool{"action_required": true, "cancelled": true, "failure": true, "neutral": true, "success": true, "skipped": true, "stale": true, "timed_out": true}
-var annotationLevels = map[string]bool{"notice": true, "warning": true, "failure": true}
-
-// validate applies GitHub's documented limits to a create or update body.
-func (in *checkRunInput) validate(create bool) (reply, bool) {
-	if create {
-		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
-			return validationFailed("CheckRun", "name", "missing_field", "name is required"), false
-		}
-		if in.HeadSHA == nil || !shaPattern.MatchString(*in.HeadSHA) {
-			sha := ""
-			if in.HeadSHA != nil {
-				sha = *in.HeadSHA
-			}
-			return errorReply(http.StatusUnprocessableEntity, "No commit found for SHA: "+sha), false
-		}
-	}
-	if in.Status != nil && !checkStatuses[*in.Status] {
-		return validationFailed("CheckRun", "status", "invalid", "status is not included in the list"), false
-	}
-	if in.Conclusion != nil && !checkConclusions[*in.Conclusion] {
-		return validationFailed("CheckRun", "conclusion", "invalid", "conclusion is not included in the list"), false
-	}
-	if in.Status != nil && *in.Status == "completed" && in.Conclusion == nil {
-		return validationFailed("CheckRun", "conclusion", "missing_field", "conclusion is required when status is completed"), false
-	}
-	if o := in.Output; o != nil {
-		if o.Title == nil || o.Summary == nil {
-			return validationFailed("CheckRun", "output", "missing_field", "output requires a title and a summary"), false
-		}
-		if utf8.RuneCountInString(*o.Summary) > maxOutputChars {
-			return validationFailed("CheckRun", "output.summary", "invalid", fmt.Sprintf("summary is too long (maximum is %d characters)", maxOutputChars)), false
-		}
-		if o.Text != nil && utf8.RuneCountInString(*o.Text) > maxOutputChars {
-			return validationFailed("CheckRun", "output.text", "invalid", fmt.Sprintf("text is too long (maximum is %d characters)", maxOutputChars)), false
-		}
-		if len(o.Annotations) > maxAnnotationsPerRequest {
-			return validationFailed("CheckRun", "output.annotations", "invalid", fmt.Sprintf("only %d annotations are allowed per request", maxAnnotationsPerRequest)), false
-		}
-		for i, a := range o.Annotations {
-			if msg := a.problem(); msg != "" {
-				return validationFailed("CheckRun", fmt.Sprintf("output.annotations[%d]", i), "invalid", msg), false
-			}
-		}
-	}
-	if len(in.Actions) > maxActions {
-		return validationFailed("CheckRun", "actions", "invalid", fmt.Sprintf("at most %d actions are allowed", maxActions)), false
-	}
-	for i, a := range in.Actions {
-		switch {
-		case a.Label == "" || a.Description == "" || a.Identifier == "":
-			return validationFailed("CheckRun", fmt.Sprintf("actions[%d]", i), "missing_field", "label, description and identifier are required"), false
-		case utf8.RuneCountInString(a.Label) > maxActionLabel:
-			return validationFailed("CheckRun", fmt.Sprintf("actions[%d].label", i), "invalid", fmt.Sprintf("label is too long (maximum is %d characters)", maxActionLabel)), false
-		case utf8.RuneCountInString(a.Identifier) > maxActionIdentifier:
-			return validationFailed("CheckRun", fmt.Sprintf("actions[%d].identifier", i), "invalid", fmt.Sprintf("identifier is too long (maximum is %d characters)", maxActionIdentifier)), false
-		case utf8.RuneCountInString(a.Description) > maxActionDescription:
-			return validationFailed("CheckRun", fmt.Sprintf("actions[%d].description", i), "invalid", fmt.Sprintf("description is too long (maximum is %d characters)", maxActionDescription)), false
-		}
-	}
-	return reply{}, true
-}
-
-func (a Annotation) problem() string {
-	switch {
-	case a.Path == "" || a.Message == "" || a.Level == "":
-		return "path, start_line, end_line, annotation_level and message are required"
-	case a.StartLine < 1 || a.EndLine < 1:
-		return "start_line and end_line must be positive"
-	case a.EndLine < a.StartLine:
-		return "end_line must not be before start_line"
-	case !annotationLevels[a.Level]:
-		return "annotation_level must be notice, warning or failure"
-	case (a.StartColumn != nil || a.EndColumn != nil) && a.StartLine != a.EndLine:
-		return "start_column and end_column are only allowed when start_line equals end_line"
-	case utf8.RuneCountInString(a.Title) > maxAnnotationTitle:
-		return fmt.Sprintf("title is too long (maximum is %d characters)", maxAnnotationTitle)
-	case len(a.Message) > maxAnnotationBytes || len(a.RawDetails) > maxAnnotationBytes:
-		return "message and raw_details are limited to 64 kilobytes"
-	}
-	return ""
-}
-
-// apply updates a run with a request body: fields given replace, annotations accumulate.
-func (cr *checkRun) apply(in *checkRunInput, now time.Time) {
-	if in.Name != nil && *in.Name != "" {
-		cr.Name = *in.Name
-	}
-	if in.DetailsURL != nil {
-		cr.DetailsURL = *in.DetailsURL
-	}
-	if in.ExternalID != nil {
-		cr.ExternalID = *in.ExternalID
-	}
-	if in.StartedAt != nil {
-		cr.StartedAt = *in.StartedAt
-	}
-	if in.Status != nil {
-		cr.Status = *in.Status
-	}
-	if in.Conclusion != nil {
-		// Giving a conclusion completes the run.
-		cr.Conclusion = *in.Conclusion
-		cr.Status = "completed"
-	}
-	if in.CompletedAt != nil {
-		cr.CompletedAt = *in.CompletedAt
-	} else if cr.Status == "completed" && cr.CompletedAt.IsZero() {
-		cr.CompletedAt = now
-	}
-	if o := in.Output; o != nil {
-		cr.Title = *o.Title
-		cr.Summary = *o.Summary
-		if o.Text != nil {
-			cr.Text = *o.Text
-		}
-		cr.Annotations = append(cr.Annotations, o.Annotations...)
-	}
-	if in.Actions != nil {
-		cr.Actions = append([]Action(nil), in.Actions...)
-	}
-	cr.Requests++
-}
 
 func (c *call) checkRunJSON(r *repo, cr *checkRun) map[string]any {
 	base := c.apiBase()
@@ -320,15 +130,15 @@ func (f *Fake) createCheckRun(c *call) reply {
 	if !ok {
 		return rep
 	}
-	var in checkRunInput
+	var in checkrun.Input
 	if rep, ok := c.decode(&in); !ok {
 		return rep
 	}
-	if rep, ok := in.validate(true); !ok {
-		return rep
+	if bad := in.Validate(true); bad != nil {
+		return invalidCheckRun(bad)
 	}
 	cr := &checkRun{CheckRun{ID: f.id(), AppID: f.appID, Name: *in.Name, HeadSHA: *in.HeadSHA, Status: "queued", StartedAt: f.now()}}
-	cr.apply(&in, f.now())
+	cr.Apply(&in, f.now())
 	r.checkRuns[cr.ID] = cr
 	return reply{status: http.StatusCreated, body: c.checkRunJSON(r, cr)}
 }
@@ -345,14 +155,14 @@ func (f *Fake) updateCheckRun(c *call) reply {
 	if cr.AppID != f.appID {
 		return errorReply(http.StatusForbidden, "Invalid app_id `"+strconv.FormatInt(f.appID, 10)+"` - check run can only be modified by the GitHub App that created it.")
 	}
-	var in checkRunInput
+	var in checkrun.Input
 	if rep, ok := c.decode(&in); !ok {
 		return rep
 	}
-	if rep, ok := in.validate(false); !ok {
-		return rep
+	if bad := in.Validate(false); bad != nil {
+		return invalidCheckRun(bad)
 	}
-	cr.apply(&in, f.now())
+	cr.Apply(&in, f.now())
 	return reply{status: http.StatusOK, body: c.checkRunJSON(r, cr)}
 }
 
@@ -463,4 +273,12 @@ func pathInt(c *call, name string) int64 {
 		return -1
 	}
 	return n
+}
+
+// invalidCheckRun is GitHub's 422 for a check-run body the model refuses.
+func invalidCheckRun(bad *checkrun.Invalid) reply {
+	if bad.Field == "" {
+		return errorReply(http.StatusUnprocessableEntity, bad.Message)
+	}
+	return validationFailed("CheckRun", bad.Field, bad.Code, bad.Message)
 }

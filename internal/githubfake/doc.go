@@ -82,4 +82,8 @@
 // an installation), the fault that answered it, and whether it came before
 // an earlier answer's Retry-After or reset had passed (Early), so a test
 // can check that the client waits as GitHub asks.
+//
+// Layer: internal, for tests and the demo; it imports nothing of the App or the checks. Its rooms below it,
+// which never import it back: fakegit (the git database on a bare repository) and checkrun (the check-run
+// model and GitHub's limits on it). Imported by the App's and the commands' tests, test/*, and the demo.
 package githubfake

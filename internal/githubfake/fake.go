@@ -322,7 +322,7 @@ func (f *Fake) PushBranch(owner, name, branchName, sha string) error {
 	}
 	r.setBranch(branchName, sha)
 	if r.gitDir != "" {
-		if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+branchName, sha); err != nil {
+		if _, err := r.g().Git(nil, nil, "update-ref", "refs/heads/"+branchName, sha); err != nil {
 			return err
 		}
 	}
@@ -332,7 +332,7 @@ func (f *Fake) PushBranch(owner, name, branchName, sha string) error {
 		}
 		p.HeadSHA, p.updated = sha, f.now()
 		if r.gitDir != "" {
-			if _, err := r.git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha); err != nil {
+			if _, err := r.g().Git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), sha); err != nil {
 				return err
 			}
 		}

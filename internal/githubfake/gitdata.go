@@ -1,16 +1,15 @@
 package githubfake
 
 import (
-	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/internal/githubfake/fakegit"
 )
 
 // The Git database API (blobs, trees, commits, references) and pull request creation, for a repository
@@ -26,43 +25,6 @@ func (f *Fake) gitDataRoutes() {
 	f.handle("PATCH /repos/{owner}/{repo}/git/refs/{ref...}", authInstallation, f.updateRef)
 	f.handle("POST /repos/{owner}/{repo}/pulls", authInstallation, f.createPull)
 	f.handle("PATCH /repos/{owner}/{repo}/pulls/{number}", authInstallation, f.updatePull)
-}
-
-// git runs git on the repository's bare directory.
-func (r *repo) git(stdin []byte, env []string, args ...string) (string, error) {
-	if r.gitDir == "" {
-		return "", fmt.Errorf("the repository has no git directory")
-	}
-	out, stderr, err := r.runGit(stdin, env, args)
-	if err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr)
-	}
-	return strings.TrimSpace(out), nil
-}
-
-// runGit runs git on the repository's bare directory and returns its output, its standard error and how it
-// ended.
-func (r *repo) runGit(stdin []byte, env, args []string) (out, stderr string, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", r.gitDir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+r.gitDir)
-	cmd.Env = append(cmd.Env, env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err = cmd.Run()
-	return o.String(), e.String(), err
-}
-
-func (r *repo) objectType(sha string) string {
-	t, err := r.git(nil, nil, "cat-file", "-t", sha)
-	if err != nil {
-		return ""
-	}
-	return t
 }
 
 func (c *call) gitRepo() (*repo, reply, bool) {
@@ -103,7 +65,7 @@ func (f *Fake) createBlob(c *call) reply {
 	default:
 		return validationFailed("Blob", "encoding", "invalid", "encoding must be utf-8 or base64")
 	}
-	sha, err := r.git(data, nil, "hash-object", "-w", "--stdin")
+	sha, err := r.g().Git(data, nil, "hash-object", "-w", "--stdin")
 	if err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
@@ -137,13 +99,13 @@ func (f *Fake) createTree(c *call) reply {
 	defer os.Remove(idx.Name())
 	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
 	if in.BaseTree != "" {
-		if !shaPattern.MatchString(in.BaseTree) || r.objectType(in.BaseTree) == "" {
+		if !shaPattern.MatchString(in.BaseTree) || r.g().ObjectType(in.BaseTree) == "" {
 			return validationFailed("Tree", "base_tree", "invalid", "base_tree is not a valid tree or commit")
 		}
-		if _, err := r.git(nil, env, "read-tree", in.BaseTree); err != nil {
+		if _, err := r.g().Git(nil, env, "read-tree", in.BaseTree); err != nil {
 			return errorReply(http.StatusInternalServerError, err.Error())
 		}
-	} else if _, err := r.git(nil, env, "read-tree", "--empty"); err != nil {
+	} else if _, err := r.g().Git(nil, env, "read-tree", "--empty"); err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
 	for _, e := range in.Tree {
@@ -159,28 +121,28 @@ func (f *Fake) createTree(c *call) reply {
 		var sha string
 		switch {
 		case e.SHA == nil && e.Content != nil:
-			if sha, err = r.git([]byte(*e.Content), nil, "hash-object", "-w", "--stdin"); err != nil {
+			if sha, err = r.g().Git([]byte(*e.Content), nil, "hash-object", "-w", "--stdin"); err != nil {
 				return errorReply(http.StatusInternalServerError, err.Error())
 			}
 		case e.SHA != nil && *e.SHA == "":
 			return validationFailed("Tree", "sha", "invalid", "tree.sha is empty")
 		case e.SHA == nil:
 			// A null sha deletes the path.
-			if _, err := r.git(nil, env, "update-index", "--force-remove", e.Path); err != nil {
+			if _, err := r.g().Git(nil, env, "update-index", "--force-remove", e.Path); err != nil {
 				return errorReply(http.StatusInternalServerError, err.Error())
 			}
 			continue
 		default:
 			sha = *e.SHA
-			if !shaPattern.MatchString(sha) || r.objectType(sha) != "blob" {
+			if !shaPattern.MatchString(sha) || r.g().ObjectType(sha) != "blob" {
 				return validationFailed("Tree", "sha", "invalid", fmt.Sprintf("tree.sha %s is not a blob", sha))
 			}
 		}
-		if _, err := r.git(nil, env, "update-index", "--add", "--cacheinfo", e.Mode+","+sha+","+e.Path); err != nil {
+		if _, err := r.g().Git(nil, env, "update-index", "--add", "--cacheinfo", e.Mode+","+sha+","+e.Path); err != nil {
 			return errorReply(http.StatusInternalServerError, err.Error())
 		}
 	}
-	tree, err := r.git(nil, env, "write-tree")
+	tree, err := r.g().Git(nil, env, "write-tree")
 	if err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
@@ -210,12 +172,12 @@ func (f *Fake) createCommit(c *call) reply {
 	if in.Message == nil {
 		return validationFailed("Commit", "message", "missing_field", "message is required")
 	}
-	if !shaPattern.MatchString(in.Tree) || r.objectType(in.Tree) != "tree" {
+	if !shaPattern.MatchString(in.Tree) || r.g().ObjectType(in.Tree) != "tree" {
 		return validationFailed("Commit", "tree", "invalid", "tree is not a valid tree")
 	}
 	args := []string{"commit-tree", in.Tree, "-m", *in.Message}
 	for _, p := range in.Parents {
-		if !shaPattern.MatchString(p) || r.objectType(p) != "commit" {
+		if !shaPattern.MatchString(p) || r.g().ObjectType(p) != "commit" {
 			return validationFailed("Commit", "parents", "invalid", fmt.Sprintf("parent %s is not a commit", p))
 		}
 		args = append(args, "-p", p)
@@ -252,7 +214,7 @@ func (f *Fake) createCommit(c *call) reply {
 	}
 	env := []string{"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email, "GIT_AUTHOR_DATE=" + author.Date,
 		"GIT_COMMITTER_NAME=" + committer.Name, "GIT_COMMITTER_EMAIL=" + committer.Email, "GIT_COMMITTER_DATE=" + committer.Date}
-	sha, err := r.git(nil, env, args...)
+	sha, err := r.g().Git(nil, env, args...)
 	if err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
@@ -302,10 +264,10 @@ func (f *Fake) createRef(c *call) reply {
 	if r.branches[name] != nil {
 		return validationFailed("Reference", "ref", "already_exists", "Reference already exists")
 	}
-	if !shaPattern.MatchString(in.SHA) || r.objectType(in.SHA) != "commit" {
+	if !shaPattern.MatchString(in.SHA) || r.g().ObjectType(in.SHA) != "commit" {
 		return validationFailed("Reference", "sha", "invalid", "Object does not exist")
 	}
-	if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+name, in.SHA); err != nil {
+	if _, err := r.g().Git(nil, nil, "update-ref", "refs/heads/"+name, in.SHA); err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
 	r.branches[name] = &branch{sha: in.SHA}
@@ -328,16 +290,16 @@ func (f *Fake) updateRef(c *call) reply {
 	if rep, ok := c.decode(&in); !ok {
 		return rep
 	}
-	if !shaPattern.MatchString(in.SHA) || r.objectType(in.SHA) != "commit" {
+	if !shaPattern.MatchString(in.SHA) || r.g().ObjectType(in.SHA) != "commit" {
 		return validationFailed("Reference", "sha", "invalid", "Object does not exist")
 	}
 	old := r.branches[name].sha
 	if !in.Force && old != in.SHA {
-		if _, err := r.git(nil, nil, "merge-base", "--is-ancestor", old, in.SHA); err != nil {
+		if _, err := r.g().Git(nil, nil, "merge-base", "--is-ancestor", old, in.SHA); err != nil {
 			return validationFailed("Reference", "sha", "invalid", "Update is not a fast forward")
 		}
 	}
-	if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+name, in.SHA); err != nil {
+	if _, err := r.g().Git(nil, nil, "update-ref", "refs/heads/"+name, in.SHA); err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
 	r.branches[name].sha = in.SHA
@@ -345,7 +307,7 @@ func (f *Fake) updateRef(c *call) reply {
 	for _, p := range r.pulls {
 		if p.State == "open" && p.HeadRepo == "" && p.HeadRef == name {
 			p.HeadSHA, p.updated = in.SHA, f.now()
-			if _, err := r.git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), in.SHA); err != nil {
+			if _, err := r.g().Git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", p.Number), in.SHA); err != nil {
 				return errorReply(http.StatusInternalServerError, err.Error())
 			}
 		}
@@ -395,7 +357,7 @@ func (f *Fake) createPull(c *call) reply {
 	r.nextNumber++
 	pr := PR{Number: r.nextNumber, Title: *in.Title, Body: in.Body, Author: f.BotLogin(), HeadRef: head, HeadSHA: r.branches[head].sha,
 		BaseRef: in.Base, BaseSHA: r.branches[in.Base].sha, Draft: in.Draft, State: "open", Created: f.now()}
-	if _, err := r.git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", pr.Number), pr.HeadSHA); err != nil {
+	if _, err := r.g().Git(nil, nil, "update-ref", fmt.Sprintf("refs/pull/%d/head", pr.Number), pr.HeadSHA); err != nil {
 		return errorReply(http.StatusInternalServerError, err.Error())
 	}
 	p := &pull{PR: pr, id: f.id(), updated: pr.Created}
@@ -463,7 +425,7 @@ func forkID(fullName string) int64 {
 
 // hasCommit says whether the repository's git directory holds sha as a commit.
 func (r *repo) hasCommit(sha string) bool {
-	return r.gitDir != "" && shaPattern.MatchString(sha) && r.objectType(sha) == "commit"
+	return r.gitDir != "" && shaPattern.MatchString(sha) && r.g().ObjectType(sha) == "commit"
 }
 
 // gitMerge merges p into the base branch's head base by method, as GitHub does, and returns the new head of
@@ -472,15 +434,15 @@ func (r *repo) hasCommit(sha string) bool {
 // committer is GitHub. conflict reports changes that do not merge cleanly.
 func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *string) (sha string, conflict bool, err error) {
 	when := f.now().UTC().Format(time.RFC3339)
-	committer := githubCommitter(when)
-	author := userAuthor(p.Author, when)
+	committer := fakegit.GitHubCommitter(when)
+	author := fakegit.UserAuthor(p.Author, when)
 	body := ""
 	if message != nil {
 		body = *message
 	}
 	switch method {
 	case "merge":
-		tree, conflict, err := r.mergedTree(base, p.HeadSHA)
+		tree, conflict, err := r.g().MergedTree(base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}
@@ -490,10 +452,10 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 				body = p.Title
 			}
 		}
-		sha, err := r.git(nil, append(author, committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
+		sha, err := r.g().Git(nil, append(author, committer...), "commit-tree", tree, "-p", base, "-p", p.HeadSHA, "-m", title, "-m", body+"\n")
 		return sha, false, err
 	case "squash":
-		tree, conflict, err := r.mergedTree(base, p.HeadSHA)
+		tree, conflict, err := r.g().MergedTree(base, p.HeadSHA)
 		if err != nil || conflict {
 			return "", conflict, err
 		}
@@ -504,24 +466,24 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 		if body != "" {
 			args = append(args, "-m", body)
 		}
-		sha, err := r.git(nil, append(author, committer...), args...)
+		sha, err := r.g().Git(nil, append(author, committer...), args...)
 		return sha, false, err
 	default: // rebase: each commit of the pull request, oldest first, applied on the new base
-		list, err := r.git(nil, nil, "rev-list", "--reverse", "--topo-order", "--no-merges", base+".."+p.HeadSHA)
+		list, err := r.g().Git(nil, nil, "rev-list", "--reverse", "--topo-order", "--no-merges", base+".."+p.HeadSHA)
 		if err != nil {
 			return "", false, err
 		}
 		cur := base
 		for _, c := range strings.Fields(list) {
-			parent, err := r.git(nil, nil, "rev-parse", c+"^")
+			parent, err := r.g().Git(nil, nil, "rev-parse", c+"^")
 			if err != nil {
 				return "", false, err
 			}
-			tree, conflict, err := r.applyCommit(cur, parent, c)
+			tree, conflict, err := r.g().ApplyCommit(cur, parent, c)
 			if err != nil || conflict {
 				return "", conflict, err
 			}
-			info, err := r.git(nil, nil, "log", "-1", "--format=%an%x00%ae%x00%aI%x00%B", c)
+			info, err := r.g().Git(nil, nil, "log", "-1", "--format=%an%x00%ae%x00%aI%x00%B", c)
 			if err != nil {
 				return "", false, err
 			}
@@ -530,46 +492,10 @@ func (f *Fake) gitMerge(r *repo, p *pull, base, method, title string, message *s
 				return "", false, fmt.Errorf("reading commit %s", c)
 			}
 			env := append([]string{"GIT_AUTHOR_NAME=" + parts[0], "GIT_AUTHOR_EMAIL=" + parts[1], "GIT_AUTHOR_DATE=" + parts[2]}, committer...)
-			if cur, err = r.git(nil, env, "commit-tree", tree, "-p", cur, "-m", parts[3]); err != nil {
+			if cur, err = r.g().Git(nil, env, "commit-tree", tree, "-p", cur, "-m", parts[3]); err != nil {
 				return "", false, err
 			}
 		}
 		return cur, false, nil
 	}
-}
-
-// userAuthor is the git environment of a commit authored by a GitHub user (their noreply address) at date.
-func userAuthor(login, date string) []string {
-	return []string{"GIT_AUTHOR_NAME=" + login, "GIT_AUTHOR_EMAIL=" + login + "@users.noreply.github.com", "GIT_AUTHOR_DATE=" + date}
-}
-
-// githubCommitter is the git environment of a commit committed by GitHub at date.
-func githubCommitter(date string) []string {
-	return []string{"GIT_COMMITTER_NAME=GitHub", "GIT_COMMITTER_EMAIL=noreply@github.com", "GIT_COMMITTER_DATE=" + date}
-}
-
-// applyCommit applies the change from parent to c onto onto's tree and returns the new tree.
-func (r *repo) applyCommit(onto, parent, c string) (tree string, conflict bool, err error) {
-	idx, err := os.CreateTemp("", "githubfake-index-")
-	if err != nil {
-		return "", false, err
-	}
-	idx.Close()
-	os.Remove(idx.Name())
-	defer os.Remove(idx.Name())
-	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := r.git(nil, env, "read-tree", onto); err != nil {
-		return "", false, err
-	}
-	patch, err := r.git(nil, nil, "diff-tree", "-p", "--binary", "--full-index", parent, c)
-	if err != nil {
-		return "", false, err
-	}
-	if patch != "" {
-		if _, err := r.git([]byte(patch+"\n"), env, "apply", "--cached", "-3"); err != nil {
-			return "", true, nil
-		}
-	}
-	tree, err = r.git(nil, env, "write-tree")
-	return tree, false, err
 }

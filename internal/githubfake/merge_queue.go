@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/catalogbot/catalogbot/internal/githubfake/fakegit"
 )
 
 // Merge queues. QueueMergeGroup does what GitHub's merge queue does when pull requests are queued: it
@@ -45,15 +47,15 @@ func (f *Fake) QueueMergeGroup(owner, name string, numbers ...int) (MergeGroup, 
 			g.BaseRef, g.BaseSHA = "refs/heads/"+p.BaseRef, r.branches[p.BaseRef].sha
 			g.HeadSHA = g.BaseSHA
 		}
-		tree, conflict, err := r.mergedTree(g.HeadSHA, p.HeadSHA)
+		tree, conflict, err := r.g().MergedTree(g.HeadSHA, p.HeadSHA)
 		if err != nil || conflict {
 			f.mu.Unlock()
 			return MergeGroup{}, nil, fmt.Errorf("githubfake: #%d does not merge onto the group (conflict %v): %v", n, conflict, err)
 		}
 		stamp := fmt.Sprintf("%d +0000", f.now().Unix())
-		env := append(userAuthor(p.Author, stamp), githubCommitter(stamp)...)
+		env := append(fakegit.UserAuthor(p.Author, stamp), fakegit.GitHubCommitter(stamp)...)
 		msg := fmt.Sprintf("Merge pull request #%d from %s\n\n%s", p.Number, p.HeadRef, p.Title)
-		if g.HeadSHA, err = r.git(nil, env, "commit-tree", tree, "-m", msg, "-p", g.HeadSHA, "-p", p.HeadSHA); err != nil {
+		if g.HeadSHA, err = r.g().Git(nil, env, "commit-tree", tree, "-m", msg, "-p", g.HeadSHA, "-p", p.HeadSHA); err != nil {
 			f.mu.Unlock()
 			return MergeGroup{}, nil, err
 		}
@@ -61,7 +63,7 @@ func (f *Fake) QueueMergeGroup(owner, name string, numbers ...int) (MergeGroup, 
 	}
 	branchName := fmt.Sprintf("gh-readonly-queue/%s/pr-%d-%s", last.BaseRef, last.Number, last.HeadSHA)
 	g.HeadRef = "refs/heads/" + branchName
-	if _, err := r.git(nil, nil, "update-ref", g.HeadRef, g.HeadSHA); err != nil {
+	if _, err := r.g().Git(nil, nil, "update-ref", g.HeadRef, g.HeadSHA); err != nil {
 		f.mu.Unlock()
 		return MergeGroup{}, nil, err
 	}
@@ -85,7 +87,7 @@ func (f *Fake) MergeGroupEvent(owner, name string, g MergeGroup, action string) 
 	m["sender"] = map[string]any{"login": "github-merge-queue[bot]", "type": "Bot"}
 	msg := ""
 	if r.gitDir != "" {
-		msg, _ = r.git(nil, nil, "log", "-1", "--format=%B", g.HeadSHA)
+		msg, _ = r.g().Git(nil, nil, "log", "-1", "--format=%B", g.HeadSHA)
 	}
 	m["merge_group"] = map[string]any{
 		"head_sha": g.HeadSHA, "head_ref": g.HeadRef, "base_sha": g.BaseSHA, "base_ref": g.BaseRef,

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/internal/githubfake/fakegit"
 )
 
 type repo struct {
@@ -500,3 +502,6 @@ func (f *Fake) AddComment(owner, name string, number int, user, body string) (in
 	r.comments[c.ID] = c
 	return c.ID, nil
 }
+
+// g is the repository's bare git directory (package fakegit).
+func (r *repo) g() fakegit.Repo { return fakegit.Repo{Dir: r.gitDir} }

@@ -613,7 +613,7 @@ func (f *Fake) mergePull(c *call) reply {
 		case err != nil:
 			return errorReply(http.StatusInternalServerError, err.Error())
 		}
-		if _, err := r.git(nil, nil, "update-ref", "refs/heads/"+p.BaseRef, sha); err != nil {
+		if _, err := r.g().Git(nil, nil, "update-ref", "refs/heads/"+p.BaseRef, sha); err != nil {
 			return errorReply(http.StatusInternalServerError, err.Error())
 		}
 		mergeSHA = sha
