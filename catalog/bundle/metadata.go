@@ -5,11 +5,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"sigs.k8s.io/yaml"
 )
 
 // How opm (operator-registry's bundle parser, behind opm render and every catalog built from bundle images)
@@ -458,11 +460,17 @@ func firstDocumentEnd(name string, data []byte, lim catalog.Limits) (*catalog.Do
 		if len(docs) > 0 {
 			for _, f := range fs {
 				if f.Severity == catalog.SeverityError && f.Position.Less(docs[0].Pos) {
+					if doc, ok := flowYAML(name, data, lim); ok {
+						return doc, wholeFile(name), nil
+					}
 					keepErrors([]catalog.Finding{f})
 					return nil, catalog.Position{File: name}, errs
 				}
 			}
 			return &docs[0], docs[0].Pos, nil
+		}
+		if doc, ok := flowYAML(name, data, lim); ok {
+			return doc, wholeFile(name), nil
 		}
 		keepErrors(fs)
 		return nil, catalog.Position{File: name}, errs
@@ -578,4 +586,29 @@ func lastString(v *catalog.Value, key string) *string {
 		}
 	}
 	return out
+}
+
+// flowYAML reads a file that begins with '{' but is not JSON as opm's YAML reader reads it — a YAML flow
+// mapping (unquoted keys, a key with no value, single quotes): its first document, converted to JSON with the
+// library opm uses, read as one document whose positions are all on line 1.
+func flowYAML(name string, data []byte, lim catalog.Limits) (*catalog.Doc, bool) {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, false
+	}
+	docs, fs := catalog.ParseDocuments(name, j, lim)
+	if len(docs) == 0 {
+		return nil, false
+	}
+	for _, f := range fs {
+		if f.Severity == catalog.SeverityError {
+			return nil, false
+		}
+	}
+	return &docs[0], true
+}
+
+// wholeFile is the end of a file's first document when it was read whole (no later document to look at).
+func wholeFile(name string) catalog.Position {
+	return catalog.Position{File: name, Line: math.MaxInt32}
 }
