@@ -410,10 +410,11 @@ func Prepare(ctx context.Context, pr *PullRequest) error {
 	// Owners from ci.yaml, for every package the pull request touches: bundle directories, package folders
 	// and catalog blobs alike.
 	cs.templatePackages = changedTemplatePackages(ctx, pr, cs.OtherFiles)
-	if cs.ciOwners, err = readCIOwners(pr, cs.touchedPackages()); err != nil {
+	touched := cs.touchedPackages()
+	if cs.ciOwners, err = readCIOwners(pr, touched); err != nil {
 		return err
 	}
-	if err := addFolderOwners(ctx, pr, cs.ciOwners, cs.touchedPackages(), cs.touchedFolders()); err != nil {
+	if err := addFolderOwners(ctx, pr, cs.ciOwners, touched, cs.touchedFolders()); err != nil {
 		return err
 	}
 	pr.Changes = cs

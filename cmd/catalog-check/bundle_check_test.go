@@ -37,15 +37,7 @@ func TestCheckBundlePullRequests(t *testing.T) {
 	git("commit", "-q", "-m", "base")
 	base := git("rev-parse", "HEAD")
 
-	pr := func(branch string, files map[string]string) string {
-		git("checkout", "-q", "-b", branch, base)
-		for name, body := range files {
-			write(name, body)
-		}
-		git("add", "-A")
-		git("commit", "-q", "-m", branch)
-		return git("rev-parse", "HEAD")
-	}
+	pr := branchFrom(git, write, base)
 	added := pr("add", etcdBundleFiles("1.1.0", "etcd", "registry+v1"))
 	modified := pr("modify", map[string]string{"operators/etcd/1.0.0/manifests/etcd.csv.yaml": strings.ReplaceAll(bundleCSV, "1.0.0", "1.0.0") + "  displayName: etcd\n"})
 	foreign := pr("foreign", etcdBundleFiles("1.2.0", "redis", "registry+v1"))

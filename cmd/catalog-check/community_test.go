@@ -493,15 +493,7 @@ func TestCheckPackageFolderNamedOtherwise(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "base")
 	base := git("rev-parse", "HEAD")
-	pr := func(branch string, files map[string]string) string {
-		git("checkout", "-q", "-b", branch, base)
-		for name, body := range files {
-			write(name, body)
-		}
-		git("add", "-A")
-		git("commit", "-q", "-m", branch)
-		return git("rev-parse", "HEAD")
-	}
+	pr := branchFrom(git, write, base)
 	update := pr("update", map[string]string{"catalogs/v4.16/kon/catalog.yaml": etcdCatalog("1.0.0", "1.1.0")})
 	bundleDir := pr("bundle", inFolder("kon", etcdBundleFiles("1.1.0", "etcd", "registry+v1")))
 	smuggle := pr("smuggle", map[string]string{"catalogs/v4.16/kon/catalog.yaml": etcdCatalog("1.0.0") + strings.ReplaceAll(etcdBundle("quay.io/x/redis", "9.0.0"), "etcd", "redis")})
@@ -603,15 +595,7 @@ func TestCheckDriftAlreadyOnTheBase(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-q", "-m", "base")
 	base := git("rev-parse", "HEAD")
-	pr := func(branch string, files map[string]string) string {
-		git("checkout", "-q", "-b", branch, base)
-		for name, body := range files {
-			write(name, body)
-		}
-		git("add", "-A")
-		git("commit", "-q", "-m", branch)
-		return git("rev-parse", "HEAD")
-	}
+	pr := branchFrom(git, write, base)
 	promote := pr("promote", map[string]string{"operators/etcd/ci.yaml": mapping("v4.16", "v4.17"), "catalogs/v4.17/etcd/catalog.yaml": rendered})
 	touch := pr("touch", map[string]string{"catalogs/v4.16/etcd/catalog.yaml": strings.Replace(rendered, "name: etcd", "name: etcd\ndescription: edited again", 1)})
 
@@ -625,5 +609,19 @@ func TestCheckDriftAlreadyOnTheBase(t *testing.T) {
 	code, v, outJSON = checkJSON(t, dir, base, touch, "bob", "templates")
 	if fs := findingsOf(v, "templates"); code != exitFail || len(fs) == 0 {
 		t.Errorf("changing the drifted catalog: exit %d, findings %q, want %d\n%s", code, fs, exitFail, outJSON)
+	}
+}
+
+// branchFrom returns a function that makes a branch from base with files written, commits it and returns the
+// commit (a pull request's head).
+func branchFrom(git func(args ...string) string, write func(name, body string), base string) func(branch string, files map[string]string) string {
+	return func(branch string, files map[string]string) string {
+		git("checkout", "-q", "-b", branch, base)
+		for name, body := range files {
+			write(name, body)
+		}
+		git("add", "-A")
+		git("commit", "-q", "-m", branch)
+		return git("rev-parse", "HEAD")
 	}
 }
